@@ -1,0 +1,32 @@
+# The README's commands. Each target bootstraps what it needs on a fresh machine.
+SHELL := /bin/bash
+PYTHON ?= python3
+UV := $(shell command -v uv 2>/dev/null)
+ifeq ($(UV),)
+UV := $(PYTHON) -m uv
+endif
+
+.PHONY: bootstrap sync system-deps lint test demo bench
+
+bootstrap:
+	@command -v uv >/dev/null 2>&1 || $(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet uv
+
+sync: bootstrap
+	$(UV) sync --all-packages --locked
+
+# System packages some tests need (installed with apt-get when running as root).
+system-deps:
+	bash scripts/system-deps.sh
+
+lint: sync
+	$(UV) run --no-sync ruff check .
+	$(UV) run --no-sync ruff format --check .
+
+test: sync system-deps lint
+	$(UV) run --no-sync pytest
+
+demo: sync
+	$(UV) run --no-sync python -m verifiers.demo
+
+bench: sync
+	$(UV) run --no-sync python bench/rollouts/run.py

@@ -1,0 +1,1 @@
+"""verifiers: environments for RL with verifiable rewards."""
