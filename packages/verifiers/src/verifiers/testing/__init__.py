@@ -1,0 +1,31 @@
+"""Test helpers: a scripted OpenAI-compatible server with vLLM-style token data.
+
+>>> with ScriptedServer() as srv:  # doctest: +SKIP
+...     client = AsyncOpenAI(base_url=srv.base_url, api_key="x")
+
+CLI: ``python -m verifiers.testing serve --port 0`` prints ``READY <base_url>``.
+"""
+
+from verifiers.testing.responders import (
+    ArithmeticResponder,
+    Reply,
+    Responder,
+    ScriptResponder,
+    SequenceResponder,
+)
+from verifiers.testing.server import Fault, ScriptedServer
+from verifiers.testing.tokenizer import decode, encode, encode_chat, encode_completion
+
+__all__ = [
+    "ArithmeticResponder",
+    "Fault",
+    "Reply",
+    "Responder",
+    "ScriptResponder",
+    "ScriptedServer",
+    "SequenceResponder",
+    "decode",
+    "encode",
+    "encode_chat",
+    "encode_completion",
+]

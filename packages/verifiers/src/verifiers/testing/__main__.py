@@ -1,0 +1,69 @@
+"""``python -m verifiers.testing serve [--host H] [--port P] [--latency-ms MS] [--wrong-rate R]``.
+
+Prints ``READY http://H:P/v1`` once listening and serves until SIGTERM/SIGINT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+
+from verifiers.testing.responders import ArithmeticResponder
+from verifiers.testing.server import ScriptedServer
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m verifiers.testing")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("serve", help="run the scripted OpenAI-compatible server")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, default=0)
+    s.add_argument("--latency-ms", type=float, default=0.0)
+    s.add_argument("--wrong-rate", type=float, default=0.0)
+    s.add_argument("--fail-rate", type=float, default=0.0, help="seeded share of HTTP 500s")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--model", default="mock-model")
+    s.add_argument(
+        "--max-recorded", type=int, default=0, help="request bodies kept in memory (0: none)"
+    )
+    return p
+
+
+async def _serve(args: argparse.Namespace) -> None:
+    srv = ScriptedServer(
+        ArithmeticResponder(wrong_rate=args.wrong_rate),
+        host=args.host,
+        port=args.port,
+        latency_ms=args.latency_ms,
+        fail_rate=args.fail_rate,
+        seed=args.seed,
+        model=args.model,
+        max_recorded=args.max_recorded,
+    )
+    done = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, done.set)
+    await srv.astart()
+    print(f"READY {srv.base_url}", flush=True)
+    try:
+        await done.wait()
+    finally:
+        await srv.astop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        import uvloop  # type: ignore[import-not-found]
+    except ImportError:
+        asyncio.run(_serve(args))
+    else:
+        uvloop.run(_serve(args))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
