@@ -1,0 +1,218 @@
+"""Parsers and answer-extraction helpers."""
+
+from __future__ import annotations
+
+import pytest
+from verifiers.parsers import MaybeThinkParser, Parser, ThinkParser, XMLParser
+from verifiers.utils.answers import extract_boxed_answer, extract_hash_answer
+
+
+def msgs(*contents: object, role: str = "assistant") -> list[dict]:
+    out: list[dict] = [{"role": "system", "content": "sys"}, {"role": "user", "content": "q"}]
+    for c in contents:
+        out.append({"role": role, "content": c})
+    return out
+
+
+# ---------------------------------------------------------------- answers
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (r"so \boxed{42}.", "42"),
+        (r"\boxed{\frac{1}{2}}", r"\frac{1}{2}"),
+        (r"\boxed{\{1,2\}}", r"\{1,2\}"),
+        (r"first \boxed{1} then \boxed{ 2 }", "2"),
+        (r"\boxed{1} and \fbox{x^{2}}", "x^{2}"),
+        (r"\fbox{3} and \boxed{4}", "4"),
+        (r"\boxed{}", ""),
+        (r"\boxed{a{b{c}}d} tail }", "a{b{c}}d"),
+    ],
+)
+def test_extract_boxed(text: str, expected: str) -> None:
+    assert extract_boxed_answer(text) == expected
+    assert extract_boxed_answer(text, strict=True) == expected
+
+
+@pytest.mark.parametrize("text", ["final value 42", r"\boxed{unclosed {x}", r"\boxed 5"])
+def test_extract_boxed_missing(text: str) -> None:
+    assert extract_boxed_answer(text) == text  # classic fallback: the whole text
+    assert extract_boxed_answer(text, strict=True) == ""
+
+
+def test_extract_boxed_empty_input() -> None:
+    assert extract_boxed_answer("") == ""
+    assert extract_boxed_answer(None, strict=True) == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Janet has 3.\n#### 72", "72"),
+        ("#### 1,234", "1234"),
+        ("#### -1,000,000.5", "-1000000.5"),
+        ("#### 1,2", "1,2"),  # not a thousands-separated number: left alone
+        ("work\n####   18  \nextra", "18"),
+        ("no marker", None),
+        ("", None),
+    ],
+)
+def test_extract_hash(text: str, expected: str | None) -> None:
+    assert extract_hash_answer(text) == expected
+
+
+# ---------------------------------------------------------------- Parser
+
+
+def test_parser_strings_and_messages() -> None:
+    p = Parser()
+    assert p.parse("x") == "x"
+    assert p.parse_answer("x") == "x"
+    assert p.parse_answer(msgs("a", "b")) == "b"
+    assert p.parse_answer(msgs()) is None
+    assert p.parse_answer([]) is None
+    listed = msgs(
+        [{"type": "text", "text": "one"}, {"type": "image_url"}, {"type": "text", "text": "two"}]
+    )
+    assert p.parse_answer(listed) == "one two"
+    tool_call_only = [*msgs("a"), {"role": "assistant", "content": None, "tool_calls": []}]
+    assert p.parse_answer(tool_call_only) == ""
+    upper = Parser(extract_fn=str.upper)
+    assert upper.parse_answer(msgs("abc")) == "ABC"
+
+
+def test_parser_role_helpers_and_format_reward() -> None:
+    p = Parser()
+    conv = [*msgs("a"), {"role": "tool", "content": "t"}, {"role": "assistant", "content": "b"}]
+    assert [m["content"] for m in p.get_assistant_messages(conv)] == ["a", "b"]
+    assert [m["content"] for m in p.get_user_messages(conv)] == ["q"]
+    assert [m["content"] for m in p.get_system_messages(conv)] == ["sys"]
+    assert [m["content"] for m in p.get_tool_messages(conv)] == ["t"]
+    f = p.get_format_reward_func()
+    assert f.__name__ == "format_reward_func"
+    assert f(completion=conv, answer="x") == 1.0
+    assert f([]) == 1.0
+
+
+# ---------------------------------------------------------------- think parsers
+
+
+@pytest.mark.parametrize(
+    ("text", "think", "maybe"),
+    [
+        ("<think>hmm</think> 42 ", "42", "42"),
+        ("<think>a</think>b</think> c", "c", "c"),
+        ("reasoning stripped by template</think>\n7", "7", "7"),
+        ("no tags at all", "", "no tags at all"),
+        ("<think>unfinished reasoning", "", "<think>unfinished reasoning"),
+        ("<think>x</think>", "", ""),
+    ],
+)
+def test_think_parsers(text: str, think: str, maybe: str) -> None:
+    assert ThinkParser().parse(text) == think
+    assert MaybeThinkParser().parse(text) == maybe
+    assert ThinkParser().parse_answer(msgs(text)) == think
+    assert MaybeThinkParser().parse_answer(text) == maybe
+
+
+def test_think_parsers_with_extract_fn() -> None:
+    boxed = ThinkParser(extract_fn=extract_boxed_answer)
+    assert boxed.parse_answer(msgs(r"<think>try \boxed{1}</think>so \boxed{2}")) == "2"
+    assert boxed.parse_answer(msgs(r"<think>\boxed{1}")) == ""
+    strict = MaybeThinkParser(lambda t: extract_boxed_answer(t, strict=True))
+    assert strict.parse_answer(msgs(r"\boxed{5}")) == "5"
+    assert strict.parse_answer(msgs("five")) == ""
+
+
+def test_think_format_reward() -> None:
+    f = ThinkParser().get_format_reward_func()
+    assert f.__name__ == "format_reward_func"
+    good = "<think>\nreason\n</think>\nanswer"
+    assert f(msgs(good)) == 1.0
+    assert f(good) == 1.0
+    assert f(msgs(good, "answer only")) == 0.5
+    assert f(msgs("<think>a</think>")) == 0.0  # nothing after
+    assert f(msgs("<think>a</think><think>b</think>c")) == 0.0
+    assert f(msgs("pre <think>a</think>c")) == 0.0
+    assert f(msgs("<think>a</think>   ")) == 0.0
+    assert f(msgs()) == 0.0
+    assert (
+        f(msgs([{"type": "text", "text": "<think>a</think>"}, {"type": "text", "text": "b"}]))
+        == 1.0
+    )
+
+
+# ---------------------------------------------------------------- XMLParser
+
+
+def test_xml_parse_fields_and_alternatives() -> None:
+    p = XMLParser(["think", ("answer", "final")])
+    assert p.get_fields() == ["think", "answer"]
+    r = p.parse("<think>\n  a\n</think>\n<final> 42 </final>")
+    assert r.think == "a"
+    assert r.answer == "42" and r.final == "42"
+    r = p.parse("<answer>1</answer><final>2</final>")
+    assert r.answer == "1" and r.final == "2"  # the canonical tag wins
+    r = p.parse("nothing here")
+    assert r.think is None and r.answer is None
+    assert p.parse("<think>a</think>").answer is None
+    assert p.parse("<answer>\nmulti\nline\n</answer>").answer == "multi\nline"
+
+
+def test_xml_first_vs_last_match() -> None:
+    p = XMLParser(["answer"])
+    text = "<answer>1</answer> then <answer>2</answer>"
+    assert p.parse(text).answer == "1"
+    assert p.parse(text, last=True).answer == "2"
+    # parse_answer uses the last match for strings AND messages
+    assert p.parse_answer(text) == "2"
+    assert p.parse_answer(msgs(text)) == "2"
+
+
+def test_xml_parse_answer_scans_messages_backwards() -> None:
+    p = XMLParser(["think", ("answer", "final")], extract_fn=str.strip)
+    conv = msgs("<answer>old</answer>", "<final>new</final>", "no answer here")
+    assert p.parse_answer(conv) == "new"
+    assert p.parse_answer(msgs("<think>only</think>")) is None
+    assert p.parse_answer(msgs()) is None
+    listed = msgs([{"type": "text", "text": "<answer>"}, {"type": "text", "text": "7</answer>"}])
+    assert p.parse_answer(listed) == "7"
+    custom = XMLParser(["reasoning", "code"], answer_field="code")
+    assert custom.parse_answer("<code>print(1)</code>") == "print(1)"
+
+
+def test_xml_format_and_format_str() -> None:
+    p = XMLParser(["think", ("answer", "final")])
+    assert p.format(think="t", final="a") == "<think>\nt\n</think>\n<answer>\na\n</answer>"
+    assert p.format(answer="a") == "<answer>\na\n</answer>"
+    with pytest.raises(ValueError):
+        p.format(nope="x")
+    s = p.get_format_str()
+    assert "<think>\n...\n</think>" in s and "<answer>" in s and "<final>" in s
+    assert p.parse(p.format(think="t", answer="a")).answer == "a"
+    with pytest.raises(ValueError):
+        XMLParser(["a", ("b", "a")])
+
+
+def test_xml_format_reward() -> None:
+    p = XMLParser(["think", "answer"])
+    f = p.get_format_reward_func()
+    assert f.__name__ == "format_reward_func"
+    perfect = p.format(think="reason", answer="42")
+    assert f(msgs(perfect)) == pytest.approx(1.0)
+    assert f(perfect) == pytest.approx(1.0)
+    # same line tags: fields, start, end but no spacing
+    assert f(msgs("<think>r</think><answer>42</answer>")) == pytest.approx(0.8)
+    # stray text between blocks breaks spacing
+    assert f(msgs("<think>\nr\n</think>\nblah\n<answer>\n42\n</answer>")) == pytest.approx(0.8)
+    # only the answer: half the fields, good spacing, ends right, starts wrong
+    assert f(msgs("<answer>\n42\n</answer>")) == pytest.approx(0.2 + 0.2 + 0.2)
+    # prose around an answer
+    assert f(msgs("The answer is <answer>42</answer>.")) == pytest.approx(0.2)
+    assert f(msgs("plain text")) == 0.0
+    assert f(msgs("")) == 0.0
+    assert f(msgs()) == 0.0
+    assert f(msgs(perfect, "plain text")) == pytest.approx(0.5)
+    alt = XMLParser(["think", ("answer", "final")]).get_format_reward_func()
+    assert alt("<think>\nr\n</think>\n<final>\n1\n</final>") == pytest.approx(1.0)
