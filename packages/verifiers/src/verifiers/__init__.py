@@ -1,1 +1,135 @@
-"""verifiers: environments for RL with verifiable rewards."""
+"""verifiers: environments for reinforcement learning with verifiable rewards.
+
+`import verifiers as vf` gives the classic environment API: `vf.SingleTurnEnv`,
+`vf.MultiTurnEnv`, `vf.Rubric`, parsers, `vf.load_environment`, and `generate`/`evaluate` on
+every environment. Importing configures no logging and installs no signal handlers.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from verifiers.client import (
+    Client,
+    ClientConfig,
+    EndpointConfig,
+    ModelResponse,
+    MultiEndpointClient,
+    OpenAIChatCompletionsClient,
+    OpenAIClient,
+)
+from verifiers.decorators import advantage, cleanup, metric, reward, setup, stop, teardown, update
+from verifiers.envs import Environment, MultiTurnEnv, SingleTurnEnv
+from verifiers.errors import (
+    ConfigError,
+    EmptyModelResponseError,
+    EnvironmentLoadError,
+    EnvResponseError,
+    Error,
+    InfraError,
+    InvalidModelResponseError,
+    MissingKeyError,
+    ModelConnectionError,
+    ModelError,
+    OverlongPromptError,
+    RewardError,
+    SandboxError,
+    ToolCallError,
+    ToolError,
+    ToolParseError,
+    TunnelError,
+)
+from verifiers.loading import ensure_keys, load_environment
+from verifiers.parsers import MaybeThinkParser, Parser, ThinkParser, XMLParser
+from verifiers.rubrics import Rubric, RubricGroup
+from verifiers.state import State
+from verifiers.types import (
+    AssistantMessage,
+    DatasetBuilder,
+    GenerateMetadata,
+    GenerateOutputs,
+    GroupRewardFunc,
+    Info,
+    Message,
+    Messages,
+    RewardFunc,
+    RolloutInput,
+    RolloutOutput,
+    SamplingArgs,
+    SystemMessage,
+    ToolMessage,
+    TrajectoryStep,
+    TrajectoryStepTokens,
+    UserMessage,
+)
+from verifiers.utils.answers import extract_boxed_answer, extract_hash_answer
+
+try:
+    __version__ = version("verifiers")
+except PackageNotFoundError:  # running from a source tree
+    __version__ = "0.0.0"
+
+__all__ = [
+    "AssistantMessage",
+    "Client",
+    "ClientConfig",
+    "ConfigError",
+    "DatasetBuilder",
+    "EmptyModelResponseError",
+    "EndpointConfig",
+    "EnvResponseError",
+    "Environment",
+    "EnvironmentLoadError",
+    "Error",
+    "GenerateMetadata",
+    "GenerateOutputs",
+    "GroupRewardFunc",
+    "Info",
+    "InfraError",
+    "InvalidModelResponseError",
+    "MaybeThinkParser",
+    "Message",
+    "Messages",
+    "MissingKeyError",
+    "ModelConnectionError",
+    "ModelError",
+    "ModelResponse",
+    "MultiEndpointClient",
+    "MultiTurnEnv",
+    "OpenAIChatCompletionsClient",
+    "OpenAIClient",
+    "OverlongPromptError",
+    "Parser",
+    "RewardError",
+    "RewardFunc",
+    "RolloutInput",
+    "RolloutOutput",
+    "Rubric",
+    "RubricGroup",
+    "SamplingArgs",
+    "SandboxError",
+    "SingleTurnEnv",
+    "State",
+    "SystemMessage",
+    "ThinkParser",
+    "ToolCallError",
+    "ToolError",
+    "ToolMessage",
+    "ToolParseError",
+    "TrajectoryStep",
+    "TrajectoryStepTokens",
+    "TunnelError",
+    "UserMessage",
+    "XMLParser",
+    "__version__",
+    "advantage",
+    "cleanup",
+    "ensure_keys",
+    "extract_boxed_answer",
+    "extract_hash_answer",
+    "load_environment",
+    "metric",
+    "reward",
+    "setup",
+    "stop",
+    "teardown",
+    "update",
+]

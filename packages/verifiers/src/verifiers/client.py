@@ -1,0 +1,437 @@
+"""Model access: a thin, fast client for OpenAI-compatible chat completion endpoints.
+
+The hot path speaks the HTTP API directly over a pooled aiohttp session with orjson, because
+an RL orchestrator sends hundreds of requests per second from one process and the openai SDK
+spends milliseconds of CPU per request building response objects. A bare `openai.AsyncOpenAI`
+(or `OpenAI`) is accepted as configuration: its base URL, key and headers are reused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import orjson
+
+from verifiers.errors import (
+    ConfigError,
+    EmptyModelResponseError,
+    InvalidModelResponseError,
+    ModelConnectionError,
+    ModelError,
+    OverlongPromptError,
+)
+from verifiers.types import AssistantMessage, Messages, SamplingArgs
+
+RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
+_CONTEXT_ERROR_MARKERS = ("context length", "context_length", "maximum context", "too long")
+
+
+@dataclass(slots=True)
+class ModelResponse:
+    """One parsed chat completion."""
+
+    message: AssistantMessage
+    finish_reason: str | None
+    usage: dict[str, int]
+    id: str | None = None
+    model: str | None = None
+    prompt_ids: list[int] | None = None
+    completion_ids: list[int] | None = None
+    completion_logprobs: list[float] | None = None
+
+    @property
+    def is_truncated(self) -> bool:
+        return self.finish_reason == "length"
+
+    def summary(self) -> dict[str, Any]:
+        """A small JSON-serialisable record of the reply (kept on trajectory steps)."""
+        return {
+            "id": self.id,
+            "model": self.model,
+            "finish_reason": self.finish_reason,
+            "usage": self.usage,
+        }
+
+
+class Client:
+    """Interface every model client implements."""
+
+    base_url: str = ""
+
+    async def get_response(
+        self,
+        messages: Messages,
+        model: str,
+        *,
+        tools: Sequence[dict[str, Any]] | None = None,
+        sampling_args: SamplingArgs | None = None,
+    ) -> ModelResponse:
+        raise NotImplementedError
+
+    def for_group(self, index: int) -> Client:
+        """The client a whole rollout group should use (one endpoint per group)."""
+        return self
+
+    async def aclose(self) -> None:
+        """Release pooled connections of the current event loop."""
+
+
+def _json_default(obj: Any) -> Any:
+    dump = getattr(obj, "model_dump", None)
+    if dump is not None:
+        return dump(exclude_none=True)
+    if isinstance(obj, (set, tuple)):
+        return list(obj)
+    raise TypeError(f"cannot serialise {type(obj).__name__} in a request body")
+
+
+def to_openai_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    """Accept OpenAI tool dicts as they are, and classic `vf.Tool` dicts (`name`, `parameters`)."""
+    if tool.get("type") == "function" and "function" in tool:
+        return tool
+    fn = {"name": tool["name"], "description": tool.get("description") or ""}
+    fn["parameters"] = tool.get("parameters") or {"type": "object", "properties": {}}
+    if tool.get("strict") is not None:
+        fn["strict"] = tool["strict"]
+    return {"type": "function", "function": fn}
+
+
+def _parse_tool_calls(raw: Any) -> list[dict[str, Any]]:
+    if not isinstance(raw, list):
+        raise InvalidModelResponseError(f"tool_calls is {type(raw).__name__}, expected a list")
+    calls = []
+    for i, call in enumerate(raw):
+        fn = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            raise InvalidModelResponseError(f"tool call {i} has no function name: {call!r:.200}")
+        args = fn.get("arguments")
+        if not isinstance(args, str):  # some servers send parsed JSON; the API says string
+            args = orjson.dumps(args if args is not None else {}).decode()
+        calls.append(
+            {
+                "id": call.get("id") or f"call_{i}",
+                "type": "function",
+                "function": {"name": fn["name"], "arguments": args},
+            }
+        )
+    return calls
+
+
+def parse_chat_completion(data: Any) -> ModelResponse:
+    """Turn a chat completion JSON body into a `ModelResponse`, or raise a `ModelError`."""
+    if not isinstance(data, dict):
+        raise InvalidModelResponseError(f"reply is a JSON {type(data).__name__}, not an object")
+    choices = data.get("choices")
+    if not choices:
+        raise EmptyModelResponseError("the endpoint returned no choices")
+    choice = choices[0]
+    msg = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(msg, dict):
+        raise InvalidModelResponseError("the first choice has no message")
+    content = msg.get("content")
+    raw_calls = msg.get("tool_calls")
+    if content is None and not raw_calls:
+        raise EmptyModelResponseError("the reply has neither content nor tool calls")
+    message = AssistantMessage(content=content)
+    if raw_calls:
+        message["tool_calls"] = _parse_tool_calls(raw_calls)
+    reasoning = msg.get("reasoning_content") or msg.get("reasoning")
+    if reasoning:
+        message["reasoning_content"] = reasoning
+
+    usage_raw = data.get("usage") or {}
+    usage = {
+        "input_tokens": int(usage_raw.get("prompt_tokens") or 0),
+        "output_tokens": int(usage_raw.get("completion_tokens") or 0),
+    }
+    response = ModelResponse(
+        message=message,
+        finish_reason=choice.get("finish_reason"),
+        usage=usage,
+        id=data.get("id"),
+        model=data.get("model"),
+    )
+    _parse_tokens(data, choice, response)
+    return response
+
+
+def _parse_tokens(data: dict[str, Any], choice: dict[str, Any], response: ModelResponse) -> None:
+    """Capture vLLM token ids and OpenAI-style logprobs when the server returned them."""
+    prompt_ids = data.get("prompt_token_ids") or choice.get("prompt_token_ids")
+    completion_ids = choice.get("token_ids")
+    logprobs = choice.get("logprobs")
+    content_lp = logprobs.get("content") if isinstance(logprobs, dict) else None
+    if content_lp:
+        response.completion_logprobs = [float(t.get("logprob", 0.0)) for t in content_lp]
+        if completion_ids is None:
+            first = content_lp[0].get("token", "")
+            if isinstance(first, str) and first.startswith("token_id:"):
+                completion_ids = [int(t["token"].rsplit(":", 1)[-1]) for t in content_lp]
+    if completion_ids is not None:
+        response.completion_ids = list(completion_ids)
+        response.prompt_ids = list(prompt_ids) if prompt_ids is not None else None
+
+
+class OpenAIClient(Client):
+    """Chat completions over HTTP with retries on 429, 5xx, timeouts and dropped connections.
+
+    `OpenAIClient("http://host:8000/v1", api_key=...)`, or `OpenAIClient(AsyncOpenAI(...))`.
+    """
+
+    def __init__(
+        self,
+        base_url: Any = None,
+        api_key: str | None = None,
+        *,
+        headers: dict[str, str] | None = None,
+        timeout: float = 600.0,
+        connect_timeout: float = 10.0,
+        max_retries: int = 5,
+        retry_base_delay: float = 0.25,
+        retry_max_delay: float = 16.0,
+        max_connections: int = 0,
+    ) -> None:
+        if base_url is not None and not isinstance(base_url, str):
+            openai_client = base_url  # an openai.AsyncOpenAI / OpenAI instance
+            base_url = str(openai_client.base_url)
+            api_key = api_key or getattr(openai_client, "api_key", None)
+            custom = getattr(openai_client, "_custom_headers", None) or {}
+            headers = {**custom, **(headers or {})}
+            client_timeout = getattr(openai_client, "timeout", None)
+            if isinstance(client_timeout, (int, float)):
+                timeout = float(client_timeout)
+        if base_url is None:
+            base_url = os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")
+        if api_key is None:
+            api_key = os.environ.get("OPENAI_API_KEY", "EMPTY")
+        self.base_url = base_url.rstrip("/")
+        self._url = self.base_url + "/chat/completions"
+        self._headers = {"Content-Type": "application/json", **(headers or {})}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._timeout = aiohttp.ClientTimeout(total=timeout, sock_connect=connect_timeout)
+        self.max_retries = max_retries
+        self.retry_base_delay = retry_base_delay
+        self.retry_max_delay = retry_max_delay
+        self._max_connections = max_connections
+        self._rename_max_tokens = "api.openai.com" in self.base_url
+        self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
+
+    def __repr__(self) -> str:
+        return f"OpenAIClient({self.base_url!r})"
+
+    def _session(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        session = self._sessions.get(loop)
+        if session is None or session.closed:
+            for old in [lp for lp in self._sessions if lp.is_closed()]:
+                del self._sessions[old]
+            connector = aiohttp.TCPConnector(limit=self._max_connections, ttl_dns_cache=300)
+            session = aiohttp.ClientSession(
+                connector=connector, timeout=self._timeout, json_serialize=None
+            )
+            self._sessions[loop] = session
+        return session
+
+    async def aclose(self) -> None:
+        loop = asyncio.get_running_loop()
+        session = self._sessions.pop(loop, None)
+        if session is not None:
+            await session.close()
+
+    def build_body(
+        self,
+        messages: Messages,
+        model: str,
+        tools: Sequence[dict[str, Any]] | None,
+        sampling_args: SamplingArgs | None,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": model, "messages": messages}
+        if tools:
+            body["tools"] = [to_openai_tool(t) for t in tools]
+        if sampling_args:
+            for key, value in sampling_args.items():
+                if value is None:
+                    continue
+                if key == "extra_body":
+                    body.update({k: v for k, v in value.items() if v is not None})
+                elif key == "max_tokens" and self._rename_max_tokens:
+                    body["max_completion_tokens"] = value
+                elif key != "n":
+                    body[key] = value
+        return body
+
+    async def get_response(
+        self,
+        messages: Messages,
+        model: str,
+        *,
+        tools: Sequence[dict[str, Any]] | None = None,
+        sampling_args: SamplingArgs | None = None,
+    ) -> ModelResponse:
+        body = self.build_body(messages, model, tools, sampling_args)
+        try:
+            payload = orjson.dumps(body, default=_json_default)
+        except TypeError as e:
+            raise ModelError(f"request body is not JSON-serialisable: {e}") from e
+        data = await self._post(payload)
+        return parse_chat_completion(data)
+
+    async def _post(self, payload: bytes) -> Any:
+        session = self._session()
+        last_problem = "no attempt made"
+        for attempt in range(self.max_retries + 1):
+            retry_after: float | None = None
+            try:
+                async with session.post(self._url, data=payload, headers=self._headers) as resp:
+                    raw = await resp.read()
+                    status = resp.status
+                    if status == 200:
+                        try:
+                            return orjson.loads(raw)
+                        except orjson.JSONDecodeError as e:
+                            raise InvalidModelResponseError(
+                                f"reply is not JSON ({e}): {raw[:200]!r}"
+                            ) from None
+                    detail = _error_detail(raw)
+                    if status not in RETRY_STATUSES:
+                        if status in (400, 413) and any(
+                            m in detail.lower() for m in _CONTEXT_ERROR_MARKERS
+                        ):
+                            raise OverlongPromptError(f"HTTP {status}: {detail}")
+                        raise ModelError(f"HTTP {status} from {self._url}: {detail}")
+                    last_problem = f"HTTP {status}: {detail}"
+                    retry_after = _retry_after(resp.headers.get("retry-after"))
+            except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as e:
+                last_problem = f"{type(e).__name__}: {e}"
+            except TimeoutError:
+                last_problem = f"no reply within {self._timeout.total:g}s"
+            if attempt < self.max_retries:
+                delay = min(self.retry_max_delay, self.retry_base_delay * (2**attempt))
+                delay = delay * (0.5 + random.random() / 2)
+                if retry_after is not None:
+                    delay = min(max(delay, retry_after), self.retry_max_delay)
+                await asyncio.sleep(delay)
+        raise ModelConnectionError(
+            f"{self._url} failed after {self.max_retries + 1} attempts; last: {last_problem}"
+        )
+
+
+def _error_detail(raw: bytes) -> str:
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return raw[:300].decode("utf-8", "replace")
+    err = data.get("error") if isinstance(data, dict) else None
+    if isinstance(err, dict) and err.get("message"):
+        return str(err["message"])[:300]
+    if isinstance(data, dict) and data.get("detail"):
+        return str(data["detail"])[:300]
+    return raw[:300].decode("utf-8", "replace")
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+class MultiEndpointClient(Client):
+    """Several endpoints serving one model; each rollout group goes to the next in turn."""
+
+    def __init__(self, clients: Sequence[Client]) -> None:
+        if not clients:
+            raise ConfigError("MultiEndpointClient needs at least one endpoint")
+        self.clients = list(clients)
+        self.base_url = self.clients[0].base_url
+        self._cycle = itertools.cycle(self.clients)
+
+    def for_group(self, index: int) -> Client:
+        return self.clients[index % len(self.clients)]
+
+    async def get_response(self, messages, model, *, tools=None, sampling_args=None):
+        return await next(self._cycle).get_response(
+            messages, model, tools=tools, sampling_args=sampling_args
+        )
+
+    async def aclose(self) -> None:
+        for c in self.clients:
+            await c.aclose()
+
+
+@dataclass
+class EndpointConfig:
+    """One endpoint: a base URL and the name of the environment variable holding its key."""
+
+    api_base_url: str
+    api_key_var: str = "OPENAI_API_KEY"
+    model: str | None = None
+    extra_headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class ClientConfig:
+    """Configuration of a model client, optionally spread over several endpoints."""
+
+    api_base_url: str = "https://api.openai.com/v1"
+    api_key_var: str = "OPENAI_API_KEY"
+    timeout: float = 600.0
+    max_retries: int = 5
+    extra_headers: dict[str, str] = field(default_factory=dict)
+    endpoint_configs: list[EndpointConfig] = field(default_factory=list)
+
+    def build(self) -> Client:
+        endpoints = self.endpoint_configs or [
+            EndpointConfig(self.api_base_url, self.api_key_var, extra_headers=self.extra_headers)
+        ]
+        clients: list[Client] = [
+            OpenAIClient(
+                e.api_base_url,
+                api_key=os.environ.get(e.api_key_var, "EMPTY"),
+                headers={**self.extra_headers, **e.extra_headers},
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+            )
+            for e in endpoints
+        ]
+        return clients[0] if len(clients) == 1 else MultiEndpointClient(clients)
+
+
+def resolve_client(client: Any) -> tuple[Client, bool]:
+    """Return `(client, owned)`: a `Client` for any accepted form; `owned` if built here."""
+    if isinstance(client, Client):
+        return client, False
+    if isinstance(client, ClientConfig):
+        return client.build(), True
+    if isinstance(client, dict) and ("api_base_url" in client or "endpoint_configs" in client):
+        cfg = dict(client)
+        cfg["endpoint_configs"] = [
+            e if isinstance(e, EndpointConfig) else EndpointConfig(**e)
+            for e in cfg.get("endpoint_configs") or []
+        ]
+        return ClientConfig(**cfg).build(), True
+    if isinstance(client, str):
+        return OpenAIClient(client), True
+    if isinstance(client, (list, tuple)):
+        built = [resolve_client(c)[0] for c in client]
+        return MultiEndpointClient(built), True
+    if hasattr(client, "base_url") and hasattr(client, "chat"):
+        return OpenAIClient(client), True
+    raise ConfigError(
+        f"unsupported client {type(client).__name__}: pass an openai.AsyncOpenAI, a "
+        "vf.OpenAIClient, a vf.ClientConfig, or a base URL"
+    )
+
+
+# Names used by the classic API.
+OpenAIChatCompletionsClient = OpenAIClient

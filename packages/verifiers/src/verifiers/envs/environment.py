@@ -1,0 +1,511 @@
+"""Environment: a dataset, a way to roll out a model on it, and a rubric to score the result."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from verifiers.client import Client, ModelResponse
+from verifiers.dataset import format_dataset, parse_info, with_system_prompt
+from verifiers.errors import ConfigError, Error
+from verifiers.rubrics import Rubric, RubricGroup
+from verifiers.state import State, error_record, now
+from verifiers.types import GenerateOutputs, Messages, RolloutOutput, SamplingArgs
+
+logger = logging.getLogger("verifiers")
+
+DEFAULT_SAMPLING_ARGS: SamplingArgs = {"n": 1, "extra_body": {}}
+_RESERVED_OUTPUT_KEYS = frozenset(RolloutOutput.__annotations__)
+
+
+class Environment:
+    """Base class of every environment. Subclasses implement `rollout`."""
+
+    def __init__(
+        self,
+        dataset: Any = None,
+        eval_dataset: Any = None,
+        system_prompt: str | None = None,
+        few_shot: list[dict[str, Any]] | None = None,
+        parser: Any = None,
+        rubric: Rubric | None = None,
+        sampling_args: SamplingArgs | None = None,
+        message_type: str = "chat",
+        tool_defs: list[dict[str, Any]] | None = None,
+        oai_tools: list[dict[str, Any]] | None = None,
+        max_workers: int = 512,
+        env_id: str | None = None,
+        env_args: dict[str, Any] | None = None,
+        map_kwargs: dict[str, Any] | None = None,
+        max_seq_len: int | None = None,
+        score_rollouts: bool = True,
+        pass_threshold: float = 0.5,
+        **kwargs: Any,
+    ) -> None:
+        from verifiers.parsers import Parser
+
+        if dataset is None and eval_dataset is None:
+            raise ConfigError("an environment needs a dataset or an eval_dataset")
+        self.system_prompt = system_prompt
+        self.few_shot = few_shot
+        self.map_kwargs = dict(map_kwargs or {})
+        self.parser = parser if parser is not None else Parser()
+        self.rubric = rubric if rubric is not None else Rubric(parser=self.parser)
+        self.message_type = message_type
+        self.tool_defs = list(tool_defs or oai_tools or [])
+        self.oai_tools = self.tool_defs
+        self.max_workers = max_workers
+        self.env_id = env_id or ""
+        self.env_args = dict(env_args or {})
+        self.max_seq_len = max_seq_len
+        self.score_rollouts = score_rollouts
+        self.pass_threshold = pass_threshold
+        self.sampling_args: SamplingArgs = _merge_sampling_args(
+            DEFAULT_SAMPLING_ARGS, sampling_args or {}
+        )
+        self.logger = logger
+        self._executor: ThreadPoolExecutor | None = None
+        # Classic environments pass their own settings through **kwargs.
+        for key, value in kwargs.items():
+            setattr(self, key, value)
+
+        self._dataset_source = dataset
+        self._eval_dataset_source = eval_dataset
+        self.dataset = self._format(dataset, "dataset") if not callable_builder(dataset) else None
+        self.eval_dataset = (
+            self._format(eval_dataset, "eval_dataset")
+            if not callable_builder(eval_dataset)
+            else None
+        )
+
+    # -- datasets -----------------------------------------------------------------------
+    def _format(self, dataset: Any, what: str) -> Any:
+        if dataset is None:
+            return None
+        return format_dataset(dataset, self.system_prompt, self.few_shot, self.map_kwargs, what)
+
+    def build_dataset(self) -> Any:
+        if self.dataset is None and callable_builder(self._dataset_source):
+            self.dataset = self._format(self._dataset_source(), "dataset")
+        return self.dataset
+
+    def build_eval_dataset(self) -> Any:
+        if self.eval_dataset is None and callable_builder(self._eval_dataset_source):
+            self.eval_dataset = self._format(self._eval_dataset_source(), "eval_dataset")
+        return self.eval_dataset
+
+    def get_dataset(self, n: int = -1, seed: int | None = None) -> Any:
+        ds = self.build_dataset()
+        if ds is None:
+            raise ConfigError("this environment has no training dataset")
+        return _take(ds, n, seed)
+
+    def get_eval_dataset(self, n: int = -1, seed: int | None = None) -> Any:
+        ds = self.build_eval_dataset()
+        if ds is None:
+            ds = self.build_dataset()
+        if ds is None:
+            raise ConfigError("this environment has no dataset")
+        return _take(ds, n, seed)
+
+    # -- configuration used by trainers ---------------------------------------------------
+    def set_kwargs(self, **kwargs: Any) -> None:
+        for key, value in kwargs.items():
+            setter = getattr(self, f"set_{key}", None)
+            if callable(setter):
+                setter(value)
+            else:
+                setattr(self, key, value)
+
+    def set_max_seq_len(self, max_seq_len: int | None) -> None:
+        self.max_seq_len = max_seq_len
+
+    def set_score_rollouts(self, score_rollouts: bool) -> None:
+        self.score_rollouts = score_rollouts
+
+    def set_concurrency(self, concurrency: int) -> None:
+        self.max_workers = max(self.max_workers, concurrency)
+
+    def add_rubric(self, rubric: Rubric) -> None:
+        if isinstance(self.rubric, RubricGroup):
+            self.rubric.rubrics.append(rubric)
+        else:
+            self.rubric = RubricGroup([self.rubric, rubric])
+
+    @property
+    def requires_group_rollouts(self) -> bool:
+        return self.rubric.has_group_funcs
+
+    # -- threads for sync user code ---------------------------------------------------------
+    @property
+    def executor(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(
+                max_workers=self.max_workers, thread_name_prefix="vf-user"
+            )
+            self.rubric.executor = self._executor
+        return self._executor
+
+    async def run_sync(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run sync user code in a worker thread, keeping the event loop free."""
+        loop = asyncio.get_running_loop()
+        if kwargs:
+            return await loop.run_in_executor(self.executor, lambda: func(*args, **kwargs))
+        return await loop.run_in_executor(self.executor, func, *args)
+
+    # -- one rollout ----------------------------------------------------------------------
+    def init_state(
+        self,
+        input: dict[str, Any],
+        client: Client,
+        model: str,
+        sampling_args: SamplingArgs | None = None,
+    ) -> State:
+        prompt = input.get("prompt")
+        if prompt is None:
+            if "question" not in input:
+                raise ConfigError("input has neither 'prompt' nor 'question'")
+            from verifiers.dataset import build_prompt
+
+            prompt = build_prompt(input["question"], self.system_prompt, self.few_shot)
+        elif isinstance(prompt, str):
+            prompt = with_system_prompt(prompt, None)
+        info = parse_info(input.get("info"))
+        state = State(
+            input=input,
+            prompt=prompt,
+            completion=[],
+            answer=input.get("answer", "") or "",
+            info=info,
+            task=input.get("task"),
+            example_id=input.get("example_id", 0),
+            client=client,
+            model=model,
+            sampling_args=sampling_args if sampling_args is not None else self.sampling_args,
+            tool_defs=info.get("tool_defs") or self.tool_defs,
+            trajectory=[],
+            trajectory_id=uuid.uuid4().hex,
+            reward=None,
+            metrics={},
+            error=None,
+            final_env_response=None,
+            is_completed=False,
+            is_truncated=False,
+            stop_condition=None,
+            usage={"input_tokens": 0, "output_tokens": 0},
+            timing={"start": now()},
+        )
+        return state
+
+    async def get_model_response(
+        self,
+        state: State,
+        prompt: Messages,
+        client: Client | None = None,
+        model: str | None = None,
+        tool_defs: list[dict[str, Any]] | None = None,
+        sampling_args: SamplingArgs | None = None,
+    ) -> ModelResponse:
+        client = client or state["client"]
+        response = await client.get_response(
+            prompt,
+            model or state["model"],
+            tools=tool_defs if tool_defs is not None else state.get("tool_defs"),
+            sampling_args=sampling_args if sampling_args is not None else state["sampling_args"],
+        )
+        usage = state["usage"]
+        usage["input_tokens"] += response.usage["input_tokens"]
+        usage["output_tokens"] += response.usage["output_tokens"]
+        return response
+
+    async def rollout(
+        self,
+        input: dict[str, Any],
+        client: Client,
+        model: str,
+        sampling_args: SamplingArgs | None = None,
+    ) -> State:
+        raise NotImplementedError
+
+    async def run_rollout(
+        self,
+        input: dict[str, Any],
+        client: Client,
+        model: str,
+        sampling_args: SamplingArgs | None = None,
+        max_retries: int = 0,
+    ) -> State:
+        """Roll out one input; never raises (failures are recorded on the state)."""
+        attempt = 0
+        while True:
+            try:
+                state = await self.rollout(input, client, model, sampling_args)
+            except Error as e:
+                state = self._failed_state(input, client, model, sampling_args, e, "rollout")
+            except Exception as e:
+                state = self._failed_state(input, client, model, sampling_args, e, "rollout")
+            err = state.get("error")
+            if err is None or attempt >= max_retries or not _retryable(err):
+                return state
+            attempt += 1
+            await asyncio.sleep(min(30.0, 0.5 * 2**attempt))
+
+    def _failed_state(self, input, client, model, sampling_args, exc, stage) -> State:
+        try:
+            state = self.init_state(input, client, model, sampling_args)
+        except Exception:
+            state = State(
+                input=input,
+                prompt=input.get("prompt") or [],
+                completion=[],
+                answer=input.get("answer", ""),
+                info={},
+                task=input.get("task"),
+                example_id=input.get("example_id", 0),
+                trajectory=[],
+                metrics={},
+                is_completed=False,
+                is_truncated=False,
+                stop_condition=None,
+                usage={"input_tokens": 0, "output_tokens": 0},
+                timing={"start": now()},
+            )
+        state["error"] = error_record(exc, stage)
+        state["stop_condition"] = "has_error"
+        return state
+
+    async def score_states(self, states: list[State], group: bool) -> None:
+        """Score states in place; a rubric that itself crashes is recorded, not raised."""
+        t0 = now()
+        if not self.score_rollouts:
+            for s in states:
+                s["reward"] = 0.0
+        else:
+            try:
+                if group:
+                    await self.rubric.score_group(states)
+                else:
+                    for s in states:
+                        await self.rubric.score_rollout(s)
+            except Exception as e:
+                for s in states:
+                    s["reward"] = math.nan
+                    if s.get("error") is None:
+                        s["error"] = error_record(e, "scoring")
+        elapsed = now() - t0
+        for s in states:
+            s["timing"]["scoring"] = elapsed
+            try:
+                await self.rubric.cleanup(s)
+            except Exception as e:
+                logger.warning("rubric cleanup failed: %s", e)
+
+    def state_to_output(
+        self, state: State, state_columns: list[str] | None = None
+    ) -> RolloutOutput:
+        timing = state.get("timing") or {}
+        start = timing.get("start", now())
+        metrics = state.get("metrics") or {}
+        out: RolloutOutput = {
+            "example_id": state.get("example_id", 0),
+            "rollout_index": (state.get("input") or {}).get("rollout_index", 0),
+            "prompt": state.get("prompt") or [],
+            "completion": state.get("completion") or [],
+            "answer": state.get("answer", ""),
+            "info": state.get("info") or {},
+            "reward": _float(state.get("reward")),
+            "advantage": state.get("advantage"),
+            "metrics": metrics,
+            "error": state.get("error"),
+            "is_completed": bool(state.get("is_completed")),
+            "is_truncated": bool(state.get("is_truncated")),
+            "stop_condition": state.get("stop_condition"),
+            "timing": {
+                "generation": timing.get("generation", 0.0),
+                "scoring": timing.get("scoring", 0.0),
+                "total": now() - start,
+            },
+            "token_usage": dict(state.get("usage") or {}),
+        }
+        if state.get("task") is not None:
+            out["task"] = state["task"]
+        if state.get("tool_defs"):
+            out["tool_defs"] = state["tool_defs"]
+        trajectory = state.get("trajectory") or []
+        if any(step.get("tokens") for step in trajectory) or (
+            state_columns and "trajectory" in state_columns
+        ):
+            out["trajectory"] = [_step_record(step) for step in trajectory]
+        for name, value in metrics.items():
+            if name not in _RESERVED_OUTPUT_KEYS:
+                out[name] = value  # type: ignore[literal-required]
+        for col in state_columns or ():
+            if col != "trajectory" and col in state:
+                out[col] = state[col]  # type: ignore[literal-required]
+        return out
+
+    # -- many rollouts ----------------------------------------------------------------------
+    async def generate(
+        self,
+        inputs: Any,
+        client: Any,
+        model: str,
+        sampling_args: SamplingArgs | None = None,
+        max_concurrent: int = -1,
+        results_path: Any = None,
+        state_columns: list[str] | None = None,
+        save_results: bool = False,
+        independent_scoring: bool = False,
+        max_retries: int = 0,
+        on_progress: Callable[..., Any] | None = None,
+        on_start: Callable[..., Any] | None = None,
+        on_log: Callable[[str], Any] | None = None,
+        **kwargs: Any,
+    ) -> GenerateOutputs:
+        """Roll out and score every input. Rollouts of one example form a group."""
+        from verifiers.generation import run_generation
+
+        return await run_generation(
+            self,
+            inputs,
+            client,
+            model,
+            sampling_args=sampling_args,
+            max_concurrent=max_concurrent,
+            results_path=results_path if (save_results or results_path) else None,
+            state_columns=state_columns,
+            independent_scoring=independent_scoring,
+            max_retries=max_retries,
+            on_progress=on_progress,
+            on_start=on_start,
+            on_log=on_log,
+        )
+
+    def generate_sync(self, inputs: Any, client: Any, model: str, **kwargs: Any) -> GenerateOutputs:
+        return _run_sync(_closing(self.generate(inputs, client, model, **kwargs), client))
+
+    async def evaluate(
+        self,
+        client: Any,
+        model: str,
+        sampling_args: SamplingArgs | None = None,
+        num_examples: int = -1,
+        rollouts_per_example: int = 1,
+        max_concurrent: int = -1,
+        results_path: Any = None,
+        state_columns: list[str] | None = None,
+        save_results: bool = False,
+        independent_scoring: bool = False,
+        max_retries: int = 0,
+        shuffle: bool = False,
+        shuffle_seed: int | None = None,
+        **kwargs: Any,
+    ) -> GenerateOutputs:
+        """Evaluate on the first `num_examples` of the eval dataset, `rollouts_per_example` each."""
+        inputs = self.eval_inputs(num_examples, rollouts_per_example, shuffle, shuffle_seed)
+        return await self.generate(
+            inputs,
+            client,
+            model,
+            sampling_args=sampling_args,
+            max_concurrent=max_concurrent,
+            results_path=results_path,
+            state_columns=state_columns,
+            save_results=save_results,
+            independent_scoring=independent_scoring,
+            max_retries=max_retries,
+            **kwargs,
+        )
+
+    def evaluate_sync(self, client: Any, model: str, **kwargs: Any) -> GenerateOutputs:
+        return _run_sync(_closing(self.evaluate(client, model, **kwargs), client))
+
+    def eval_inputs(
+        self,
+        num_examples: int = -1,
+        rollouts_per_example: int = 1,
+        shuffle: bool = False,
+        shuffle_seed: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """The inputs `evaluate` rolls out: each example repeated, with its rollout index."""
+        seed = (shuffle_seed if shuffle_seed is not None else 0) if shuffle else None
+        rows = self.get_eval_dataset(n=num_examples, seed=seed).to_list()
+        return [
+            {**row, "rollout_index": j} for row in rows for j in range(max(1, rollouts_per_example))
+        ]
+
+    # -- lifecycle ------------------------------------------------------------------------
+    async def teardown(self) -> None:
+        """Release what the environment holds (threads, pooled resources)."""
+        await self.rubric.teardown()
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+
+
+def callable_builder(obj: Any) -> bool:
+    """A zero-argument dataset builder (not a `datasets.Dataset`)."""
+    return callable(obj) and not hasattr(obj, "column_names")
+
+
+def _take(ds: Any, n: int, seed: int | None) -> Any:
+    if seed is not None:
+        ds = ds.shuffle(seed=seed)
+    if n is not None and n > 0:
+        ds = ds.select(range(min(n, len(ds))))
+    return ds
+
+
+def _merge_sampling_args(base: SamplingArgs, extra: SamplingArgs) -> SamplingArgs:
+    merged = {**base, **extra}
+    merged["extra_body"] = {**base.get("extra_body", {}), **(extra.get("extra_body") or {})}
+    return merged
+
+
+def _retryable(err: dict[str, Any]) -> bool:
+    return bool(err.get("infra")) or err.get("error") in (
+        "InvalidModelResponseError",
+        "EmptyModelResponseError",
+    )
+
+
+def _float(value: Any) -> float:
+    if value is None:
+        return math.nan
+    return float(value)
+
+
+def _step_record(step: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "prompt": step.get("prompt"),
+        "completion": step.get("completion"),
+        "response": step.get("response"),
+        "tokens": step.get("tokens"),
+        "reward": step.get("reward"),
+        "advantage": step.get("advantage"),
+        "is_truncated": step.get("is_truncated", False),
+    }
+
+
+async def _closing(coro: Any, client: Any) -> Any:
+    """Await `coro`, then release the client's connections bound to this (private) loop."""
+    try:
+        return await coro
+    finally:
+        if isinstance(client, Client):
+            await client.aclose()
+
+
+def _run_sync(coro: Any) -> Any:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    # Called from inside a running loop (a notebook): run on a private loop in a thread.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()

@@ -1,0 +1,271 @@
+"""MultiTurnEnv: alternate model turns and environment responses until a stop condition holds."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from typing import Any
+
+from verifiers.client import Client, ModelResponse
+from verifiers.decorators import cleanup, discover_decorated, stop
+from verifiers.envs.environment import Environment
+from verifiers.errors import OverlongPromptError
+from verifiers.state import State, error_record, now
+from verifiers.types import Messages, SamplingArgs, TrajectoryStep, TrajectoryStepTokens
+from verifiers.utils.callables import is_async_callable
+
+logger = logging.getLogger("verifiers")
+
+
+class MultiTurnEnv(Environment):
+    """The rollout loop: model turn, stop check, `env_response`, model turn, ...
+
+    Subclasses implement `env_response(messages, state) -> messages` (async or sync; the
+    dict-era form returning `(messages, state)` works too) and may add `setup_state`,
+    `@vf.stop` conditions and `@vf.cleanup` handlers.
+    """
+
+    def __init__(
+        self, max_turns: int = -1, timeout_seconds: float | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.max_turns = max_turns
+        self.timeout_seconds = timeout_seconds
+        self.max_total_completion_tokens = -1
+        self._stop_conditions = [
+            (getattr(m, "__name__", "stop"), m, is_async_callable(m))
+            for m in discover_decorated(self, "stop")
+        ]
+        self._cleanup_handlers = [
+            (m, is_async_callable(m)) for m in discover_decorated(self, "cleanup")
+        ]
+        self._legacy_is_completed = _overrides_legacy_is_completed(self)
+        self._env_response_is_async = is_async_callable(self.env_response)
+        self._setup_state_is_async = is_async_callable(self.setup_state)
+
+    # -- hooks for subclasses ---------------------------------------------------------------
+    async def setup_state(self, state: State, **kwargs: Any) -> State | None:
+        return state
+
+    async def env_response(self, messages: Messages, state: State, **kwargs: Any) -> Messages:
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement env_response(messages, state)"
+        )
+
+    def get_prompt_messages_for_turn(self, state: State) -> Messages:
+        return state["prompt"]
+
+    # -- built-in stop conditions ---------------------------------------------------------
+    @stop(priority=100)
+    async def has_error(self, state: State) -> bool:
+        return state.get("error") is not None
+
+    @stop
+    async def has_final_env_response(self, state: State) -> bool:
+        return state.get("final_env_response") is not None
+
+    @stop
+    async def max_turns_reached(self, state: State) -> bool:
+        return 0 < self.max_turns <= len(state["trajectory"])
+
+    @stop
+    async def prompt_too_long(self, state: State) -> bool:
+        return bool(state.get("prompt_too_long"))
+
+    @stop
+    async def max_total_completion_tokens_reached(self, state: State) -> bool:
+        limit = self.max_total_completion_tokens
+        return limit is not None and limit > 0 and state["usage"]["output_tokens"] >= limit
+
+    async def is_completed(self, state: State, *args: Any, **kwargs: Any) -> bool:
+        """Run the stop conditions in priority order; the first that holds ends the rollout."""
+        if state.get("is_completed"):
+            return True
+        for name, condition, is_async in self._stop_conditions:
+            done = await condition(state) if is_async else condition(state)
+            if done:
+                self._mark_stopped(state, name)
+                return True
+        if self._legacy_is_completed is not None:
+            done = self._legacy_is_completed(_messages_so_far(state), state)
+            if inspect.isawaitable(done):
+                done = await done
+            if done:
+                self._mark_stopped(state, "is_completed")
+                return True
+        return False
+
+    def _mark_stopped(self, state: State, condition: str) -> None:
+        state["is_completed"] = True
+        state["stop_condition"] = condition
+        if any(step.get("is_truncated") for step in state["trajectory"]):
+            state["is_truncated"] = True
+
+    # -- the loop -------------------------------------------------------------------------
+    async def rollout(
+        self,
+        input: dict[str, Any],
+        client: Client,
+        model: str,
+        sampling_args: SamplingArgs | None = None,
+    ) -> State:
+        state = self.init_state(input, client, model, sampling_args)
+        try:
+            if self.timeout_seconds:
+                try:
+                    async with asyncio.timeout(self.timeout_seconds):
+                        await self._run_turns(state)
+                except TimeoutError:
+                    state["timed_out"] = True
+                    state["is_completed"] = True
+                    state["stop_condition"] = "timeout_reached"
+            else:
+                await self._run_turns(state)
+        finally:
+            state["timing"]["generation"] = now() - state["timing"]["start"]
+            await self._run_cleanup(state)
+        return state
+
+    async def _run_turns(self, state: State) -> None:
+        try:
+            result = (
+                await self.setup_state(state)
+                if self._setup_state_is_async
+                else await self.run_sync(self.setup_state, state)
+            )
+            if isinstance(result, dict) and result is not state:
+                state.update(result)
+        except Exception as e:
+            state["error"] = error_record(e, "setup_state")
+        while not await self.is_completed(state):
+            try:
+                if state["trajectory"]:
+                    prompt = await self._next_prompt(state)
+                    if state.get("final_env_response") is not None:
+                        continue
+                else:
+                    prompt = self.get_prompt_messages_for_turn(state)
+            except Exception as e:
+                state["error"] = error_record(e, "env_response")
+                continue
+            try:
+                response = await self.get_model_response(state, prompt)
+            except OverlongPromptError:
+                state["prompt_too_long"] = True
+                state["is_truncated"] = True
+                continue
+            except Exception as e:
+                state["error"] = error_record(e, "model")
+                continue
+            self.add_model_response(state, prompt, response)
+
+    async def _next_prompt(self, state: State) -> Messages:
+        """Previous turn's messages plus the environment's response to them."""
+        last = state["trajectory"][-1]
+        messages = [*last["prompt"], *last["completion"]]
+        if self._env_response_is_async:
+            reply = await self.env_response(messages, state)
+        else:
+            reply = await self.run_sync(self.env_response, messages, state)
+        if isinstance(reply, tuple) and len(reply) == 2 and isinstance(reply[1], dict):
+            reply, new_state = reply  # dict-era signature: (messages, state)
+            if new_state is not state:
+                state.update(new_state)
+        if isinstance(reply, dict):
+            reply = [reply]
+        reply = list(reply or [])
+        if state.get("final_env_response") is not None and not reply:
+            return messages
+        return messages + reply
+
+    def add_model_response(self, state: State, prompt: Messages, response: ModelResponse) -> None:
+        tokens: TrajectoryStepTokens | None = None
+        if response.completion_ids is not None:
+            prompt_ids = response.prompt_ids or []
+            completion_ids = response.completion_ids
+            logprobs = response.completion_logprobs or [0.0] * len(completion_ids)
+            truncated = response.is_truncated
+            if self.max_seq_len and len(prompt_ids) + len(completion_ids) > self.max_seq_len:
+                keep = max(0, self.max_seq_len - len(prompt_ids))
+                completion_ids, logprobs, truncated = completion_ids[:keep], logprobs[:keep], True
+            tokens = {
+                "prompt_ids": prompt_ids,
+                "prompt_mask": [0] * len(prompt_ids),
+                "completion_ids": completion_ids,
+                "completion_mask": [1] * len(completion_ids),
+                "completion_logprobs": logprobs,
+                "overlong_prompt": bool(self.max_seq_len and len(prompt_ids) > self.max_seq_len),
+                "is_truncated": truncated,
+            }
+        step: TrajectoryStep = {
+            "prompt": prompt,
+            "completion": [response.message],
+            "response": response.summary(),
+            "tokens": tokens,
+            "reward": None,
+            "advantage": None,
+            "is_truncated": response.is_truncated or bool(tokens and tokens["is_truncated"]),
+            "trajectory_id": state["trajectory_id"],
+            "extras": {},
+        }
+        state["trajectory"].append(step)
+        state["turn"] = len(state["trajectory"])  # dict-era environments read this
+        self.add_trajectory_step(state, step)
+
+    def add_trajectory_step(self, state: State, step: TrajectoryStep) -> None:
+        """Hook: set per-step rewards or extras as steps are added."""
+
+    # -- completion and cleanup ---------------------------------------------------------------
+    def render_completion(self, state: State) -> None:
+        if not state["trajectory"]:
+            state["completion"] = []
+            return
+        full = _messages_so_far(state)
+        final = state.get("final_env_response")
+        if final:
+            full = full + (final if isinstance(final, list) else [final])
+        state["completion"] = full[len(state["prompt"]) :]
+
+    @cleanup(priority=100)
+    async def render_state(self, state: State) -> None:
+        self.render_completion(state)
+
+    async def _run_cleanup(self, state: State) -> None:
+        for handler, is_async in self._cleanup_handlers:
+            try:
+                if is_async:
+                    await handler(state)
+                else:
+                    await self.run_sync(handler, state)
+            except Exception as e:
+                if state.get("error") is None:
+                    state["error"] = error_record(e, "cleanup")
+                logger.warning("cleanup handler %s failed: %s", handler.__name__, e)
+
+    def state_to_output(self, state: State, state_columns: list[str] | None = None):
+        out = super().state_to_output(state, state_columns)
+        out["metrics"] = {**out["metrics"], "num_turns": float(len(state.get("trajectory") or ()))}
+        out["num_turns"] = out["metrics"]["num_turns"]  # type: ignore[typeddict-unknown-key]
+        return out
+
+
+def _messages_so_far(state: State) -> Messages:
+    if not state["trajectory"]:
+        return list(state["prompt"])
+    last = state["trajectory"][-1]
+    return [*last["prompt"], *last["completion"]]
+
+
+def _overrides_legacy_is_completed(env: MultiTurnEnv) -> Any:
+    """A dict-era subclass overrides `is_completed(messages, state)`; call it as a stop check."""
+    impl = type(env).is_completed
+    if impl is MultiTurnEnv.is_completed:
+        return None
+    params = list(inspect.signature(impl).parameters)
+    if len(params) >= 3 and params[1] == "messages":
+        legacy = env.is_completed
+        # Route the framework's checks through the base implementation, which consults it.
+        env.is_completed = lambda state, *a, **k: MultiTurnEnv.is_completed(env, state)  # type: ignore[method-assign]
+        return legacy
+    return None

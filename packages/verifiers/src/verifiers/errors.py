@@ -1,0 +1,79 @@
+"""One exception hierarchy for the SDK.
+
+`Error` is the root. Rollout-level failures are recorded on the rollout's output rather than
+raised out of `generate`; `InfraError` marks failures that are not the policy's fault (a trainer
+masks them instead of learning from a fake zero reward).
+"""
+
+from __future__ import annotations
+
+
+class Error(Exception):
+    """Base class of every error raised by verifiers."""
+
+
+class ConfigError(Error, ValueError):
+    """The environment, dataset, rubric or command line is configured wrongly."""
+
+
+class MissingKeyError(ConfigError, KeyError):
+    """A required environment variable (an API key, usually) is not set."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else ""
+
+
+class EnvironmentLoadError(Error, ImportError):
+    """`load_environment` could not find or import an environment."""
+
+
+class InfraError(Error):
+    """A failure of infrastructure (endpoint, sandbox, network), not of the policy."""
+
+
+class ModelError(Error):
+    """The model endpoint failed or answered with something unusable."""
+
+
+class ModelConnectionError(ModelError, InfraError):
+    """The endpoint could not be reached or kept failing after retries (429/5xx/timeouts)."""
+
+
+class InvalidModelResponseError(ModelError):
+    """The endpoint answered, but the reply is not a usable chat completion."""
+
+
+class EmptyModelResponseError(InvalidModelResponseError):
+    """The reply has no choices, or a message with neither content nor tool calls."""
+
+
+class OverlongPromptError(ModelError):
+    """The prompt does not fit the model's context window."""
+
+
+class ToolError(Error):
+    """A tool call could not be parsed or executed."""
+
+
+class ToolParseError(ToolError):
+    """A tool call's arguments are not valid JSON for the tool."""
+
+
+class ToolCallError(ToolError):
+    """A tool raised while running."""
+
+
+class SandboxError(InfraError):
+    """A sandbox could not be created, used or destroyed."""
+
+
+class TunnelError(InfraError):
+    """A tunnel to a remote service failed."""
+
+
+class EnvResponseError(Error):
+    """The environment's own code (`setup_state`, `env_response`, a stop condition) raised."""
+
+
+class RewardError(Error):
+    """A reward function raised or returned something that is not a number."""

@@ -1,0 +1,184 @@
+"""Running many rollouts: bounded concurrency, group scoring, streaming results to disk."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from verifiers.client import resolve_client
+from verifiers.dataset import check_columns
+from verifiers.errors import ConfigError
+from verifiers.results import ResultsWriter, summarize, write_metadata
+from verifiers.rubrics.rubric import set_advantages
+from verifiers.types import GenerateOutputs, RolloutOutput, SamplingArgs
+
+if TYPE_CHECKING:
+    from verifiers.envs.environment import Environment
+
+logger = logging.getLogger("verifiers")
+
+
+def normalize_inputs(inputs: Any) -> list[dict[str, Any]]:
+    """Rows from a `datasets.Dataset`, a list of dicts, or a dict of columns."""
+    if hasattr(inputs, "to_list") and hasattr(inputs, "column_names"):
+        return inputs.to_list()
+    if isinstance(inputs, dict):
+        columns = {k: list(v) for k, v in inputs.items()}
+        lengths = {len(v) for v in columns.values()}
+        if len(lengths) > 1:
+            raise ConfigError(f"input columns have different lengths: {sorted(lengths)}")
+        n = lengths.pop() if lengths else 0
+        return [{k: v[i] for k, v in columns.items()} for i in range(n)]
+    if isinstance(inputs, list):
+        if inputs and not all(isinstance(r, dict) for r in inputs):
+            raise ConfigError("inputs must be dicts (one per rollout)")
+        return inputs
+    raise ConfigError(f"unsupported inputs of type {type(inputs).__name__}")
+
+
+def group_inputs(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Consecutive rows with the same `example_id` form one group (rollouts of one example)."""
+    groups: list[list[dict[str, Any]]] = []
+    for i, row in enumerate(rows):
+        if "example_id" not in row:
+            row = {**row, "example_id": i}
+        if groups and groups[-1][0]["example_id"] == row["example_id"]:
+            group = groups[-1]
+        else:
+            group = []
+            groups.append(group)
+        if "rollout_index" not in row:
+            row = {**row, "rollout_index": len(group)}
+        group.append(row)
+    return groups
+
+
+def merge_sampling_args(base: SamplingArgs, override: SamplingArgs | None) -> SamplingArgs:
+    if not override:
+        return base
+    merged = {**base, **override}
+    merged["extra_body"] = {**(base.get("extra_body") or {}), **(override.get("extra_body") or {})}
+    return merged
+
+
+async def run_generation(
+    env: Environment,
+    inputs: Any,
+    client: Any,
+    model: str,
+    *,
+    sampling_args: SamplingArgs | None = None,
+    max_concurrent: int = -1,
+    results_path: Any = None,
+    state_columns: list[str] | None = None,
+    independent_scoring: bool = False,
+    max_retries: int = 0,
+    on_progress: Callable[..., Any] | None = None,
+    on_start: Callable[..., Any] | None = None,
+    on_log: Callable[[str], Any] | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> GenerateOutputs:
+    rows = normalize_inputs(inputs)
+    if rows:
+        check_columns(list(rows[0]), "inputs")
+        env.rubric.check_parameters(rows[0].keys())
+    groups = group_inputs(rows)
+    model_client, owned = resolve_client(client)
+    sampling = merge_sampling_args(env.sampling_args, sampling_args)
+    group_scoring = env.rubric.has_group_funcs and not independent_scoring
+    env.executor  # noqa: B018 - create the worker threads (and hand them to the rubric) once
+    writer = ResultsWriter(results_path) if results_path is not None else None
+    limit = max_concurrent if max_concurrent and max_concurrent > 0 else 0
+    rollout_slots = asyncio.Semaphore(limit) if limit else None
+    outputs: list[RolloutOutput] = []
+    start = time.perf_counter()
+
+    if on_start is not None:
+        _safe(on_start, rows, rows)
+
+    def emit(batch: list[RolloutOutput]) -> None:
+        outputs.extend(batch)
+        if writer is not None:
+            writer.write(batch)
+        if on_progress is not None:
+            _safe(on_progress, outputs, batch)
+
+    async def one(row: dict[str, Any], group_client: Any) -> Any:
+        if rollout_slots is None:
+            return await env.run_rollout(row, group_client, model, sampling, max_retries)
+        async with rollout_slots:
+            return await env.run_rollout(row, group_client, model, sampling, max_retries)
+
+    async def run_group(index: int, group: list[dict[str, Any]]) -> None:
+        group_client = model_client.for_group(index)
+        if group_scoring:
+            states = await asyncio.gather(*(one(row, group_client) for row in group))
+            await env.score_states(states, group=True)
+            emit([env.state_to_output(s, state_columns) for s in states])
+            return
+
+        async def one_scored(row: dict[str, Any]) -> tuple[Any, RolloutOutput]:
+            state = await one(row, group_client)
+            await env.score_states([state], group=False)
+            out = env.state_to_output(state, state_columns)
+            emit([out])  # written as soon as it is scored
+            return state, out
+
+        if len(group) == 1:
+            pairs = [await one_scored(group[0])]
+        else:
+            pairs = await asyncio.gather(*(one_scored(row) for row in group))
+        states = [s for s, _ in pairs]
+        set_advantages(states)
+        for state, out in pairs:
+            out["advantage"] = state["advantage"]
+
+    # Keep a bounded number of groups in flight so huge input lists do not become
+    # hundreds of thousands of pending tasks.
+    group_size = max(1, len(rows) // max(1, len(groups)))
+    gate = asyncio.Semaphore(max(2, 2 * limit // group_size + 1) if limit else max(1, len(groups)))
+    tasks: set[asyncio.Task[None]] = set()
+    try:
+        for index, group in enumerate(groups):
+            await gate.acquire()
+            task = asyncio.create_task(run_group(index, group))
+            tasks.add(task)
+            task.add_done_callback(lambda t: (tasks.discard(t), gate.release()))
+        while tasks:
+            await asyncio.gather(*list(tasks))
+    finally:
+        for task in tasks:
+            task.cancel()
+        if writer is not None:
+            writer.close()
+        if owned:
+            await model_client.aclose()
+
+    outputs.sort(key=lambda o: (o.get("example_id", 0), o.get("rollout_index", 0)))
+    meta: dict[str, Any] = {
+        "env_id": env.env_id,
+        "env_args": env.env_args,
+        "model": model,
+        "base_url": getattr(model_client, "base_url", ""),
+        "num_examples": len(groups),
+        "rollouts_per_example": group_size,
+        "sampling_args": sampling,
+        "time": time.perf_counter() - start,
+        **summarize(outputs, env.pass_threshold),
+        **(metadata or {}),
+    }
+    if results_path is not None:
+        write_metadata(results_path, meta)
+    if on_log is not None:
+        _safe(on_log, f"finished {len(outputs)} rollouts in {meta['time']:.1f}s")
+    return GenerateOutputs(outputs=outputs, metadata=meta)
+
+
+def _safe(callback: Callable[..., Any], *args: Any) -> None:
+    try:
+        callback(*args)
+    except Exception as e:  # a broken progress callback must not lose the run
+        logger.warning("callback %r failed: %s", callback, e)

@@ -1,0 +1,75 @@
+"""RubricGroup: several rubrics scored together; rewards are summed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from verifiers.errors import ConfigError
+from verifiers.rubrics.rubric import Rubric, Score
+
+
+class RubricGroup(Rubric):
+    """Scores with every child rubric. The reward is the sum of the children's rewards,
+    metrics are merged (same-named metrics add up), and advantages come from the final
+    summed reward (the classic implementation left the last child's advantage)."""
+
+    def __init__(self, rubrics: Sequence[Rubric], **kwargs: Any) -> None:
+        if not rubrics:
+            raise ConfigError("RubricGroup needs at least one rubric")
+        self.rubrics = list(rubrics)
+        super().__init__(parser=kwargs.pop("parser", self.rubrics[0].parser), **kwargs)
+
+    def add_reward_func(self, func: Callable[..., Any], weight: float = 1.0) -> None:
+        if not hasattr(self, "rubrics"):  # during Rubric.__init__
+            super().add_reward_func(func, weight)
+            return
+        self.rubrics[0].add_reward_func(func, weight)
+
+    def add_class_object(self, name: str, obj: Any) -> None:
+        super().add_class_object(name, obj)
+        for r in self.rubrics:
+            r.add_class_object(name, obj)
+
+    @property
+    def funcs(self) -> list[Callable[..., Any]]:
+        return [f for r in self.rubrics for f in r.funcs]
+
+    @property
+    def weights(self) -> list[float]:
+        return [w for r in self.rubrics for w in r.weights]
+
+    reward_weights = weights
+
+    def get_reward_func_names(self) -> list[str]:
+        return [n for r in self.rubrics for n in r.get_reward_func_names()]
+
+    @property
+    def has_group_funcs(self) -> bool:
+        return any(r.has_group_funcs for r in self.rubrics)
+
+    requires_group_scoring = has_group_funcs
+
+    def check_parameters(self, input_columns: Iterable[str]) -> None:
+        cols = list(input_columns)
+        for r in self.rubrics:
+            r.check_parameters(cols)
+
+    async def compute_scores(self, states: list[dict[str, Any]]) -> list[Score]:
+        combined = [Score() for _ in states]
+        for rubric in self.rubrics:
+            for total, part in zip(combined, await rubric.compute_scores(states), strict=True):
+                total.reward += part.reward
+                for name, value in part.metrics.items():
+                    total.metrics[name] = total.metrics.get(name, 0.0) + value
+                if total.error is None:
+                    total.error = part.error
+        return combined
+
+    async def cleanup(self, state: dict[str, Any]) -> None:
+        for r in self.rubrics:
+            await r.cleanup(state)
+
+    async def teardown(self) -> None:
+        for r in self.rubrics:
+            await r.teardown()
