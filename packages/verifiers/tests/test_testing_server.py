@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import aiohttp
@@ -58,8 +58,21 @@ def srv() -> Iterator[ScriptedServer]:
         yield server
 
 
+_clients: list[AsyncOpenAI] = []
+
+
+@pytest.fixture(autouse=True)
+async def _close_clients() -> AsyncIterator[None]:
+    yield
+    while _clients:
+        await _clients.pop().close()
+
+
 def client(server: ScriptedServer, **kw: Any) -> AsyncOpenAI:
-    return AsyncOpenAI(base_url=server.base_url, api_key="x", max_retries=0, **kw)
+    kw.setdefault("max_retries", 0)
+    c = AsyncOpenAI(base_url=server.base_url, api_key="x", **kw)
+    _clients.append(c)
+    return c
 
 
 async def post(server: ScriptedServer, body: dict[str, Any], path: str = "/chat/completions"):
@@ -260,42 +273,48 @@ async def test_streaming(srv: ScriptedServer) -> None:
     assert [c.function.name for c in calls] == ["add"]  # type: ignore[union-attr]
     assert calls[0].id.startswith("call_") and calls[0].index == 0
 
+    stream = await c.chat.completions.create(model="m", messages=Q, max_tokens=5, stream=True)
+    text, finish = "", None
+    async for chunk in stream:
+        for ch in chunk.choices:
+            text += ch.delta.content or ""
+            finish = ch.finish_reason or finish
+    assert (text, finish) == ("The a", "length")
 
-async def test_streaming_token_data_matches_non_streaming(srv: ScriptedServer) -> None:
-    srv.stream_chunk_tokens = 4
-    try:
-        text = "Ünïcödé ✓ " * 3  # multi-byte chars cut across chunks
-        body = {
-            "model": "m",
-            "messages": [{"role": "user", "content": "x"}],
-            "logprobs": True,
-            "return_token_ids": True,
-            "return_tokens_as_token_ids": True,
-        }
-        with ScriptedServer(lambda b: Reply(content=text, reasoning_content="hm")) as s2:
-            s2.stream_chunk_tokens = 4
-            status, headers, raw = await post(s2, {**body, "stream": True})
-            assert status == 200 and headers["Content-Type"].startswith("text/event-stream")
-            events = [e[6:] for e in raw.decode().split("\n\n") if e]
-            assert events[-1] == "[DONE]"
-            chunks = [json.loads(e) for e in events[:-1]]
-            ids, lp, content, reasoning = [], [], "", ""
-            for ch in chunks:
-                for c in ch["choices"]:
-                    ids += c["token_ids"]
-                    lp += (c["logprobs"] or {}).get("content", [])
-                    content += c["delta"].get("content") or ""
-                    reasoning += c["delta"].get("reasoning_content") or ""
-            assert chunks[0]["prompt_token_ids"] == encode_chat(body["messages"])
-            _, _, raw2 = await post(s2, body)
-            full = json.loads(raw2)
-            assert ids == full["choices"][0]["token_ids"]
-            assert ids == encode_completion(text, reasoning_content="hm")
-            assert lp == full["choices"][0]["logprobs"]["content"]
-            assert content == text == full["choices"][0]["message"]["content"]
-            assert reasoning == "hm" == full["choices"][0]["message"]["reasoning_content"]
-    finally:
-        srv.stream_chunk_tokens = 16
+
+async def test_streaming_token_data_matches_non_streaming() -> None:
+    text = "Ünïcödé ✓ " * 3  # multi-byte chars cut across chunks
+    body = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "x"}],
+        "logprobs": True,
+        "return_token_ids": True,
+        "return_tokens_as_token_ids": True,
+    }
+    with ScriptedServer(
+        lambda b: Reply(content=text, reasoning_content="hm"),
+        stream_chunk_tokens=4,
+    ) as s2:
+        status, headers, raw = await post(s2, {**body, "stream": True})
+        assert status == 200 and headers["Content-Type"].startswith("text/event-stream")
+        events = [e[6:] for e in raw.decode().split("\n\n") if e]
+        assert events[-1] == "[DONE]"
+        chunks = [json.loads(e) for e in events[:-1]]
+        ids, lp, content, reasoning = [], [], "", ""
+        for ch in chunks:
+            for c in ch["choices"]:
+                ids += c["token_ids"]
+                lp += (c["logprobs"] or {}).get("content", [])
+                content += c["delta"].get("content") or ""
+                reasoning += c["delta"].get("reasoning_content") or ""
+        assert chunks[0]["prompt_token_ids"] == encode_chat(body["messages"])
+        _, _, raw2 = await post(s2, body)
+        full = json.loads(raw2)
+        assert ids == full["choices"][0]["token_ids"]
+        assert ids == encode_completion(text, reasoning_content="hm")
+        assert lp == full["choices"][0]["logprobs"]["content"]
+        assert content == text == full["choices"][0]["message"]["content"]
+        assert reasoning == "hm" == full["choices"][0]["message"]["reasoning_content"]
 
 
 async def test_malformed_raw_replies() -> None:
@@ -319,6 +338,15 @@ async def test_bad_requests(srv: ScriptedServer) -> None:
             assert r.status == 400
         async with s.get(srv.base_url + "/nope") as r:
             assert r.status == 404
+
+
+async def test_responder_errors_become_500() -> None:
+    with ScriptedServer(lambda body: 42) as s:  # type: ignore[arg-type,return-value]
+        status, _, raw = await post(s, {"model": "m", "messages": Q})
+        assert status == 500 and "TypeError" in json.loads(raw)["error"]["message"]
+    with ScriptedServer() as s:
+        status, _, _ = await post(s, {"model": "m", "messages": ["not a dict"]})
+        assert status == 500
 
 
 async def test_models_and_completions(srv: ScriptedServer) -> None:
@@ -397,7 +425,7 @@ async def test_fault_500_503_and_match() -> None:
         assert status == 200
         # the openai SDK retries 5xx when allowed to
         s.set_faults([Fault(status=500, times=1)])
-        c = AsyncOpenAI(base_url=s.base_url, api_key="x", max_retries=1)
+        c = client(s, max_retries=1)
         r = await c.chat.completions.create(model="m", messages=Q)
         assert r.choices[0].message.content is not None
         assert s.request_count == 5
@@ -526,21 +554,18 @@ def test_fault_validation() -> None:
 
 def test_cli_serves_until_sigterm() -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "verifiers.testing", "serve", "--port", "0", "--wrong-rate", "1"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line.startswith("READY http://127.0.0.1:") and line.rstrip().endswith("/v1")
-        c = openai.OpenAI(base_url=line.split()[1], api_key="x", max_retries=0)
-        r = c.chat.completions.create(model="m", messages=Q)  # type: ignore[arg-type]
-        assert r.choices[0].message.content == "The answer is \\boxed{83}."
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        rc = proc.wait(10)
-    assert rc == 0, proc.stderr.read() if proc.stderr else ""
+    cmd = [sys.executable, "-m", "verifiers.testing", "serve", "--port", "0", "--wrong-rate", "1"]
+    with subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    ) as proc:
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            assert line.startswith("READY http://127.0.0.1:") and line.rstrip().endswith("/v1")
+            with openai.OpenAI(base_url=line.split()[1], api_key="x", max_retries=0) as c:
+                r = c.chat.completions.create(model="m", messages=Q)  # type: ignore[arg-type]
+            assert r.choices[0].message.content == "The answer is \\boxed{83}."
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 0, err

@@ -239,7 +239,11 @@ class ScriptedServer:
         handler = self._routes.get((request.method, path))
         if handler is None:
             return _error(404, f"no route {request.method} {request.path}")
-        return await handler(request)
+        try:
+            return await handler(request)
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError) as e:
+            # a bad request body or a broken responder: answer instead of dropping the request
+            return _error(500, f"scripted server error: {type(e).__name__}: {e}")
 
     def _new_id(self, prefix: str) -> str:
         return f"{prefix}{self._prefix}{next(self._ids):016x}"
