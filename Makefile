@@ -12,7 +12,7 @@ bootstrap:
 	@command -v uv >/dev/null 2>&1 || $(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet uv
 
 sync: bootstrap
-	$(UV) sync --all-packages --locked
+	$(UV) sync --all-packages --locked --compile-bytecode
 
 # System packages some tests need (installed with apt-get when running as root).
 system-deps:

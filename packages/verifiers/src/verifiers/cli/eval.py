@@ -86,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-C", "--state-columns", default="", help="comma list of state keys to save")
     p.add_argument("-i", "--independent-scoring", action="store_true")
     p.add_argument("--max-retries", type=int, default=3, help="retries of infra-failed rollouts")
+    p.add_argument(
+        "--request-retries", type=int, default=5, help="retries of one request (429/5xx/timeouts)"
+    )
     p.add_argument("--timeout", type=float, default=None, help="per-rollout wall clock seconds")
     p.add_argument("-d", "--disable-tui", "--no-progress", dest="no_progress", action="store_true")
     p.add_argument("-v", "--verbose", action="store_true")
@@ -143,6 +146,7 @@ def build_client(args: argparse.Namespace) -> tuple[Client, str]:
                 args.api_base_url or e["url"],
                 api_key=os.environ.get(e.get("key") or args.api_key_var, "EMPTY"),
                 headers={**headers, **(e.get("headers") or {})},
+                max_retries=args.request_retries,
             )
             for e in endpoints
         ]
@@ -150,9 +154,13 @@ def build_client(args: argparse.Namespace) -> tuple[Client, str]:
         client: Client = clients[0] if len(clients) == 1 else MultiEndpointClient(clients)
         return client, model
     base_url = args.api_base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-    return OpenAIClient(
-        base_url, api_key=os.environ.get(args.api_key_var, "EMPTY"), headers=headers
-    ), args.model
+    client = OpenAIClient(
+        base_url,
+        api_key=os.environ.get(args.api_key_var, "EMPTY"),
+        headers=headers,
+        max_retries=args.request_retries,
+    )
+    return client, args.model
 
 
 def sampling_args_from(args: argparse.Namespace) -> dict[str, Any]:
@@ -212,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
+    from rich.markup import escape
 
     import verifiers as vf
 
@@ -306,13 +315,24 @@ def run(args: argparse.Namespace) -> int:
                 "time": metadata.get("time", 0.0) + elapsed,
             },
         )
-    print_summary(console, summary, elapsed, run_dir)
+    print_summary(Console(), summary, elapsed, run_dir)
+    first_errors: dict[str, str] = {}
+    for o in all_outputs:
+        err = o.get("error")
+        if err and err.get("error") not in first_errors:
+            first_errors[err["error"]] = err.get("message", "")
+    for name, message in first_errors.items():
+        console.print(f"[red]{escape(name)}[/]: {escape(message)}", highlight=False)
+    failed_all = bool(all_outputs) and all(o.get("error") for o in all_outputs)
     if interrupted:
         console.print(
             f"[yellow]interrupted[/]: {len(all_outputs)} of {len(inputs)} rollouts saved; finish "
             f"with: vf-eval {args.env} ... --resume {run_dir}"
         )
         return 130
+    if failed_all:
+        console.print("[red]every rollout failed[/]")
+        return 1
     return 0
 
 
@@ -355,6 +375,12 @@ def _generate(env, todo, client, model, sampling, args, run_dir, already_done):
         progress.update(task_id, advance=len(batch), reward=mean, errors=errors)
 
     async def go() -> Any:
+        try:
+            return await _run(env)
+        finally:
+            await client.aclose()
+
+    async def _run(env: Any) -> Any:
         return await env.generate(
             todo,
             client,

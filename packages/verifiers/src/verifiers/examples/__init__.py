@@ -1,0 +1,1 @@
+"""Small environments that ship with the SDK (registered as entry points)."""
