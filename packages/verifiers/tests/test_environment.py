@@ -362,3 +362,52 @@ def test_reward_error_marks_rollout_and_run_continues(server):
     )
     assert out["outputs"][1]["reward"] == 1.0
     assert out["metadata"]["errors"] == {"RewardError": 1}
+
+
+class WithCleanup(vf.SingleTurnEnv):
+    cleaned: list
+
+    @vf.cleanup
+    async def release(self, state):
+        self.cleaned.append((state["example_id"], state["error"] is not None))
+
+    @vf.cleanup(priority=5)
+    def sync_release(self, state):
+        self.cleaned.append(("sync", threading.current_thread() is threading.main_thread()))
+
+
+def test_cleanup_handlers_run_after_success_and_failure():
+    with ScriptedServer(faults=[Fault(status=400, times=None, match="0 \\+ 1")]) as srv:
+        env = WithCleanup(dataset=arithmetic_dataset(2), rubric=vf.Rubric(funcs=[correct]))
+        env.cleaned = []
+        env.evaluate_sync(client_for(srv), "m", num_examples=2)
+    assert sorted(c for c in env.cleaned if c[0] != "sync") == [(0, True), (1, False)]
+    assert [c for c in env.cleaned if c[0] == "sync"] == [("sync", False)] * 2
+
+
+def test_broken_tool_call_json_is_kept_not_fatal():
+    reply = Reply(tool_calls=[{"name": "add", "arguments": '{"a": 1, "b": '}])
+    with ScriptedServer(SequenceResponder([reply], cycle=True)) as srv:
+        env = single_turn(dataset=arithmetic_dataset(1), rubric=vf.Rubric(funcs=[lambda completion: 0.0]))
+        out = env.evaluate_sync(client_for(srv), "m", num_examples=1)["outputs"][0]
+    assert out["error"] is None
+    call = out["completion"][0]["tool_calls"][0]
+    assert call["function"] == {"name": "add", "arguments": '{"a": 1, "b": '}
+
+
+def test_import_and_construction_configure_no_logging():
+    import logging
+    import subprocess
+    import sys
+
+    code = (
+        "import logging, signal; before = (list(logging.getLogger().handlers), logging.getLogger().level);"
+        "import verifiers as vf; from datasets import Dataset;"
+        "vf.SingleTurnEnv(dataset=Dataset.from_list([{'question': 'q'}]));"
+        "assert (list(logging.getLogger().handlers), logging.getLogger().level) == before;"
+        "assert logging.getLogger('verifiers').handlers == [];"
+        "assert signal.getsignal(signal.SIGINT) is signal.default_int_handler;"
+        "assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    assert logging.getLogger("verifiers").handlers == []
