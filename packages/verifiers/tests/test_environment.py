@@ -388,7 +388,9 @@ def test_cleanup_handlers_run_after_success_and_failure():
 def test_broken_tool_call_json_is_kept_not_fatal():
     reply = Reply(tool_calls=[{"name": "add", "arguments": '{"a": 1, "b": '}])
     with ScriptedServer(SequenceResponder([reply], cycle=True)) as srv:
-        env = single_turn(dataset=arithmetic_dataset(1), rubric=vf.Rubric(funcs=[lambda completion: 0.0]))
+        env = single_turn(
+            dataset=arithmetic_dataset(1), rubric=vf.Rubric(funcs=[lambda completion: 0.0])
+        )
         out = env.evaluate_sync(client_for(srv), "m", num_examples=1)["outputs"][0]
     assert out["error"] is None
     call = out["completion"][0]["tool_calls"][0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import random
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -433,8 +434,12 @@ class Environment:
         shuffle_seed: int | None = None,
     ) -> list[dict[str, Any]]:
         """The inputs `evaluate` rolls out: each example repeated, with its rollout index."""
-        seed = (shuffle_seed if shuffle_seed is not None else 0) if shuffle else None
-        rows = self.get_eval_dataset(n=num_examples, seed=seed).to_list()
+        ds = self.build_eval_dataset()
+        if ds is None:
+            ds = self.build_dataset()
+        if ds is None:
+            raise ConfigError("this environment has no dataset")
+        rows = dataset_rows(ds, num_examples, shuffle_seed if shuffle else None, shuffle)
         return [
             {**row, "rollout_index": j} for row in rows for j in range(max(1, rollouts_per_example))
         ]
@@ -459,6 +464,23 @@ def _take(ds: Any, n: int, seed: int | None) -> Any:
     if n is not None and n > 0:
         ds = ds.select(range(min(n, len(ds))))
     return ds
+
+
+def dataset_rows(ds: Any, n: int = -1, seed: int | None = None, shuffle: bool = False) -> list:
+    """The first `n` rows (optionally shuffled by `seed`) as dicts.
+
+    Indexes the dataset directly instead of `shuffle`/`select`, which fingerprint the dataset
+    by pickling and cost more than the rollouts of a small eval."""
+    total = len(ds)
+    count = total if n is None or n < 0 else min(n, total)
+    if shuffle:
+        order = list(range(total))
+        random.Random(seed or 0).shuffle(order)
+        columns = ds[order[:count]]
+    else:
+        columns = ds[:count]
+    names = list(columns)
+    return [dict(zip(names, values, strict=True)) for values in zip(*columns.values(), strict=True)]
 
 
 def _merge_sampling_args(base: SamplingArgs, extra: SamplingArgs) -> SamplingArgs:
