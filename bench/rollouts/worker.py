@@ -1,0 +1,213 @@
+"""One measured run: load bench_env, run `env.evaluate(...)` once, print one JSON line.
+
+Run by each side's own interpreter (our workspace venv, or the verifiers==0.3.1 venv):
+
+    python bench/rollouts/worker.py --base-url http://127.0.0.1:PORT/v1 -n 2000 -c 256
+
+The same code path is used for both libraries: `vf.OpenAIChatCompletionsClient(AsyncOpenAI(...))`
+as client, and no-op `on_start`/`on_progress` callbacks (0.3.1 otherwise draws a tqdm bar on
+stderr; ours draws none) that only count finished rollouts, so a stalled run can say how far
+it got.
+
+Figures (all from this process, `resource.getrusage(RUSAGE_SELF)`):
+  wall_s          wall time of `await env.evaluate(...)`
+  cpu_s           user+sys CPU during evaluate
+  cpu_total_s     user+sys CPU of the whole process (interpreter start, imports, env load,
+                  evaluate, result checks) up to the report
+  startup_wall_s  process start (as the kernel saw it) to just before evaluate
+  rss_before_mb   RSS (VmRSS) just before evaluate; peak_rss_mb = ru_maxrss (VmHWM)
+  gc_s            time in the cyclic garbage collector during evaluate (part of cpu_s)
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+
+_T0_CPU = resource.getrusage(resource.RUSAGE_SELF)  # before our own imports
+
+import argparse  # noqa: E402
+import asyncio  # noqa: E402
+import gc  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+
+def _cpu(ru: resource.struct_rusage) -> float:
+    return ru.ru_utime + ru.ru_stime
+
+
+def _proc_start_epoch() -> float:
+    """Wall-clock time at which this process was started (from /proc)."""
+    with open(f"/proc/{os.getpid()}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    start_ticks = int(fields[19])  # field 22 (starttime), counted after "(comm)"
+    with open("/proc/uptime") as f:
+        uptime = float(f.read().split()[0])
+    return time.time() - uptime + start_ticks / os.sysconf("SC_CLK_TCK")
+
+
+class _GcClock:
+    """Time spent in the cyclic garbage collector while `on` (gc.callbacks; negligible cost)."""
+
+    def __init__(self) -> None:
+        self.on = False
+        self.seconds = 0.0
+        self.collections = [0, 0, 0]
+        self._t = 0.0
+        gc.callbacks.append(self._cb)
+
+    def _cb(self, phase: str, info: dict) -> None:
+        if not self.on:
+            return
+        if phase == "start":
+            self._t = time.perf_counter()
+        elif self._t:
+            self.seconds += time.perf_counter() - self._t
+            self.collections[info["generation"]] += 1
+            self._t = 0.0
+
+
+def _vmrss_mb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--base-url", required=True)
+    ap.add_argument("-n", "--num-examples", type=int, default=2000)
+    ap.add_argument("-c", "--max-concurrent", type=int, default=256)
+    ap.add_argument("-m", "--model", default="mock-model")
+    ap.add_argument("--timeout", type=float, default=600.0, help="stall guard for evaluate (s)")
+    ap.add_argument("--profile", default=None, help="write a cProfile of evaluate here")
+    ap.add_argument("--label", default="")
+    args = ap.parse_args()
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import bench_env
+    from openai import AsyncOpenAI
+
+    import verifiers as vf
+
+    env = bench_env.load_environment(num_examples=args.num_examples)
+    done = 0
+    gc_clock = _GcClock()
+
+    def on_start(*_a, **_k) -> None:
+        return None
+
+    def on_progress(*a, **_k) -> None:
+        nonlocal done
+        done += len(a[1]) if len(a) > 1 else 1
+
+    async def run() -> tuple[object, float, float, float, bool, float]:
+        client = vf.OpenAIChatCompletionsClient(
+            AsyncOpenAI(base_url=args.base_url, api_key="EMPTY")
+        )
+        profiler = None
+        if args.profile:
+            import cProfile
+
+            profiler = cProfile.Profile()
+        rss_before = _vmrss_mb()
+        start_wall = time.time()
+        ru0 = resource.getrusage(resource.RUSAGE_SELF)
+        t0 = time.perf_counter()
+        stalled = False
+        result = None
+        if profiler is not None:
+            profiler.enable()
+        gc_clock.on = True
+        try:
+            result = await asyncio.wait_for(
+                env.evaluate(
+                    client,
+                    args.model,
+                    num_examples=args.num_examples,
+                    rollouts_per_example=1,
+                    max_concurrent=args.max_concurrent,
+                    on_start=on_start,
+                    on_progress=on_progress,
+                ),
+                timeout=args.timeout,
+            )
+        except TimeoutError:
+            stalled = True
+        finally:
+            gc_clock.on = False
+            if profiler is not None:
+                profiler.disable()
+                profiler.dump_stats(args.profile)
+        wall = time.perf_counter() - t0
+        cpu = _cpu(resource.getrusage(resource.RUSAGE_SELF)) - _cpu(ru0)
+        if not stalled:
+            # Release the client's connections (ours: `aclose()`; 0.3.1: `close()`), outside
+            # the measured window. A stalled run is abandoned as it is.
+            closer = getattr(client, "aclose", None) or getattr(client, "close", None)
+            if closer is not None:
+                try:
+                    await asyncio.wait_for(closer(), 30)
+                except Exception as e:
+                    print(f"client close failed: {e!r}", file=sys.stderr)
+        return result, wall, cpu, rss_before, stalled, start_wall
+
+    result, wall, cpu, rss_before, stalled, start_wall = asyncio.run(run())
+
+    outputs = list(result["outputs"]) if result is not None else []
+    failed = 0
+    errors: dict[str, int] = {}
+    rewards = []
+    for o in outputs:
+        err = o.get("error")
+        r = o.get("reward")
+        bad_reward = r is None or (isinstance(r, float) and math.isnan(r))
+        if err is not None or bad_reward:
+            failed += 1
+            key = (err or {}).get("error") if isinstance(err, dict) else str(err)[:80]
+            errors[str(key or "reward NaN/missing")] = errors.get(str(key), 0) + 1
+        else:
+            rewards.append(float(r))
+    n_out = len(outputs)
+    ok = n_out - failed
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    report = {
+        "label": args.label,
+        "library": "verifiers " + getattr(vf, "__version__", "?"),
+        "verifiers_file": vf.__file__,
+        "python": sys.version.split()[0],
+        "n": args.num_examples,
+        "c": args.max_concurrent,
+        "stalled": stalled,
+        "finished": n_out if not stalled else done,
+        "ok": ok,
+        "failed": failed + (args.num_examples - n_out if not stalled else 0),
+        "errors": errors,
+        "mean_reward": (sum(rewards) / len(rewards)) if rewards else None,
+        "wall_s": wall,
+        "rollouts_per_s": (n_out if not stalled else done) / wall if wall > 0 else None,
+        "cpu_s": cpu,
+        "cpu_ms_per_rollout": 1000 * cpu / max(1, n_out if not stalled else done),
+        "gc_s": gc_clock.seconds,
+        "gc_collections": gc_clock.collections,
+        "cpu_total_s": _cpu(ru),
+        "cpu_before_imports_s": _cpu(_T0_CPU),
+        "startup_wall_s": start_wall - _proc_start_epoch(),
+        "rss_before_mb": rss_before,
+        "peak_rss_mb": ru.ru_maxrss / 1024,
+    }
+    print("RESULT " + json.dumps(report), flush=True)
+    # Do not wait for a stalled evaluate's leftovers (threads, sockets) on the way out.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
