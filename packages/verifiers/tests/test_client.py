@@ -2,8 +2,9 @@ import asyncio
 import socket
 
 import pytest
-import verifiers as vf
 from openai import AsyncOpenAI
+
+import verifiers as vf
 from verifiers.client import parse_chat_completion, resolve_client
 from verifiers.testing import Fault, Reply, ScriptedServer, SequenceResponder, encode_chat
 

@@ -4,9 +4,10 @@ import signal
 import threading
 
 import pytest
-import verifiers as vf
 from datasets import Dataset
 from openai import AsyncOpenAI
+
+import verifiers as vf
 from verifiers.testing import Fault, Reply, ScriptedServer, SequenceResponder, encode_chat
 
 

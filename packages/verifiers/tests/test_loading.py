@@ -1,6 +1,7 @@
 import textwrap
 
 import pytest
+
 import verifiers as vf
 from verifiers.loading import environment_module_name
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from verifiers.parsers import MaybeThinkParser, Parser, ThinkParser, XMLParser
 from verifiers.utils.answers import extract_boxed_answer, extract_hash_answer
 

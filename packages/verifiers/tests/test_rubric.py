@@ -3,6 +3,7 @@ import math
 import threading
 
 import pytest
+
 import verifiers as vf
 from verifiers.state import State
 

@@ -16,6 +16,7 @@ import aiohttp
 import openai
 import pytest
 from openai import AsyncOpenAI
+
 from verifiers.testing import (
     ArithmeticResponder,
     Fault,

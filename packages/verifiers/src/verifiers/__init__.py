@@ -17,7 +17,14 @@ from verifiers.client import (
     OpenAIClient,
 )
 from verifiers.decorators import advantage, cleanup, metric, reward, setup, stop, teardown, update
-from verifiers.envs import Environment, MultiTurnEnv, SingleTurnEnv
+from verifiers.envs import (
+    EnvGroup,
+    Environment,
+    MultiTurnEnv,
+    SingleTurnEnv,
+    StatefulToolEnv,
+    ToolEnv,
+)
 from verifiers.errors import (
     ConfigError,
     EmptyModelResponseError,
@@ -41,6 +48,7 @@ from verifiers.loading import ensure_keys, load_environment
 from verifiers.parsers import MaybeThinkParser, Parser, ThinkParser, XMLParser
 from verifiers.rubrics import Rubric, RubricGroup
 from verifiers.state import State
+from verifiers.tools import Tool, build_tool
 from verifiers.types import (
     AssistantMessage,
     DatasetBuilder,
@@ -75,6 +83,7 @@ __all__ = [
     "DatasetBuilder",
     "EmptyModelResponseError",
     "EndpointConfig",
+    "EnvGroup",
     "EnvResponseError",
     "Environment",
     "EnvironmentLoadError",
@@ -108,9 +117,12 @@ __all__ = [
     "SandboxError",
     "SingleTurnEnv",
     "State",
+    "StatefulToolEnv",
     "SystemMessage",
     "ThinkParser",
+    "Tool",
     "ToolCallError",
+    "ToolEnv",
     "ToolError",
     "ToolMessage",
     "ToolParseError",
@@ -121,6 +133,7 @@ __all__ = [
     "XMLParser",
     "__version__",
     "advantage",
+    "build_tool",
     "cleanup",
     "ensure_keys",
     "extract_boxed_answer",

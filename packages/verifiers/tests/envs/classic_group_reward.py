@@ -1,7 +1,8 @@
 """A classic-API environment with a group reward function (plural parameters → one call per group)."""
 
-import verifiers as vf
 from datasets import Dataset
+
+import verifiers as vf
 
 
 def load_environment(**kwargs):

@@ -2,8 +2,9 @@
 
 import re
 
-import verifiers as vf
 from datasets import Dataset
+
+import verifiers as vf
 
 
 class GuessEnv(vf.MultiTurnEnv):

@@ -1,7 +1,8 @@
 """A classic-API environment: SingleTurnEnv + XMLParser + format reward (unmodified style)."""
 
-import verifiers as vf
 from datasets import Dataset
+
+import verifiers as vf
 
 
 def load_environment(num_examples: int = 20, system_prompt: str | None = None, **kwargs):

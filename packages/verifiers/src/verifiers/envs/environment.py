@@ -138,6 +138,10 @@ class Environment:
         else:
             self.rubric = RubricGroup([self.rubric, rubric])
 
+    def metric_names(self) -> list[str]:
+        """Names of the metrics every output record of this environment carries."""
+        return self.rubric.get_reward_func_names()
+
     @property
     def requires_group_rollouts(self) -> bool:
         return self.rubric.has_group_funcs

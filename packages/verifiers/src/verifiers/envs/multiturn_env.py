@@ -243,6 +243,9 @@ class MultiTurnEnv(Environment):
                     state["error"] = error_record(e, "cleanup")
                 logger.warning("cleanup handler %s failed: %s", handler.__name__, e)
 
+    def metric_names(self) -> list[str]:
+        return [*super().metric_names(), "num_turns"]
+
     def state_to_output(self, state: State, state_columns: list[str] | None = None):
         out = super().state_to_output(state, state_columns)
         out["metrics"] = {**out["metrics"], "num_turns": float(len(state.get("trajectory") or ()))}
