@@ -46,7 +46,7 @@ from verifiers.errors import (
 )
 from verifiers.loading import ensure_keys, load_environment
 from verifiers.parsers import MaybeThinkParser, Parser, ThinkParser, XMLParser
-from verifiers.rubrics import Rubric, RubricGroup
+from verifiers.rubrics import DEFAULT_JUDGE_PROMPT, JudgeError, JudgeRubric, Rubric, RubricGroup
 from verifiers.state import State
 from verifiers.tools import Tool, build_tool
 from verifiers.types import (
@@ -76,6 +76,7 @@ except PackageNotFoundError:  # running from a source tree
     __version__ = "0.0.0"
 
 __all__ = [
+    "DEFAULT_JUDGE_PROMPT",
     "AssistantMessage",
     "Client",
     "ClientConfig",
@@ -94,6 +95,8 @@ __all__ = [
     "Info",
     "InfraError",
     "InvalidModelResponseError",
+    "JudgeError",
+    "JudgeRubric",
     "MaybeThinkParser",
     "Message",
     "Messages",

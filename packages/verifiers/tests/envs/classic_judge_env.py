@@ -8,7 +8,6 @@ from datasets import Dataset
 from openai import AsyncOpenAI
 
 import verifiers as vf
-from verifiers.rubrics.judge_rubric import JudgeRubric
 
 
 def load_environment(
@@ -21,7 +20,7 @@ def load_environment(
     ]
     parser = vf.Parser(extract_fn=vf.extract_boxed_answer)
     judge_client = AsyncOpenAI(base_url=judge_base_url, api_key="x") if judge_base_url else None
-    judge_rubric = JudgeRubric(
+    judge_rubric = vf.JudgeRubric(
         parser=parser,
         judge_client=judge_client,
         judge_model=judge_model,

@@ -1,4 +1,5 @@
+from verifiers.rubrics.judge_rubric import DEFAULT_JUDGE_PROMPT, JudgeError, JudgeRubric
 from verifiers.rubrics.rubric import Rubric
 from verifiers.rubrics.rubric_group import RubricGroup
 
-__all__ = ["Rubric", "RubricGroup"]
+__all__ = ["DEFAULT_JUDGE_PROMPT", "JudgeError", "JudgeRubric", "Rubric", "RubricGroup"]
