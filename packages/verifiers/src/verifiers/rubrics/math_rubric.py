@@ -1,0 +1,165 @@
+"""MathRubric: ``correct_answer`` graded by math-verify in a pool of worker processes.
+
+math-verify bounds its own work with ``signal.alarm``, which only works in a main thread
+(in a thread it raises, or, with timeouts off, can hang forever). So grading never runs
+on the event loop or in a thread: it runs in `ProcessPool` workers, each its own main
+thread, where math-verify's per-operation alarms apply, and the pool adds a hard SIGKILL
+timeout on top for anything that ignores signals. One pool per rubric, shared by all of
+its rollouts, started on first use and closed by ``await rubric.teardown()``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from itertools import product
+from typing import Any
+
+from verifiers.parsers import MaybeThinkParser
+from verifiers.rubrics.rubric import Rubric
+from verifiers.utils.answers import extract_boxed_answer
+from verifiers.utils.process_pool import ProcessPool, WorkerTimeoutError
+
+__all__ = ["MathRubric", "grade_math_answer", "strict_boxed_answer"]
+
+TIMEOUT_STATE_KEY = "math_verify_timeout"
+
+
+def strict_boxed_answer(text: str) -> str:
+    """The last ``\\boxed{}`` of the final answer, or "" (no box, or unfinished reasoning).
+
+    Used after `MaybeThinkParser` dropped everything up to the last ``</think>``: a
+    ``<think>`` still present means the reasoning never closed (a truncated response),
+    so a box in it is not a final answer.
+    """
+    if "<think>" in text:
+        return ""
+    return extract_boxed_answer(text, strict=True)
+
+
+def grade_math_answer(gold: str, response: str, timeout_s: int) -> tuple[float, bool]:
+    """``(score, timed_out)`` for ``response`` against ``gold``; runs in a pool worker.
+
+    Same result as ``verify(parse(gold), parse(response))`` with both wrapped in
+    ``\\boxed{}`` (gold first: verify is not symmetric), but each pair is compared
+    separately so that a math-verify timeout can be told apart from a wrong answer.
+    """
+    from math_verify import parse, verify
+    from math_verify.errors import TimeoutException
+
+    timed_out = False
+
+    def parse_boxed(text: str) -> list[Any]:
+        nonlocal timed_out
+        try:
+            return parse("\\boxed{" + text + "}", parsing_timeout=timeout_s, raise_on_error=True)
+        except TimeoutException:  # a BaseException: math-verify's alarm fired
+            timed_out = True
+        except Exception:
+            pass  # unparseable counts as no answer, as with raise_on_error=False
+        return []
+
+    golds = parse_boxed(gold)
+    targets = parse_boxed(response) if golds else []
+    for g, t in product(golds, targets):
+        try:
+            if verify(g, t, timeout_seconds=timeout_s, raise_on_error=True):
+                return 1.0, timed_out
+        except TimeoutException:
+            timed_out = True
+        except Exception:
+            pass
+    return 0.0, timed_out
+
+
+def warm_up() -> None:
+    """Worker initializer: pay math-verify's lazy imports and caches before the first call,
+    so a cold worker does not run a real grading into its (small) signal timeout."""
+    grade_math_answer("\\frac{1}{2}", "0.5", 30)
+    grade_math_answer("x^2+2x+1", "(x+1)^2", 30)
+    grade_math_answer("\\{1,2\\}", "\\{2,1\\}", 30)
+
+
+class MathRubric(Rubric):
+    """Adds ``correct_answer`` (weight 1): 1.0 iff math-verify finds the boxed answer equal
+    to the gold answer.
+
+    Scores 0.0 for: no final ``\\boxed{}`` (strict, after the last ``</think>``), an answer
+    longer than ``max_verify_chars``, a wrong answer, or a grading that timed out. A timeout
+    is a legitimate ungradeable answer, not an infra failure; it is recorded as
+    ``state["math_verify_timeout"] = True`` and counted in ``self.timeouts``. A worker that
+    crashes raises `WorkerCrashedError` (an `InfraError`), which marks the rollout.
+
+    ``timeout_seconds`` is math-verify's per-operation limit (``signal.alarm`` takes whole
+    seconds: it is rounded up); the worker is killed after ``hard_timeout_seconds``
+    (3 × that + 1: two parses and the comparisons).
+    """
+
+    def __init__(
+        self,
+        funcs: Sequence[Callable[..., Any]] | None = None,
+        weights: Sequence[float] | None = None,
+        parser: Any = None,
+        max_workers: int | None = None,
+        timeout_seconds: float = 5.0,
+        max_verify_chars: int = 50_000,
+        **kwargs: Any,
+    ) -> None:
+        if parser is None:
+            parser = MaybeThinkParser(extract_fn=strict_boxed_answer)
+        super().__init__(funcs=funcs, weights=weights, parser=parser, **kwargs)
+        if not timeout_seconds or timeout_seconds <= 0:
+            raise ValueError("timeout_seconds must be positive: math-verify needs its timeouts")
+        self.max_workers = max_workers
+        self.timeout_seconds = timeout_seconds
+        # A float here would make signal.alarm raise inside math-verify, which swallows it
+        # and returns "no answer": every grading would silently score 0.
+        self.signal_timeout = max(1, math.ceil(timeout_seconds))
+        self.hard_timeout_seconds = 3.0 * self.signal_timeout + 1.0
+        self.max_verify_chars = max_verify_chars
+        self.timeouts = 0
+        self._pool: ProcessPool | None = None
+        self.add_reward_func(self.correct_answer)
+
+    @property
+    def pool(self) -> ProcessPool:
+        """The rubric's worker pool (created on first use; workers start lazily)."""
+        if self._pool is None or self._pool.closed:
+            self._pool = ProcessPool(
+                self.max_workers,
+                preload=("math_verify", __name__),
+                initializer=warm_up,
+                name="vf-math-verify",
+            )
+        return self._pool
+
+    async def correct_answer(
+        self, completion: Any, answer: Any, state: Any = None, **kwargs: Any
+    ) -> float:
+        """1.0 if the final boxed answer equals ``answer`` per math-verify, else 0.0."""
+        response = self.parser.parse_answer(completion) or ""
+        gold = "" if answer is None else str(answer).strip()
+        if not response or not gold or len(response) > self.max_verify_chars:
+            return 0.0
+        try:
+            score, timed_out = await self.pool.run(
+                grade_math_answer,
+                gold,
+                response,
+                self.signal_timeout,
+                timeout=self.hard_timeout_seconds,
+            )
+        except WorkerTimeoutError:
+            score, timed_out = 0.0, True
+        if timed_out:
+            self.timeouts += 1
+            if state is not None:
+                state[TIMEOUT_STATE_KEY] = True
+        return score
+
+    async def teardown(self) -> None:
+        """Stop the workers; the rubric stays usable (a new pool starts on next use)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+        await super().teardown()

@@ -1,0 +1,528 @@
+"""An asyncio-friendly pool of worker processes with a hard, per-call kill timeout.
+
+``concurrent.futures.ProcessPoolExecutor`` cannot stop one runaway call: a hung worker
+keeps its slot forever, and terminating it breaks the whole executor. Here each worker is
+a separate process that runs one call at a time over its own pipe, so a call that runs
+past its timeout has just its worker SIGKILLed and replaced; the other in-flight calls
+are not disturbed.
+
+>>> pool = ProcessPool(size=2, preload=("math_verify",))  # doctest: +SKIP
+>>> await pool.run(math.factorial, 10, timeout=5.0)        # doctest: +SKIP
+>>> pool.close()                                            # doctest: +SKIP
+
+Design notes:
+
+* Workers start lazily (or eagerly with ``await pool.start()``) from a ``forkserver``
+  context (``spawn`` where there is none); never ``fork``, which is unsafe from a process
+  that runs threads or an event loop. Each imports ``preload`` and runs ``initializer``
+  before it reports ready, so start-up cost is never charged to a call's timeout. The
+  ``preload`` modules are also added to the forkserver's preload list, so replacing a
+  killed worker is a fork, not a fresh round of imports.
+* The pool holds no asyncio object across calls, so one pool serves successive event
+  loops (``asyncio.run`` per ``evaluate_sync``). Unix only: results are awaited with
+  ``loop.add_reader`` on the pipe.
+* ``close()`` stops idle workers and kills busy ones; a ``weakref.finalize`` does the same
+  if the owner forgets, so no worker outlives the pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import importlib
+import multiprocessing
+import os
+import pickle
+import signal
+import threading
+import traceback
+import weakref
+from collections.abc import Callable, Sequence
+from multiprocessing.connection import Connection
+from multiprocessing.reduction import ForkingPickler
+from typing import Any, TypeVar
+
+from verifiers.errors import Error, InfraError
+
+__all__ = [
+    "PoolClosedError",
+    "PoolError",
+    "PoolOverloadedError",
+    "ProcessPool",
+    "WorkerCrashedError",
+    "WorkerStartError",
+    "WorkerTimeoutError",
+    "default_pool_size",
+]
+
+T = TypeVar("T")
+
+START_TIMEOUT_S = 120.0  # import + initializer on a loaded machine
+STOP_GRACE_S = 2.0  # an idle worker asked to exit gets this long before SIGKILL
+
+
+class PoolError(Error):
+    """Base class of process-pool failures."""
+
+
+class PoolClosedError(PoolError):
+    """The pool was closed before or while the call ran."""
+
+
+class PoolOverloadedError(PoolError, InfraError):
+    """Too many calls are already waiting for a worker."""
+
+
+class WorkerTimeoutError(PoolError, TimeoutError):
+    """The call ran past its hard timeout; its worker was killed and will be replaced."""
+
+
+class WorkerCrashedError(PoolError, InfraError):
+    """The worker process died during the call (segfault, ``os._exit``, OOM kill)."""
+
+
+class WorkerStartError(WorkerCrashedError):
+    """A worker could not be started or its initializer failed."""
+
+
+class _RemoteTraceback(Exception):
+    """Carries a worker-side traceback as the ``__cause__`` of a re-raised exception."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+def default_pool_size() -> int:
+    """CPUs this process may use (affinity-aware), at least 1."""
+    count = getattr(os, "process_cpu_count", None)  # Python 3.13+
+    if count is not None:
+        return max(1, count() or 1)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _add_forkserver_preload(modules: Sequence[str]) -> None:
+    """Have the forkserver import ``modules`` so each forked worker inherits them.
+
+    This turns a worker (re)start from seconds of imports into a ~30 ms fork. The list is
+    process-wide: we only add to it (keeping ``__main__`` and anything set before), and
+    it takes effect only if the forkserver has not started yet; otherwise workers just
+    import in their initializer, which is slower but equivalent.
+    """
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    current = list(getattr(server, "_preload_modules", None) or ["__main__"])
+    missing = [m for m in modules if m not in current]
+    if missing:
+        forkserver.set_forkserver_preload(current + missing)
+
+
+def _default_context() -> multiprocessing.context.BaseContext:
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+# -- worker side ------------------------------------------------------------------------
+def _worker_main(
+    conn: Connection, preload: Sequence[str], initializer: Callable[[], Any] | None
+) -> None:
+    """Import, initialize, report ready, then serve one call at a time until told to stop."""
+    # Ctrl-C belongs to the parent, which kills workers itself; no tracebacks from here.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        for name in preload:
+            importlib.import_module(name)
+        if initializer is not None:
+            initializer()
+    except BaseException:
+        conn.send(("init_error", traceback.format_exc()))
+        return
+    conn.send(("ready", os.getpid()))
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return  # the parent went away
+        if msg is None:
+            return
+        fn, args = msg
+        try:
+            reply: tuple[Any, ...] = ("ok", fn(*args))
+        except BaseException as e:
+            reply = ("err", e, traceback.format_exc())
+        try:
+            conn.send(reply)
+        except Exception as e:  # an unpicklable result or exception
+            tb = reply[2] if reply[0] == "err" else ""
+            err = PoolError(f"result of {_name(fn)} could not be sent back: {e!r}")
+            conn.send(("err", err, tb))
+
+
+def _name(fn: Any) -> str:
+    return getattr(fn, "__qualname__", None) or repr(fn)
+
+
+# -- parent side ------------------------------------------------------------------------
+class _Worker:
+    """One worker process and the parent's end of its pipe."""
+
+    __slots__ = ("conn", "proc")
+
+    def __init__(self, proc: multiprocessing.process.BaseProcess, conn: Connection) -> None:
+        self.proc = proc
+        self.conn = conn
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid
+
+    async def recv(self, limit: float | None) -> bytes:
+        """The next message (pickled), awaited without a thread; EOF means the worker died."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[bytes] = loop.create_future()
+        fd = self.conn.fileno()
+
+        def readable() -> None:
+            loop.remove_reader(fd)
+            if fut.done():
+                return
+            try:
+                # Blocks only while the rest of an already-started message arrives.
+                fut.set_result(self.conn.recv_bytes())
+            except (EOFError, OSError) as e:
+                fut.set_exception(e)
+
+        loop.add_reader(fd, readable)
+        try:
+            data = await asyncio.wait_for(fut, limit)
+        finally:
+            loop.remove_reader(fd)
+        return data
+
+    def stop(self, grace: float = 0.0) -> None:
+        """Ask an idle worker to exit (``grace`` > 0), else SIGKILL; always reap it."""
+        if grace > 0 and self.proc.is_alive():
+            try:
+                self.conn.send(None)
+            except OSError:
+                pass
+            self.proc.join(grace)
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join(5.0)
+        self.conn.close()
+
+    def describe_exit(self) -> str:
+        self.proc.join(1.0)  # it closed its pipe, so it is exiting
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(5.0)
+        code = self.proc.exitcode
+        if code is not None and code < 0:
+            try:
+                return f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                return f"killed by signal {-code}"
+        return f"exit code {code}"
+
+
+_SPAWN = object()  # handed to a waiter: a worker slot is reserved for you, start one
+
+
+class ProcessPool:
+    """At most ``size`` worker processes, each running one call at a time.
+
+    ``await run(fn, *args, timeout=...)`` runs a picklable top-level ``fn`` in a worker.
+    Calls beyond ``size`` wait in a FIFO queue of at most ``max_queued`` entries; one more
+    raises `PoolOverloadedError`. A call past ``timeout`` raises `WorkerTimeoutError`, a
+    worker that dies raises `WorkerCrashedError`; in both cases the worker is replaced.
+    An exception raised by ``fn`` is re-raised as is (worker traceback as its cause).
+    """
+
+    def __init__(
+        self,
+        size: int | None = None,
+        *,
+        preload: Sequence[str] = (),
+        initializer: Callable[[], Any] | None = None,
+        max_queued: int = 10_000,
+        start_method: str | None = None,
+        forkserver_preload: bool = True,
+        name: str = "vf-pool",
+    ) -> None:
+        self.size = int(size) if size is not None else default_pool_size()
+        if self.size < 1:
+            raise ValueError(f"pool size must be at least 1, got {size}")
+        self.preload = tuple(preload)
+        self.initializer = initializer
+        self.max_queued = max_queued
+        self.name = name
+        self._ctx = (
+            multiprocessing.get_context(start_method) if start_method else _default_context()
+        )
+        if self._ctx.get_start_method() == "fork":
+            raise ValueError("the 'fork' start method is unsafe here; use forkserver or spawn")
+        if forkserver_preload and self._ctx.get_start_method() == "forkserver":
+            _add_forkserver_preload((__name__, *self.preload))
+        self._lock = threading.Lock()
+        self._idle: list[_Worker] = []
+        self._workers: set[_Worker] = set()  # every live worker, starting, idle or busy
+        self._slots = 0  # workers started or starting; never above size
+        self._waiters: collections.deque[asyncio.Future[Any]] = collections.deque()
+        self._closed = False
+        self._finalizer = weakref.finalize(self, _kill_all, self._workers)
+
+    # -- public ---------------------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def pids(self) -> list[int]:
+        """Process ids of the live workers."""
+        with self._lock:
+            return [w.pid for w in self._workers if w.pid is not None]
+
+    @property
+    def start_method(self) -> str:
+        return self._ctx.get_start_method()
+
+    async def start(self, n: int | None = None) -> None:
+        """Start workers now (up to ``n``, default ``size``) instead of on first use."""
+        n = self.size if n is None else min(n, self.size)
+        workers = await asyncio.gather(*(self._acquire() for _ in range(n)))
+        for w in workers:
+            self._release(w)
+
+    # The timeout is not the caller's to wrap with asyncio.timeout: it must kill the worker
+    # and count from when the call starts running, not from when it joined the queue.
+    async def run(
+        self,
+        fn: Callable[..., T],
+        *args: Any,
+        timeout: float | None = None,  # noqa: ASYNC109
+    ) -> T:
+        """Run ``fn(*args)`` in a worker; ``timeout`` (seconds) counts from when it starts."""
+        payload = ForkingPickler.dumps((fn, args))  # pickling errors raise before queueing
+        worker = await self._acquire()
+        try:
+            worker.conn.send_bytes(payload)
+            data = await worker.recv(timeout)
+        except TimeoutError:
+            self._discard(worker)
+            raise WorkerTimeoutError(
+                f"{_name(fn)} ran past its {timeout:g} s timeout; worker {worker.pid} killed"
+            ) from None
+        except (EOFError, OSError):
+            how = worker.describe_exit()
+            self._discard(worker)
+            if self._closed:
+                raise PoolClosedError("the pool was closed while the call ran") from None
+            raise WorkerCrashedError(
+                f"worker {worker.pid} died running {_name(fn)} ({how})"
+            ) from None
+        except BaseException:  # cancelled: the worker is still busy, so it cannot be reused
+            self._discard(worker)
+            raise
+        self._release(worker)
+        try:
+            reply = pickle.loads(data)
+        except Exception as e:
+            raise PoolError(f"the result of {_name(fn)} could not be unpickled: {e!r}") from e
+        if reply[0] == "ok":
+            return reply[1]
+        exc: BaseException = reply[1]
+        raise exc from _RemoteTraceback(reply[2])
+
+    def close(self) -> None:
+        """Stop every worker (idle ones exit cleanly, busy ones are killed) and reap them.
+
+        Calls still waiting or running raise `PoolClosedError`. Idempotent.
+        """
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            waiters = list(self._waiters)
+            self._waiters.clear()
+            idle = list(self._idle)
+            self._idle.clear()
+            busy = [w for w in self._workers if w not in idle]
+            self._workers.clear()
+        for fut in waiters:
+            _deliver(fut, PoolClosedError("the pool was closed"), self._handback)
+        for w in busy:
+            w.proc.kill()  # their calls see EOF and raise PoolClosedError
+        for w in idle:
+            w.stop(grace=STOP_GRACE_S)
+        for w in busy:
+            w.proc.join(5.0)
+        self._finalizer.detach()
+
+    async def aclose(self) -> None:
+        self.close()
+
+    async def __aenter__(self) -> ProcessPool:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- workers --------------------------------------------------------------------------
+    async def _acquire(self) -> _Worker:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if self._closed:
+                raise PoolClosedError("the pool is closed")
+            if self._idle:
+                return self._idle.pop()
+            if self._slots < self.size:
+                self._slots += 1
+                fut = None
+            else:
+                if len(self._waiters) >= self.max_queued:
+                    raise PoolOverloadedError(
+                        f"{len(self._waiters)} calls already wait for {self.size} workers"
+                    )
+                fut = loop.create_future()
+                self._waiters.append(fut)
+        if fut is not None:
+            try:
+                got = await fut
+            except BaseException:
+                with self._lock:
+                    if fut in self._waiters:
+                        self._waiters.remove(fut)
+                if fut.done() and not fut.cancelled() and fut.exception() is None:
+                    self._handback(fut.result())  # handed over just as we were cancelled
+                raise
+            if isinstance(got, _Worker):
+                return got
+        # A slot is reserved for us: start a worker in it.
+        try:
+            return await self._start_worker()
+        except BaseException:
+            self._free_slot()
+            raise
+
+    async def _start_worker(self) -> _Worker:
+        loop = asyncio.get_running_loop()
+        parent, child = self._ctx.Pipe(duplex=True)
+        proc = self._ctx.Process(
+            target=_worker_main,
+            args=(child, self.preload, self.initializer),
+            name=self.name,
+            daemon=True,
+        )
+        worker = _Worker(proc, parent)
+        # Starting talks to the forkserver (and starts it the first time): not on the loop.
+        try:
+            await loop.run_in_executor(None, proc.start)
+        except BaseException as e:
+            if proc.pid is not None:
+                worker.stop()
+            else:
+                parent.close()
+            child.close()
+            if isinstance(e, Exception):
+                raise WorkerStartError(f"could not start a worker: {e!r}") from e
+            raise
+        child.close()  # the worker holds the only other end: its death is EOF for us
+        with self._lock:
+            self._workers.add(worker)
+        try:
+            msg = pickle.loads(await worker.recv(START_TIMEOUT_S))
+        except BaseException as e:
+            timed_out = isinstance(e, TimeoutError)
+            died = not timed_out and isinstance(e, (EOFError, OSError))
+            how = worker.describe_exit() if died else "timed out"
+            self._forget(worker)
+            worker.stop()
+            if self._closed:
+                raise PoolClosedError("the pool was closed") from None
+            if timed_out or died:
+                raise WorkerStartError(f"worker {proc.pid} failed to start ({how})") from None
+            raise
+        if msg[0] != "ready":
+            self._forget(worker)
+            worker.stop()
+            raise WorkerStartError(f"worker initializer failed:\n{msg[1]}")
+        if self._closed:
+            self._forget(worker)
+            worker.stop(grace=STOP_GRACE_S)
+            raise PoolClosedError("the pool was closed")
+        return worker
+
+    def _forget(self, worker: _Worker) -> None:
+        with self._lock:
+            self._workers.discard(worker)
+
+    def _release(self, worker: _Worker) -> None:
+        """A healthy worker is free: hand it to the first waiter, else park it."""
+        with self._lock:
+            if not self._closed:
+                if not self._waiters:
+                    self._idle.append(worker)
+                    return
+                fut = self._waiters.popleft()
+            else:
+                fut = None
+        if fut is None:
+            self._forget(worker)
+            worker.stop(grace=STOP_GRACE_S)
+        else:
+            _deliver(fut, worker, self._handback)
+
+    def _discard(self, worker: _Worker) -> None:
+        """Kill a worker that cannot be reused; its slot goes to a waiter or is freed."""
+        self._forget(worker)
+        worker.stop()
+        self._free_slot()
+
+    def _free_slot(self) -> None:
+        with self._lock:
+            if self._closed or not self._waiters:
+                self._slots -= 1
+                return
+            fut = self._waiters.popleft()
+        _deliver(fut, _SPAWN, self._handback)
+
+    def _handback(self, item: Any) -> None:
+        """Return what a waiter could not take (it was cancelled or its loop is gone)."""
+        if isinstance(item, _Worker):
+            self._release(item)
+        elif item is _SPAWN:
+            self._free_slot()
+
+
+def _deliver(fut: asyncio.Future[Any], item: Any, handback: Callable[[Any], None]) -> None:
+    """Resolve a waiter on its own loop (maybe another thread's); hand back on failure."""
+
+    def settle() -> None:
+        if fut.done():
+            if not isinstance(item, BaseException):
+                handback(item)
+        elif isinstance(item, BaseException):
+            fut.set_exception(item)
+        else:
+            fut.set_result(item)
+
+    try:
+        fut.get_loop().call_soon_threadsafe(settle)
+    except RuntimeError:  # that loop is closed; its waiter will never run
+        if not isinstance(item, BaseException):
+            handback(item)
+
+
+def _kill_all(workers: set[_Worker]) -> None:
+    """Safety net (garbage collection / interpreter exit): no worker outlives its pool."""
+    for w in list(workers):
+        try:
+            w.proc.kill()
+            w.proc.join(1.0)
+        except Exception:
+            pass
+    workers.clear()

@@ -1,0 +1,255 @@
+"""MathRubric (math-verify in a process pool) and the ProcessPool it runs on.
+
+Pools are module-scoped (worker start-up is the slow part) and shared across the tests'
+event loops, which also checks that a pool serves successive loops.
+"""
+
+import asyncio
+import ctypes
+import math
+import multiprocessing
+import os
+import time
+from pathlib import Path
+
+import pytest
+from datasets import Dataset
+
+import verifiers as vf
+from verifiers.rubrics.math_rubric import MathRubric, strict_boxed_answer
+from verifiers.testing import ScriptedServer
+from verifiers.utils.process_pool import (
+    PoolClosedError,
+    PoolOverloadedError,
+    ProcessPool,
+    WorkerCrashedError,
+    WorkerTimeoutError,
+)
+
+PATHOLOGICAL = "10^{10^{10}}"
+
+
+def state_for(text: str, answer: str) -> dict:
+    prompt = [{"role": "user", "content": "Solve it."}]
+    return {
+        "input": {"prompt": prompt, "answer": answer, "example_id": 0},
+        "prompt": prompt,
+        "completion": [{"role": "assistant", "content": text}],
+        "answer": answer,
+        "info": {},
+        "task": None,
+        "example_id": 0,
+        "metrics": {},
+        "error": None,
+    }
+
+
+def gone(pid: int) -> bool:
+    """Not running: no /proc entry, or a zombie about to be reaped by its parent."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+def wait_gone(pids: list[int], limit: float = 5.0) -> bool:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if all(gone(p) for p in pids):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+@pytest.fixture(scope="module")
+def rubric():
+    r = MathRubric(max_workers=2, timeout_seconds=1)
+    yield r
+    asyncio.run(r.teardown())
+
+
+@pytest.fixture(scope="module")
+def pool():
+    p = ProcessPool(size=2, name="vf-test-pool")
+    yield p
+    p.close()
+
+
+async def score(rubric: MathRubric, text: str, answer: str) -> dict:
+    s = state_for(text, answer)
+    await rubric.score_rollout(s)
+    return s
+
+
+# -- grading ------------------------------------------------------------------------------
+async def test_equivalences_and_wrong_answers(rubric):
+    cases = [
+        ("1/2", "0.5", 1.0),
+        ("\\frac{1}{2}", "\\dfrac12", 1.0),
+        ("2\\sqrt{2}", "\\sqrt{8}", 1.0),
+        ("\\{1,2\\}", "\\{2,1\\}", 1.0),
+        ("x^2+2x+1", "(x+1)^2", 1.0),
+        ("3", "4", 0.0),
+        ("(1,2)", "(2,1)", 0.0),  # gold first: an interval, not a set
+    ]
+    states = await asyncio.gather(
+        *(score(rubric, f"So the answer is $\\boxed{{{resp}}}$.", gold) for gold, resp, _ in cases)
+    )
+    got = [(gold, resp, s["reward"]) for (gold, resp, _), s in zip(cases, states, strict=True)]
+    assert got == [(g, r, want) for g, r, want in cases]
+    assert all(s["error"] is None and "math_verify_timeout" not in s for s in states)
+    assert all(s["metrics"] == {"correct_answer": s["reward"]} for s in states)
+
+
+async def test_strict_extraction_after_think(rubric):
+    think_only = "<think>Maybe \\boxed{3}.</think> I think it is three."
+    after_think = "<think>Maybe \\boxed{4}?</think> Final: \\boxed{3}"
+    unclosed = "<think>Hmm, \\boxed{3} and then I ran out of tokens"
+    no_box = "After computing, the final value is 3."
+    results = [(await score(rubric, t, "3"))["reward"] for t in (think_only, after_think)]
+    results += [(await score(rubric, t, "3"))["reward"] for t in (unclosed, no_box)]
+    assert results == [0.0, 1.0, 0.0, 0.0]
+    assert strict_boxed_answer("no box here") == ""
+    assert strict_boxed_answer("\\boxed{\\frac{1}{2}} then \\boxed{x^{2}}") == "x^{2}"
+
+
+async def test_overlong_and_empty_answers_score_zero_without_grading():
+    r = MathRubric(max_workers=1, timeout_seconds=1, max_verify_chars=10)
+    long_answer = "1+" * 10 + "1"
+    assert (await score(r, f"\\boxed{{{long_answer}}}", "11"))["reward"] == 0.0
+    assert (await score(r, "\\boxed{}", "0"))["reward"] == 0.0
+    assert (await score(r, "\\boxed{3}", ""))["reward"] == 0.0
+    assert r._pool is None or not r.pool.pids  # rejected before any worker started
+    await r.teardown()
+
+
+async def test_pathological_answer_times_out_while_others_finish(rubric):
+    done: dict[int, float] = {}
+    t0 = time.perf_counter()
+
+    async def timed(i: int, text: str, answer: str) -> dict:
+        s = await score(rubric, text, answer)
+        done[i] = time.perf_counter() - t0
+        return s
+
+    easy = [(f"\\boxed{{{n}/2}}", str(n / 2)) for n in range(1, 7)]
+    slow = asyncio.ensure_future(timed(-1, f"\\boxed{{{PATHOLOGICAL}}}", "7"))
+    await asyncio.sleep(0)  # the pathological grading takes a worker first
+    states = await asyncio.gather(*(timed(i, t, a) for i, (t, a) in enumerate(easy)))
+    bad = await slow
+    assert [s["reward"] for s in states] == [1.0] * len(easy)
+    assert bad["reward"] == 0.0 and bad["error"] is None
+    assert bad["math_verify_timeout"] is True
+    assert max(done[i] for i in range(len(easy))) < done[-1]  # not stuck behind it
+    assert done[-1] < rubric.hard_timeout_seconds + 2.0
+
+
+async def test_hard_kill_scores_zero_and_worker_is_replaced(rubric):
+    await score(rubric, "\\boxed{1}", "1")
+    before = set(rubric.pool.pids)
+    rubric.hard_timeout_seconds = 0.3  # below the 1 s signal timeout: the kill fires first
+    try:
+        t = time.perf_counter()
+        s = await score(rubric, f"\\boxed{{{PATHOLOGICAL}}}", "7")
+        elapsed = time.perf_counter() - t
+    finally:
+        rubric.hard_timeout_seconds = 3.0 * rubric.signal_timeout + 1.0
+    assert s["reward"] == 0.0 and s["math_verify_timeout"] is True and s["error"] is None
+    assert elapsed < 0.3 + 1.0
+    assert wait_gone(list(before - set(rubric.pool.pids)))
+    states = await asyncio.gather(*(score(rubric, "\\boxed{0.25}", "1/4") for _ in range(3)))
+    assert [x["reward"] for x in states] == [1.0] * 3
+    assert set(rubric.pool.pids) != before
+
+
+# -- the pool -----------------------------------------------------------------------------
+async def test_timeout_kills_only_that_worker(pool):
+    await pool.start()
+    t = time.perf_counter()
+    results = await asyncio.gather(
+        pool.run(time.sleep, 30, timeout=0.3),
+        *(pool.run(math.factorial, n, timeout=5) for n in range(8)),
+        return_exceptions=True,
+    )
+    assert isinstance(results[0], WorkerTimeoutError)
+    assert "0.3 s timeout" in str(results[0]) and "killed" in str(results[0])
+    assert results[1:] == [math.factorial(n) for n in range(8)]
+    assert time.perf_counter() - t < 3.0
+    assert await pool.run(pow, 2, 10, timeout=5) == 1024  # replaced
+
+
+@pytest.mark.parametrize(
+    ("fn", "arg", "how"),
+    [(os._exit, 3, "exit code 3"), (ctypes.string_at, 0, "killed by SIGSEGV")],
+)
+async def test_crashed_worker_is_a_clear_error_and_pool_recovers(pool, fn, arg, how):
+    with pytest.raises(WorkerCrashedError, match=how) as info:
+        await pool.run(fn, arg, timeout=10)
+    assert isinstance(info.value, vf.InfraError)
+    assert await pool.run(pow, 3, 2, timeout=10) == 9
+
+
+async def test_worker_exceptions_are_reraised_with_remote_traceback(pool):
+    with pytest.raises(ValueError, match="invalid literal") as info:
+        await pool.run(int, "x")
+    assert "Traceback" in str(info.value.__cause__)
+    with pytest.raises(Exception, match="pickle"):
+        await pool.run(lambda: 1)  # not picklable: fails before taking a worker
+    assert await pool.run(abs, -4) == 4
+
+
+async def test_cancelled_call_kills_its_worker_only(pool):
+    task = asyncio.ensure_future(pool.run(time.sleep, 30))
+    await asyncio.sleep(0.3)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await asyncio.gather(*(pool.run(abs, -n) for n in range(4))) == [0, 1, 2, 3]
+
+
+async def test_bounded_queue_and_close_leaves_no_processes():
+    p = ProcessPool(size=1, max_queued=1)
+    busy = asyncio.ensure_future(p.run(time.sleep, 30))
+    await asyncio.sleep(0.5)
+    queued = asyncio.ensure_future(p.run(abs, -1))
+    await asyncio.sleep(0)
+    with pytest.raises(PoolOverloadedError):
+        await p.run(abs, -2)
+    pids = p.pids
+    assert pids
+    p.close()
+    for fut in (busy, queued):
+        with pytest.raises(PoolClosedError):
+            await fut
+    with pytest.raises(PoolClosedError):
+        await p.run(abs, -3)
+    assert wait_gone(pids)
+    assert not [c for c in multiprocessing.active_children() if c.pid in pids]
+
+
+async def test_teardown_stops_the_rubric_workers():
+    r = MathRubric(max_workers=1, timeout_seconds=1)
+    assert (await score(r, "\\boxed{2}", "2"))["reward"] == 1.0
+    pids = r.pool.pids
+    await r.teardown()
+    assert pids and wait_gone(pids)
+    assert (await score(r, "\\boxed{5}", "5"))["reward"] == 1.0  # a fresh pool on reuse
+    await r.teardown()
+
+
+# -- end to end ---------------------------------------------------------------------------
+def test_single_turn_env_end_to_end():
+    ds = Dataset.from_list(
+        [{"question": f"What is {i} + {i + 2}?", "answer": str(2 * i + 2)} for i in range(4)]
+    )
+    env = vf.SingleTurnEnv(dataset=ds, rubric=MathRubric(max_workers=1))
+    try:
+        with ScriptedServer() as srv:
+            out = env.evaluate_sync(srv.base_url, "m", num_examples=4)
+    finally:
+        asyncio.run(env.teardown())
+    outputs = out["outputs"]
+    assert len(outputs) == 4
+    assert [o["reward"] for o in outputs] == [1.0] * 4
+    assert all(o["metrics"]["correct_answer"] == 1.0 for o in outputs)
