@@ -9,6 +9,7 @@ import ctypes
 import math
 import multiprocessing
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -161,6 +162,26 @@ async def test_hard_kill_scores_zero_and_worker_is_replaced(rubric):
     states = await asyncio.gather(*(score(rubric, "\\boxed{0.25}", "1/4") for _ in range(3)))
     assert [x["reward"] for x in states] == [1.0] * 3
     assert set(rubric.pool.pids) != before
+
+
+async def test_crashed_worker_is_an_infra_error_on_the_rollout(rubric):
+    await asyncio.gather(*(score(rubric, "\\boxed{1}", "1") for _ in range(2)))
+    pids = rubric.pool.pids
+    task = asyncio.ensure_future(score(rubric, f"\\boxed{{{PATHOLOGICAL}}}", "7"))
+    await asyncio.sleep(0.3)
+    for pid in pids:  # the busy worker and the idle one
+        os.kill(pid, signal.SIGKILL)
+    s = await task
+    assert math.isnan(s["reward"]) and math.isnan(s["metrics"]["correct_answer"])
+    assert s["error"]["infra"] is True
+    assert "WorkerCrashedError" in s["error"]["message"]
+    assert "killed by SIGKILL" in s["error"]["message"]
+    assert wait_gone(pids)
+    time.sleep(0.1)  # the forkserver reports the exit status just after reaping
+    # The idle worker that died is noticed and replaced, not handed a grading.
+    states = await asyncio.gather(*(score(rubric, "\\boxed{2^{3}}", "8") for _ in range(4)))
+    assert [x["reward"] for x in states] == [1.0] * 4
+    assert not set(pids) & set(rubric.pool.pids)
 
 
 # -- the pool -----------------------------------------------------------------------------

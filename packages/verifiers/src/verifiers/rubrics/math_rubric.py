@@ -23,6 +23,7 @@ from verifiers.utils.process_pool import ProcessPool, WorkerTimeoutError
 __all__ = ["MathRubric", "grade_math_answer", "strict_boxed_answer"]
 
 TIMEOUT_STATE_KEY = "math_verify_timeout"
+MAX_QUEUED_GRADINGS = 1_000_000
 
 
 def strict_boxed_answer(text: str) -> str:
@@ -129,6 +130,9 @@ class MathRubric(Rubric):
                 self.max_workers,
                 preload=("math_verify", __name__),
                 initializer=warm_up,
+                # The environment already bounds concurrent rollouts; a grading must wait
+                # its turn rather than fail, so the queue bound is only a backstop.
+                max_queued=MAX_QUEUED_GRADINGS,
                 name="vf-math-verify",
             )
         return self._pool

@@ -293,9 +293,13 @@ class ProcessPool:
     async def start(self, n: int | None = None) -> None:
         """Start workers now (up to ``n``, default ``size``) instead of on first use."""
         n = self.size if n is None else min(n, self.size)
-        workers = await asyncio.gather(*(self._acquire() for _ in range(n)))
-        for w in workers:
-            self._release(w)
+        got = await asyncio.gather(*(self._acquire() for _ in range(n)), return_exceptions=True)
+        for w in got:
+            if isinstance(w, _Worker):
+                self._release(w)
+        for e in got:
+            if isinstance(e, BaseException):
+                raise e
 
     # The timeout is not the caller's to wrap with asyncio.timeout: it must kill the worker
     # and count from when the call starts running, not from when it joined the queue.
@@ -374,11 +378,13 @@ class ProcessPool:
     # -- workers --------------------------------------------------------------------------
     async def _acquire(self) -> _Worker:
         loop = asyncio.get_running_loop()
+        while (worker := self._pop_idle()) is not None:
+            if worker.proc.is_alive():
+                return worker
+            self._discard(worker)  # died while idle (OOM killer, a stray signal)
         with self._lock:
             if self._closed:
                 raise PoolClosedError("the pool is closed")
-            if self._idle:
-                return self._idle.pop()
             if self._slots < self.size:
                 self._slots += 1
                 fut = None
@@ -455,6 +461,12 @@ class ProcessPool:
             worker.stop(grace=STOP_GRACE_S)
             raise PoolClosedError("the pool was closed")
         return worker
+
+    def _pop_idle(self) -> _Worker | None:
+        with self._lock:
+            if self._closed:
+                raise PoolClosedError("the pool is closed")
+            return self._idle.pop() if self._idle else None
 
     def _forget(self, worker: _Worker) -> None:
         with self._lock:
