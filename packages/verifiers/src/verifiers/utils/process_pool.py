@@ -17,7 +17,8 @@ Design notes:
   that runs threads or an event loop. Each imports ``preload`` and runs ``initializer``
   before it reports ready, so start-up cost is never charged to a call's timeout. The
   ``preload`` modules are also added to the forkserver's preload list, so replacing a
-  killed worker is a fork, not a fresh round of imports.
+  killed worker is a fork, not a fresh round of imports (so they must not start threads
+  when imported: the forkserver forks).
 * The pool holds no asyncio object across calls, so one pool serves successive event
   loops (``asyncio.run`` per ``evaluate_sync``). Unix only: results are awaited with
   ``loop.add_reader`` on the pipe.
@@ -152,6 +153,8 @@ def _worker_main(
         try:
             reply: tuple[Any, ...] = ("ok", fn(*args))
         except BaseException as e:
+            if not isinstance(e, Exception):  # SystemExit & co. must not end the caller
+                e = PoolError(f"{_name(fn)} raised {type(e).__name__}: {e}")
             reply = ("err", e, traceback.format_exc())
         try:
             conn.send(reply)
