@@ -285,30 +285,43 @@ class Environment:
         return state
 
     async def score_states(self, states: list[State], group: bool) -> None:
-        """Score states in place; a rubric that itself crashes is recorded, not raised."""
+        """Score states in place; a rubric that itself crashes is recorded, not raised.
+        `after_scoring` runs for every state afterwards, whatever happened."""
         t0 = now()
-        if not self.score_rollouts:
-            for s in states:
-                s["reward"] = 0.0
-        else:
-            try:
-                if group:
-                    await self.rubric.score_group(states)
-                else:
-                    for s in states:
-                        await self.rubric.score_rollout(s)
-            except Exception as e:
+        try:
+            if not self.score_rollouts:
                 for s in states:
-                    s["reward"] = math.nan
+                    s["reward"] = 0.0
+            else:
+                try:
+                    if group:
+                        await self.rubric.score_group(states)
+                    else:
+                        for s in states:
+                            await self.rubric.score_rollout(s)
+                except Exception as e:
+                    for s in states:
+                        s["reward"] = math.nan
+                        if s.get("error") is None:
+                            s["error"] = error_record(e, "scoring")
+            elapsed = now() - t0
+            for s in states:
+                s["timing"]["scoring"] = elapsed
+                try:
+                    await self.rubric.cleanup(s)
+                except Exception as e:
+                    logger.warning("rubric cleanup failed: %s", e)
+        finally:
+            for s in states:
+                try:
+                    await self.after_scoring(s)
+                except Exception as e:
                     if s.get("error") is None:
-                        s["error"] = error_record(e, "scoring")
-        elapsed = now() - t0
-        for s in states:
-            s["timing"]["scoring"] = elapsed
-            try:
-                await self.rubric.cleanup(s)
-            except Exception as e:
-                logger.warning("rubric cleanup failed: %s", e)
+                        s["error"] = error_record(e, "after_scoring")
+
+    async def after_scoring(self, state: State) -> None:
+        """Hook: release what reward functions still needed (a sandbox, say). Runs once per
+        rollout after scoring, also when scoring failed or was cancelled."""
 
     def state_to_output(
         self, state: State, state_columns: list[str] | None = None
