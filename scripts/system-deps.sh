@@ -4,6 +4,8 @@
 set -euo pipefail
 # Each package: the command that proves it is present, then the Debian package name.
 needs=(
+  bwrap:bubblewrap
+  /usr/bin/python3:python3
 )
 missing=()
 for pair in "${needs[@]}"; do

@@ -1,0 +1,227 @@
+"""The local provider: bubblewrap namespaces + per-sandbox cgroups + the agent.
+
+Each sandbox is `bwrap` started as an unprivileged uid (so the user namespace maps it to uid
+1000 inside and nothing inside is ever host root), with new user/pid/net/ipc/uts/mount/cgroup
+namespaces, a read-only /usr and minimal /etc, size-capped tmpfs at /workspace and /tmp (pages
+charged to the sandbox's memory cgroup), and the agent as its only long-lived process."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from verifiers.sandbox import cgroups
+from verifiers.sandbox.agent_client import READ_LIMIT, AgentSandbox
+from verifiers.sandbox.base import (
+    Provider,
+    ProviderUnavailableError,
+    SandboxCreationError,
+    SandboxSpec,
+)
+from verifiers.sandbox.runtime import ensure_runtime
+
+logger = logging.getLogger("verifiers.sandbox")
+
+SANDBOX_UID = int(os.environ.get("VF_SANDBOX_UID", "61000"))
+INNER_UID = 1000
+AGENT_SRC = Path(__file__).with_name("agent.py")
+PATH = "/opt/venv/bin:/usr/local/bin:/usr/bin:/bin"
+_counter = itertools.count()
+
+ETC_FILES = {
+    "passwd": f"root:x:0:0::/:/usr/sbin/nologin\nsandbox:x:{INNER_UID}:{INNER_UID}::/workspace:/bin/sh\n"
+    "nobody:x:65534:65534::/:/usr/sbin/nologin\n",
+    "group": f"root:x:0:\nsandbox:x:{INNER_UID}:\nnogroup:x:65534:\n",
+    "hosts": "127.0.0.1 localhost sandbox\n::1 localhost\n",
+    "nsswitch.conf": "passwd: files\ngroup: files\nhosts: files\n",
+    "hostname": "sandbox\n",
+}
+
+
+class BwrapSandbox(AgentSandbox):
+    cgroup: cgroups.Cgroup | None = None
+
+    async def _kill(self) -> None:
+        if self.proc.returncode is None:
+            try:
+                self.proc.kill()
+            except ProcessLookupError:
+                pass
+        if self.cgroup is not None:
+            # kill whatever is left in the group (the pid-ns init takes the rest with it)
+            await asyncio.to_thread(self.cgroup.destroy)
+        try:
+            await asyncio.wait_for(self.proc.wait(), 5.0)
+        except TimeoutError:
+            logger.warning("sandbox %s: bwrap did not exit after SIGKILL", self.id)
+        for stream in (self.proc.stdin,):
+            if stream is not None:
+                stream.close()
+
+    def memory_usage(self) -> int | None:
+        return self.cgroup.memory_usage() if self.cgroup else None
+
+    def cpu_usage_ns(self) -> int | None:
+        return self.cgroup.cpu_usage_ns() if self.cgroup else None
+
+
+class BwrapProvider(Provider):
+    """bubblewrap + cgroups; must run as root (it drops to `uid` for bwrap and needs to make
+    cgroups). `check()` says why it cannot run here, if it cannot."""
+
+    name = "bwrap"
+
+    def __init__(self, uid: int = SANDBOX_UID, start_timeout: float = 30.0) -> None:
+        self.uid = uid
+        self.start_timeout = start_timeout
+        self._dir: Path | None = None
+        self._live: set[BwrapSandbox] = set()
+
+    # -- availability ---------------------------------------------------------------------
+    @staticmethod
+    def unavailable_reason() -> str | None:
+        """None when this provider can run; otherwise a sentence saying why not."""
+        if shutil.which("bwrap") is None:
+            return "bwrap is not installed (apt-get install bubblewrap)"
+        if os.geteuid() != 0:
+            return "the bwrap provider must run as root to drop to the sandbox uid and set cgroups"
+        if cgroups.detect() is None:
+            return "no cgroup v1 or v2 hierarchy is mounted at /sys/fs/cgroup"
+        if not Path("/usr/bin/python3").exists():
+            return "/usr/bin/python3 (the sandbox's interpreter) is missing"
+        try:
+            if int(Path("/proc/sys/user/max_user_namespaces").read_text()) == 0:
+                return "user namespaces are disabled (user.max_user_namespaces = 0)"
+        except OSError:
+            pass
+        return None
+
+    def _setup_dir(self) -> Path:
+        """A host directory, readable by the sandbox uid, holding the minimal /etc and the agent."""
+        if self._dir is None:
+            d = Path(tempfile.mkdtemp(prefix="vf-sbx-"))
+            os.chmod(d, 0o755)
+            (d / "etc").mkdir()
+            for name, text in ETC_FILES.items():
+                (d / "etc" / name).write_text(text)
+            for name in ("ld.so.cache", "localtime"):
+                src = Path("/etc") / name
+                if src.exists():
+                    shutil.copy(src, d / "etc" / name)
+            if Path("/etc/alternatives").is_dir():  # some /usr/bin tools are links through it
+                shutil.copytree("/etc/alternatives", d / "etc" / "alternatives", symlinks=True)
+            shutil.copy(AGENT_SRC, d / "agent.py")
+            for p in [d / "etc", d / "agent.py", *(d / "etc").iterdir()]:
+                if not p.is_symlink():
+                    os.chmod(p, 0o755 if p.is_dir() else 0o644)
+            self._dir = d
+            cgroups.sweep_stale()
+        return self._dir
+
+    def argv(self, spec: SandboxSpec, venv: Path | None) -> list[str]:
+        d = self._setup_dir()
+        wd = spec.workdir
+        args = [
+            "bwrap",
+            "--unshare-all",
+            "--unshare-user",
+            "--disable-userns",  # no nested user namespaces from inside
+            "--die-with-parent",
+            "--new-session",
+            "--uid", str(INNER_UID), "--gid", str(INNER_UID),
+            "--hostname", "sandbox",
+            "--ro-bind", "/usr", "/usr",
+            "--ro-bind", str(d / "etc"), "/etc",
+            "--symlink", "usr/bin", "/bin",
+            "--symlink", "usr/sbin", "/sbin",
+            "--symlink", "usr/lib", "/lib",
+            "--symlink", "usr/lib64", "/lib64",
+            "--proc", "/proc",
+            "--dev", "/dev",
+            "--size", str(spec.disk), "--tmpfs", "/tmp",
+            "--size", str(spec.disk), "--tmpfs", wd,
+            "--ro-bind", str(d / "agent.py"), "/opt/agent/agent.py",
+        ]  # fmt: skip
+        if spec.network:
+            args += ["--share-net"]
+            if Path("/etc/resolv.conf").exists():
+                args += ["--ro-bind", "/etc/resolv.conf", "/etc/resolv.conf"]
+        if venv is not None:
+            args += ["--ro-bind", str(venv), "/opt/venv"]
+        args += ["--chdir", wd, "--clearenv"]
+        env = {"PATH": PATH, "HOME": wd, "LANG": "C.UTF-8", "TMPDIR": "/tmp", **spec.env}
+        env["VF_WORKDIR"] = wd
+        for k, v in env.items():
+            args += ["--setenv", k, v]
+        python = "/opt/venv/bin/python" if venv is not None else spec.runtime.python
+        # -S: the agent needs no site-packages (faster, smaller); the REPL it starts loads them.
+        return [*args, "--", python, "-u", "-I", "-S", "/opt/agent/agent.py"]
+
+    # -- create --------------------------------------------------------------------------
+    async def create(self, spec: SandboxSpec | None = None) -> BwrapSandbox:
+        spec = spec or SandboxSpec()
+        reason = self.unavailable_reason()
+        if reason:
+            raise ProviderUnavailableError(reason)
+        venv = await asyncio.to_thread(ensure_runtime, spec.runtime)
+        sid = f"{os.getpid()}-{next(_counter)}"
+        try:
+            cg = cgroups.Cgroup.create(
+                cgroups.group_name(str(next(_counter))), spec.memory, spec.pids, spec.cpu
+            )
+        except cgroups.CgroupUnavailable as e:
+            raise SandboxCreationError(str(e)) from e
+        procs = cg.procs_files()
+        uid = self.uid
+
+        def child_setup() -> None:  # runs in the forked child, before exec
+            pid = str(os.getpid()).encode()
+            for f in procs:
+                fd = os.open(f, os.O_WRONLY)
+                os.write(fd, pid)
+                os.close(fd)
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *self.argv(spec, venv),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL,
+                cwd="/",
+                preexec_fn=child_setup,
+                limit=READ_LIMIT,
+            )
+        except (OSError, RuntimeError) as e:
+            await asyncio.to_thread(cg.destroy)
+            raise SandboxCreationError(f"cannot start bwrap: {e}") from e
+        box = BwrapSandbox(sid, spec, proc)
+        box.cgroup = cg
+        self._live.add(box)
+        box.on_close = lambda b: self._live.discard(b)  # type: ignore[arg-type]
+        try:
+            await box.wait_ready(self.start_timeout)
+        except BaseException as e:
+            await box.close()
+            if isinstance(e, Exception):
+                raise SandboxCreationError(f"sandbox {sid} did not start: {e!r}") from e
+            raise
+        return box
+
+    async def close(self) -> None:
+        """Close every sandbox this provider still has running and remove its files."""
+        await asyncio.gather(*(b.close() for b in list(self._live)), return_exceptions=True)
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    @property
+    def live(self) -> int:
+        return len(self._live)

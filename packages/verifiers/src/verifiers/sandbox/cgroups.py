@@ -1,0 +1,231 @@
+"""Per-sandbox cgroups: memory, pids and CPU limits, CPU accounting, and a kill that reaches
+every process. cgroup v1 (one hierarchy per controller) and v2 (one unified tree).
+
+Groups are made below the caller's own cgroup in each hierarchy, named with the caller's pid so
+that groups left by a crashed process can be swept (`sweep_stale`)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path("/sys/fs/cgroup")
+V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct", "freezer")
+PREFIX = "vf-sbx"
+
+
+class CgroupUnavailable(RuntimeError):
+    pass
+
+
+def _own_paths() -> dict[str, str]:
+    """controller -> path of this process's cgroup, from /proc/self/cgroup."""
+    out: dict[str, str] = {}
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, ctrls, path = line.split(":", 2)
+        for c in ctrls.split(",") if ctrls else [""]:
+            out[c] = path
+    return out
+
+
+def detect() -> str | None:
+    """'v2' on a pure unified hierarchy, 'v1' where the v1 controllers are mounted, else None."""
+    if (ROOT / "cgroup.controllers").exists():
+        return "v2"
+    if all((ROOT / c).is_dir() for c in ("memory", "pids", "cpu", "freezer")):
+        return "v1"
+    return None
+
+
+def _write(path: Path, value: str | int) -> None:
+    path.write_text(str(value))
+
+
+@dataclass
+class Cgroup:
+    """One sandbox's group(s). `dirs` are the created directories (one per hierarchy on v1)."""
+
+    name: str
+    version: str
+    dirs: dict[str, Path] = field(default_factory=dict)
+
+    @classmethod
+    def create(cls, name: str, memory: int, pids: int, cpu: float) -> Cgroup:
+        version = detect()
+        if version is None:
+            raise CgroupUnavailable("no usable cgroup hierarchy under /sys/fs/cgroup")
+        own = _own_paths()
+        cg = cls(name, version)
+        try:
+            if version == "v2":
+                parent = ROOT / own.get("", "/").lstrip("/")
+                d = parent / name
+                d.mkdir()
+                cg.dirs[""] = d
+                _write(d / "memory.max", memory)
+                if (d / "memory.swap.max").exists():
+                    _write(d / "memory.swap.max", 0)
+                _write(d / "pids.max", pids)
+                _write(d / "cpu.max", f"{int(cpu * 100_000)} 100000")
+            else:
+                for ctrl in V1_CONTROLLERS:
+                    base = ROOT / ctrl
+                    if not base.is_dir():
+                        continue
+                    d = base / own.get(ctrl, "/").lstrip("/") / name
+                    d.mkdir()
+                    cg.dirs[ctrl] = d
+                mem = cg.dirs["memory"]
+                _write(mem / "memory.limit_in_bytes", memory)
+                if (mem / "memory.memsw.limit_in_bytes").exists():  # no swapping out of the limit
+                    _write(mem / "memory.memsw.limit_in_bytes", memory)
+                _write(cg.dirs["pids"] / "pids.max", pids)
+                _write(cg.dirs["cpu"] / "cpu.cfs_period_us", 100_000)
+                _write(cg.dirs["cpu"] / "cpu.cfs_quota_us", int(cpu * 100_000))
+        except OSError as e:
+            cg.remove()
+            raise CgroupUnavailable(f"cannot set up cgroup {name}: {e}") from e
+        return cg
+
+    def procs_files(self) -> list[str]:
+        """The cgroup.procs files a child writes its pid into (opened before fork)."""
+        return [str(d / "cgroup.procs") for d in self.dirs.values()]
+
+    def pids(self) -> set[int]:
+        found: set[int] = set()
+        for d in self.dirs.values():
+            for sub in [d, *(p for p in d.rglob("*") if p.is_dir())]:
+                try:
+                    found.update(int(x) for x in (sub / "cgroup.procs").read_text().split())
+                except OSError:
+                    pass
+        return found
+
+    def kill(self, attempts: int = 50) -> None:
+        """SIGKILL every process in the group; v1 freezes first so nothing forks meanwhile."""
+        if self.version == "v2":
+            d = self.dirs.get("")
+            if d is not None and (d / "cgroup.kill").exists():
+                try:
+                    _write(d / "cgroup.kill", 1)
+                except OSError:
+                    pass
+        freezer = self.dirs.get("freezer")
+        for _ in range(attempts):
+            pids = self.pids()
+            if not pids:
+                return
+            if freezer is not None:
+                try:
+                    _write(freezer / "freezer.state", "FROZEN")
+                except OSError:
+                    pass
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            if freezer is not None:
+                try:
+                    _write(freezer / "freezer.state", "THAWED")
+                except OSError:
+                    pass
+            time.sleep(0.002)
+
+    def remove(self) -> bool:
+        """rmdir the groups (bottom-up); True when all are gone."""
+        ok = True
+        for d in self.dirs.values():
+            if not d.exists():
+                continue
+            for sub in sorted((p for p in d.rglob("*") if p.is_dir()), reverse=True):
+                try:
+                    sub.rmdir()
+                except OSError:
+                    pass
+            try:
+                d.rmdir()
+            except FileNotFoundError:
+                pass
+            except OSError:
+                ok = False
+        return ok
+
+    def memory_usage(self) -> int | None:
+        d = self.dirs.get("memory") or self.dirs.get("")
+        if d is None:
+            return None
+        for f in ("memory.usage_in_bytes", "memory.current"):
+            try:
+                return int((d / f).read_text())
+            except OSError:
+                continue
+        return None
+
+    def cpu_usage_ns(self) -> int | None:
+        d = self.dirs.get("cpuacct")
+        if d is not None:
+            try:
+                return int((d / "cpuacct.usage").read_text())
+            except OSError:
+                return None
+        d = self.dirs.get("")
+        if d is not None:
+            try:
+                for line in (d / "cpu.stat").read_text().splitlines():
+                    if line.startswith("usage_usec"):
+                        return int(line.split()[1]) * 1000
+            except OSError:
+                return None
+        return None
+
+    def destroy(self, timeout: float = 2.0) -> bool:
+        """Kill and remove; retries while exiting processes still hold the group."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.kill()
+            if self.remove() or time.monotonic() > deadline:
+                return not any(d.exists() for d in self.dirs.values())
+            time.sleep(0.005)
+
+
+def group_name(tag: str) -> str:
+    return f"{PREFIX}-{os.getpid()}-{tag}"
+
+
+def existing(prefix: str = PREFIX) -> list[Path]:
+    """Sandbox cgroup directories currently present below this process's cgroups."""
+    version = detect()
+    if version is None:
+        return []
+    own = _own_paths()
+    bases = (
+        [ROOT / own.get("", "/").lstrip("/")]
+        if version == "v2"
+        else [ROOT / c / own.get(c, "/").lstrip("/") for c in V1_CONTROLLERS if (ROOT / c).is_dir()]
+    )
+    out: list[Path] = []
+    for b in bases:
+        try:
+            out.extend(p for p in b.iterdir() if p.is_dir() and p.name.startswith(prefix + "-"))
+        except OSError:
+            pass
+    return out
+
+
+def sweep_stale() -> int:
+    """Remove groups left by processes that no longer exist (a crash, a SIGKILL)."""
+    removed = 0
+    for d in existing():
+        try:
+            owner = int(d.name.split("-")[2])
+        except (IndexError, ValueError):
+            continue
+        if owner != os.getpid() and not Path(f"/proc/{owner}").exists():
+            cg = Cgroup(d.name, detect() or "v1", {"x": d})
+            cg.destroy(timeout=0.5)
+            removed += 1
+    return removed

@@ -1,0 +1,60 @@
+"""Runtimes with extra Python packages: built once per spec into a cached virtual environment,
+then mounted read-only into every sandbox that asks for it (never pip-installed per rollout)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from verifiers.sandbox.base import RuntimeSpec, SandboxCreationError
+
+CACHE = Path(os.environ.get("VF_SANDBOX_CACHE", "/var/cache/verifiers-sandbox"))
+
+
+def ensure_runtime(runtime: RuntimeSpec, cache: Path = CACHE) -> Path | None:
+    """The venv directory for `runtime` (None: the plain interpreter needs none). Built under a
+    file lock so concurrent processes build it once; a finished build is marked by `.ready`."""
+    if not runtime.packages:
+        return None
+    target = cache / "venvs" / runtime.key()
+    if (target / ".ready").exists():
+        return target
+    cache.mkdir(parents=True, exist_ok=True)
+    os.chmod(cache, 0o755)
+    (cache / "venvs").mkdir(exist_ok=True)
+    with open(cache / "venvs" / f"{runtime.key()}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / ".ready").exists():
+            return target
+        shutil.rmtree(target, ignore_errors=True)
+        try:
+            # --without-pip: the interpreter's ensurepip may be absent (Debian); install with
+            # the host's uv or pip into the venv instead.
+            _run([runtime.python, "-m", "venv", "--without-pip", str(target)])
+            py = str(target / "bin" / "python")
+            uv = shutil.which("uv")
+            if uv:
+                _run([uv, "pip", "install", "--quiet", "--python", py, *runtime.packages])
+            else:
+                site = subprocess.check_output(
+                    [py, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], text=True
+                ).strip()
+                _run(["python3", "-m", "pip", "install", "-q", "--target", site, *runtime.packages])
+        except (OSError, subprocess.CalledProcessError) as e:
+            shutil.rmtree(target, ignore_errors=True)
+            raise SandboxCreationError(f"building runtime {runtime.packages}: {e}") from e
+        for root, dirs, files in os.walk(target):  # world-readable for the sandbox uid
+            for name in dirs + files:
+                p = os.path.join(root, name)
+                if not os.path.islink(p):
+                    os.chmod(p, os.stat(p).st_mode | 0o444 | (0o111 if name in dirs else 0))
+        os.chmod(target, 0o755)
+        (target / ".ready").touch()
+    return target
+
+
+def _run(argv: list[str]) -> None:
+    subprocess.run(argv, check=True, capture_output=True, timeout=600)

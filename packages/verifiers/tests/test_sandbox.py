@@ -1,0 +1,242 @@
+"""Isolation, limits and cleanup of the local bwrap provider (needs root and bubblewrap; `make
+test` installs bubblewrap through scripts/system-deps.sh)."""
+
+import asyncio
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from verifiers.errors import SandboxError
+from verifiers.sandbox import cgroups
+from verifiers.sandbox.base import MiB, SandboxDeadError, SandboxSpec
+from verifiers.sandbox.bwrap import SANDBOX_UID, BwrapProvider
+
+REASON = BwrapProvider.unavailable_reason()
+pytestmark = pytest.mark.skipif(REASON is not None, reason=f"bwrap provider: {REASON}")
+
+SMALL = SandboxSpec(memory=96 * MiB, pids=48, disk=16 * MiB, output_limit=64 * 1024)
+
+
+def sandbox_uid_pids() -> list[int]:
+    out = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                if p.stat().st_uid == SANDBOX_UID:
+                    out.append(int(p.name))
+            except OSError:
+                pass
+    return out
+
+
+def mounts() -> int:
+    return len(Path("/proc/self/mountinfo").read_text().splitlines())
+
+
+@pytest.fixture
+async def provider():
+    p = BwrapProvider()
+    yield p
+    await p.close()
+
+
+async def test_exec_files_and_results(provider):
+    async with await provider.create(SMALL) as box:
+        r = await box.exec("echo out; echo err >&2; exit 3")
+        assert (r.exit_code, r.stdout, r.stderr, r.timed_out) == (3, "out\n", "err\n", False)
+        assert r.duration > 0
+        r = await box.exec(["cat"], stdin="piped")
+        assert r.stdout == "piped"
+        r = await box.exec("pwd; echo $FOO; id -u", cwd="/tmp", env={"FOO": "bar"})
+        assert r.stdout.split() == ["/tmp", "bar", "1000"]
+        await box.write_file("dir/a.txt", "hello")
+        assert await box.read_file("/workspace/dir/a.txt") == b"hello"
+        await box.write_dir("pkg", {"m.py": "X = 1\n", "sub/data.bin": b"\x00\x01"})
+        got = await box.read_dir("pkg")
+        assert got == {"m.py": b"X = 1\n", "sub/data.bin": b"\x00\x01"}
+        r = await box.exec("cd pkg && python3 -c 'import m; print(m.X)'")
+        assert r.stdout == "1\n"
+        with pytest.raises(OSError):
+            await box.read_file("nope")
+        py = await box.python("x = 20")
+        py = await box.python("x * 2 + 2")
+        assert py["result"] == "42" and py["status"] == "ok"
+
+
+PROBE = r"""
+import socket, sys
+res = {}
+def attempt(name, fn):
+    try:
+        fn(); res[name] = "CONNECTED"
+    except Exception as e:
+        res[name] = type(e).__name__
+def tcp():
+    s = socket.create_connection(("127.0.0.1", TCP_PORT), timeout=1)
+def tcp_ext():
+    socket.create_connection(("1.1.1.1", 53), timeout=1)
+def udp():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("127.0.0.1", UDP_PORT))
+    s.settimeout(0.3); s.connect(("127.0.0.1", UDP_PORT)); s.send(b"y"); s.recv(1)
+def unix_path():
+    s = socket.socket(socket.AF_UNIX); s.connect("UNIX_PATH")
+def unix_abstract():
+    s = socket.socket(socket.AF_UNIX); s.connect("\0ABSTRACT")
+def dns():
+    socket.getaddrinfo("pypi.org", 443)
+for n, f in [("tcp", tcp), ("tcp_ext", tcp_ext), ("udp", udp), ("unix_path", unix_path),
+             ("unix_abstract", unix_abstract), ("dns", dns)]:
+    attempt(n, f)
+print(res)
+"""
+
+
+async def test_no_network_out(provider, tmp_path):
+    tcp = socket.socket()
+    tcp.bind(("127.0.0.1", 0))
+    tcp.listen()
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    udp.settimeout(0.2)
+    unix_path = str(tmp_path / "host.sock")
+    ux = socket.socket(socket.AF_UNIX)
+    ux.bind(unix_path)
+    ux.listen()
+    abstract = f"vf-sbx-test-{os.getpid()}"
+    ab = socket.socket(socket.AF_UNIX)
+    ab.bind("\0" + abstract)
+    ab.listen()
+    code = (
+        PROBE.replace("TCP_PORT", str(tcp.getsockname()[1]))
+        .replace("UDP_PORT", str(udp.getsockname()[1]))
+        .replace("UNIX_PATH", unix_path)
+        .replace("ABSTRACT", abstract)
+    )
+    try:
+        async with await provider.create(SMALL) as box:
+            await box.write_file("probe.py", code)
+            r = await box.exec("python3 probe.py", timeout=20)
+            res = eval(r.stdout)
+            assert "CONNECTED" not in res.values(), res
+            assert set(res) == {"tcp", "tcp_ext", "udp", "unix_path", "unix_abstract", "dns"}
+            with pytest.raises(OSError):  # nothing arrived on the host
+                udp.recvfrom(10)
+            r = await box.exec("cat /proc/net/dev | tail -n +3 | cut -d: -f1")
+            assert r.stdout.split() == ["lo"]
+    finally:
+        for s in (tcp, udp, ux, ab):
+            s.close()
+
+
+PROJECT = Path(__file__).resolve().parents[3]
+HOME = os.path.expanduser("~")
+
+
+async def test_host_files_invisible_and_system_read_only(provider):
+    project, home = PROJECT, HOME
+    async with await provider.create(SMALL) as box:
+        for path in ["/etc/shadow", str(project), str(Path(__file__)), home, "/root", "/home"]:
+            r = await box.exec(["ls", "-d", path])
+            assert r.exit_code != 0, f"{path} is visible: {r.stdout}"
+        for path in ["/usr/evil", "/usr/bin/python3", "/etc/passwd", "/opt/agent/agent.py"]:
+            r = await box.exec(f"echo x >> {path}")
+            assert r.exit_code != 0 and ("Read-only" in r.stderr or "denied" in r.stderr), path
+        r = await box.exec("unshare -U true")  # no nested user namespaces
+        assert r.exit_code != 0
+
+
+async def test_memory_bomb_is_killed_agent_survives(provider):
+    async with await provider.create(SMALL) as box:
+        r = await box.exec("python3 -c 'x = bytearray(400 * 2**20); print(len(x))'", timeout=20)
+        assert r.exit_code != 0 and r.stdout == ""
+        assert (await box.exec("echo alive")).stdout == "alive\n"
+
+
+async def test_fork_bomb_is_contained_host_responsive(provider):
+    async with await provider.create(SMALL) as box:
+        ticks: list[float] = []
+        stop = threading.Event()
+
+        def heartbeat():  # the host keeps running on time while the bomb goes off
+            while not stop.is_set():
+                t = time.monotonic()
+                time.sleep(0.01)
+                ticks.append(time.monotonic() - t)
+
+        th = threading.Thread(target=heartbeat)
+        th.start()
+        try:
+            r = await box.exec("bomb() { bomb | bomb & }; bomb; sleep 2", timeout=2)
+        finally:
+            stop.set()
+            th.join()
+        assert r.exit_code != 0 or r.timed_out
+        assert max(ticks) < 1.5
+        pids = box.cgroup.pids()
+        assert len(pids) <= 3, pids  # bwrap's init and the agent only, the bomb swept away
+        assert (await box.exec("echo alive")).stdout == "alive\n"
+
+
+async def test_infinite_loop_and_background_tree_killed_at_timeout(provider):
+    async with await provider.create(SMALL) as box:
+        t = time.monotonic()
+        r = await box.exec("(setsid sleep 300 &); while :; do :; done", timeout=1)
+        assert r.timed_out and 0.9 < time.monotonic() - t < 4
+        r = await box.exec("ps -e -o pid=,comm=")
+        comms = [line.split()[1] for line in r.stdout.strip().splitlines()]
+        assert set(comms) <= {"bwrap", "python3", "bash", "ps"}, comms  # init, agent, this ps
+
+
+async def test_disk_fill_hits_workspace_cap(provider):
+    async with await provider.create(SMALL) as box:
+        r = await box.exec("dd if=/dev/zero of=big bs=1M count=64", timeout=20)
+        assert r.exit_code != 0 and "No space left" in r.stderr
+        r = await box.exec("du -sm big | cut -f1")
+        assert int(r.stdout) <= 16
+
+
+async def test_output_flood_is_capped(provider):
+    async with await provider.create(SMALL) as box:
+        t = time.monotonic()
+        r = await box.exec("yes; yes >&2", timeout=20)
+        assert r.truncated and len(r.stdout) == 64 * 1024 and time.monotonic() - t < 5
+        py = await box.python("for i in range(10**6): print('y' * 100)", timeout=20)
+        assert py["truncated"] and len(py["stdout"]) == 64 * 1024
+
+
+async def test_nothing_remains_after_close(provider):
+    before_mounts = mounts()
+    boxes = await provider.create_many(4, SMALL)
+    for b in boxes:
+        await b.exec("sleep 100 &")
+    assert sandbox_uid_pids()
+    assert cgroups.existing()
+    await asyncio.gather(*(b.close() for b in boxes))
+    await asyncio.gather(*(b.close() for b in boxes))  # idempotent
+    for _ in range(100):  # killed processes may take a moment to be reaped by init
+        if not sandbox_uid_pids():
+            break
+        await asyncio.sleep(0.02)
+    assert sandbox_uid_pids() == []
+    assert [p for p in cgroups.existing() if f"-{os.getpid()}-" in p.name] == []
+    assert mounts() == before_mounts
+    with pytest.raises(SandboxDeadError):
+        await boxes[0].exec("true")
+
+
+async def test_dead_agent_and_lifetime_raise_sandbox_error(provider):
+    box = await provider.create(SMALL)
+    with pytest.raises(SandboxError):  # the command kills the agent serving it
+        await box.exec("kill -9 $PPID; sleep 1", timeout=5)
+    with pytest.raises(SandboxError):
+        await box.exec("true")
+    assert not box.alive
+    short = await provider.create(SandboxSpec(lifetime=0.3))
+    await asyncio.sleep(0.6)
+    with pytest.raises(SandboxError):
+        await short.exec("true")
+    assert provider.live == 0
