@@ -97,8 +97,8 @@ def system_busy_s() -> float:
     """CPU seconds spent busy by the whole machine (all cores) since boot, from /proc/stat."""
     with open("/proc/stat") as f:
         vals = [int(x) for x in f.readline().split()[1:]]
-    idle = vals[3] + (vals[4] if len(vals) > 4 else 0)  # idle + iowait
-    return (sum(vals[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+    # user nice system idle iowait irq softirq (steal and guest are not work done here)
+    return (sum(vals[:7]) - vals[3] - vals[4]) / os.sysconf("SC_CLK_TCK")
 
 
 def loadavg() -> float:
@@ -205,8 +205,12 @@ def describe(r: dict) -> str:
         f"{', STALLED' if r['stalled'] else ''}; {r['wall_s']:.2f}s, "
         f"{r['rollouts_per_s']:.0f} rollouts/s, {r['cpu_ms_per_rollout']:.2f} CPU-ms/rollout, "
         f"peak RSS {r['peak_rss_mb']:.0f} MB, reward {r['mean_reward']}; "
-        f"GC {r.get('gc_s', 0):.2f}s; other processes used {r.get('other_cpu_s', 0):.1f} CPU-s "
-        "meanwhile"
+        f"GC {r.get('gc_s', 0):.2f}s"
+        + (
+            f"; other processes used {r['other_cpu_s']:.1f} CPU-s meanwhile"
+            if "other_cpu_s" in r
+            else ""
+        )
     )
 
 
@@ -308,7 +312,7 @@ def versions(py: Path) -> dict:
     code = (
         "import importlib.metadata as m, json, sys\n"
         "out = {'python': sys.version.split()[0]}\n"
-        "for p in ('verifiers', 'openai', 'httpx', 'aiohttp', 'datasets', 'pydantic', 'orjson'):\n"
+        "for p in ('verifiers', 'openai', 'httpx', 'httpx2', 'aiohttp', 'datasets', 'pydantic', 'orjson', 'uvloop'):\n"
         "    try: out[p] = m.version(p)\n"
         "    except Exception: pass\n"
         "print(json.dumps(out))"

@@ -16,7 +16,7 @@ Figures (all from this process, `resource.getrusage(RUSAGE_SELF)`):
                   evaluate, result checks) up to the report
   startup_wall_s  process start (as the kernel saw it) to just before evaluate
   rss_before_mb   RSS (VmRSS) just before evaluate; peak_rss_mb = ru_maxrss (VmHWM)
-  gc_s            time in the cyclic garbage collector during evaluate (part of cpu_s)
+  gc_s            CPU time in the cyclic garbage collector during evaluate (part of cpu_s)
 """
 
 from __future__ import annotations
@@ -51,7 +51,11 @@ def _proc_start_epoch() -> float:
 
 
 class _GcClock:
-    """Time spent in the cyclic garbage collector while `on` (gc.callbacks; negligible cost)."""
+    """CPU time spent in the cyclic garbage collector while `on` (gc.callbacks; negligible cost).
+
+    Thread CPU time rather than wall time, so that other processes on the machine do not
+    inflate it (collections run in the thread that triggered them, all threads counted).
+    """
 
     def __init__(self) -> None:
         self.on = False
@@ -64,9 +68,9 @@ class _GcClock:
         if not self.on:
             return
         if phase == "start":
-            self._t = time.perf_counter()
+            self._t = time.thread_time()
         elif self._t:
-            self.seconds += time.perf_counter() - self._t
+            self.seconds += time.thread_time() - self._t
             self.collections[info["generation"]] += 1
             self._t = 0.0
 
@@ -88,6 +92,11 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=600.0, help="stall guard for evaluate (s)")
     ap.add_argument("--profile", default=None, help="write a cProfile of evaluate here")
     ap.add_argument("--label", default="")
+    ap.add_argument(
+        "--gc-freeze",
+        action="store_true",
+        help="experiment only (run.py never passes it): gc.freeze() just before evaluate",
+    )
     args = ap.parse_args()
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -116,6 +125,8 @@ def main() -> int:
             import cProfile
 
             profiler = cProfile.Profile()
+        if args.gc_freeze:
+            gc.freeze()
         rss_before = _vmrss_mb()
         start_wall = time.time()
         ru0 = resource.getrusage(resource.RUSAGE_SELF)
@@ -182,6 +193,7 @@ def main() -> int:
         "library": "verifiers " + getattr(vf, "__version__", "?"),
         "verifiers_file": vf.__file__,
         "python": sys.version.split()[0],
+        "gc_freeze": args.gc_freeze,
         "n": args.num_examples,
         "c": args.max_concurrent,
         "stalled": stalled,
@@ -197,6 +209,7 @@ def main() -> int:
         "gc_s": gc_clock.seconds,
         "gc_collections": gc_clock.collections,
         "cpu_total_s": _cpu(ru),
+        "children_cpu_s": _cpu(resource.getrusage(resource.RUSAGE_CHILDREN)),
         "cpu_before_imports_s": _cpu(_T0_CPU),
         "startup_wall_s": start_wall - _proc_start_epoch(),
         "rss_before_mb": rss_before,
