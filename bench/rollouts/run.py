@@ -56,7 +56,7 @@ def ensure_venv_031(python_version: str) -> Path:
         )
         if check.returncode == 0 and check.stdout.strip() == "0.3.1":
             return py
-    print(f"creating {VENV_031.relative_to(ROOT)} (verifiers==0.3.1) ...", flush=True)
+    print(f"creating {VENV_031} (verifiers==0.3.1) ...", flush=True)
     uv = uv_cmd()
     subprocess.run([*uv, "venv", "-q", "--python", python_version, str(VENV_031)], check=True)
     subprocess.run(
