@@ -82,6 +82,10 @@ class Client:
     async def aclose(self) -> None:
         """Release pooled connections of the current event loop."""
 
+    async def close(self) -> None:
+        """Same as `aclose` (the name classic clients use)."""
+        await self.aclose()
+
 
 def _json_default(obj: Any) -> Any:
     dump = getattr(obj, "model_dump", None)

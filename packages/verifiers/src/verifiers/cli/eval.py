@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import math
 import os
 import sys
@@ -394,6 +395,9 @@ def _generate(env, todo, client, model, sampling, args, run_dir, already_done):
             on_progress=lambda all_o, batch: (outputs.extend(batch), on_progress(all_o, batch)),
         )
 
+    # Everything imported so far lives for the whole run: keep the collector from re-scanning it
+    # on every full collection (a quarter of the per-rollout CPU in profiles).
+    gc.freeze()
     interrupted = False
     with progress:
         try:
