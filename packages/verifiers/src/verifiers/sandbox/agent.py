@@ -66,7 +66,8 @@ for line in sys.stdin:
     out.flush()
 """
 
-WORKDIR = os.environ.get("VF_WORKDIR", "/workspace")
+WORKDIR = os.environ.pop("VF_WORKDIR", "/workspace")
+SWEEP = os.environ.pop("VF_SWEEP", "") == "1"
 repl = None  # the persistent REPL process
 
 
@@ -84,7 +85,10 @@ def _path(p):
 
 
 def sweep():
-    """Kill everything in the pid namespace except pid 1 (init), the agent and the REPL."""
+    """Kill everything in the pid namespace except pid 1 (init), the agent and the REPL.
+    Only inside a private pid namespace (VF_SWEEP=1): elsewhere /proc is the host's."""
+    if not SWEEP:
+        return
     keep = {1, os.getpid()}
     if repl is not None and repl.poll() is None:
         keep.add(repl.pid)
@@ -111,7 +115,6 @@ def run(req):
     cap = int(req.get("cap", 1 << 20))
     timeout = float(req.get("timeout", 30))
     env = dict(os.environ)
-    env.pop("VF_WORKDIR", None)
     env.update(req.get("env") or {})
     stdin = req.get("stdin")
     t0 = time.monotonic()

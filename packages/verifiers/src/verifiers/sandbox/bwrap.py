@@ -8,10 +8,12 @@ charged to the sandbox's memory cgroup), and the agent as its only long-lived pr
 from __future__ import annotations
 
 import asyncio
+import atexit
 import itertools
 import logging
 import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
@@ -43,8 +45,37 @@ ETC_FILES = {
 }
 
 
+# Every running sandbox of this process, so that exit (normal or via an unhandled exception)
+# kills them and removes their cgroups even when no event loop is left to await a close.
+_RUNNING: set[BwrapSandbox] = set()
+
+
+@atexit.register
+def _kill_all_at_exit() -> None:
+    for box in list(_RUNNING):
+        box.kill_now()
+
+
 class BwrapSandbox(AgentSandbox):
     cgroup: cgroups.Cgroup | None = None
+
+    def kill_now(self) -> None:
+        """Synchronous teardown for when no loop can await `close` (exit, a closed loop)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._dead_reason = self._dead_reason or "killed"
+        if self._lifetime is not None:
+            self._lifetime.cancel()
+        try:
+            os.kill(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        if self.cgroup is not None:
+            self.cgroup.destroy()
+        _RUNNING.discard(self)
+        if self.on_close is not None:
+            self.on_close(self)
 
     async def _kill(self) -> None:
         if self.proc.returncode is None:
@@ -59,9 +90,9 @@ class BwrapSandbox(AgentSandbox):
             await asyncio.wait_for(self.proc.wait(), 5.0)
         except TimeoutError:
             logger.warning("sandbox %s: bwrap did not exit after SIGKILL", self.id)
-        for stream in (self.proc.stdin,):
-            if stream is not None:
-                stream.close()
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        _RUNNING.discard(self)
 
     def memory_usage(self) -> int | None:
         return self.cgroup.memory_usage() if self.cgroup else None
@@ -156,6 +187,7 @@ class BwrapProvider(Provider):
         args += ["--chdir", wd, "--clearenv"]
         env = {"PATH": PATH, "HOME": wd, "LANG": "C.UTF-8", "TMPDIR": "/tmp", **spec.env}
         env["VF_WORKDIR"] = wd
+        env["VF_SWEEP"] = "1"  # own pid namespace: the agent may kill all but itself
         for k, v in env.items():
             args += ["--setenv", k, v]
         python = "/opt/venv/bin/python" if venv is not None else spec.runtime.python
@@ -204,6 +236,7 @@ class BwrapProvider(Provider):
             raise SandboxCreationError(f"cannot start bwrap: {e}") from e
         box = BwrapSandbox(sid, spec, proc)
         box.cgroup = cg
+        _RUNNING.add(box)
         self._live.add(box)
         box.on_close = lambda b: self._live.discard(b)  # type: ignore[arg-type]
         try:

@@ -1,0 +1,205 @@
+"""SandboxEnv lifecycle: acquire during the first model call, rewards can use the sandbox,
+infra errors retried then marked, and no sandbox outlives its rollout (error, cancel, teardown)."""
+
+import asyncio
+import time
+
+import pytest
+from datasets import Dataset
+
+import verifiers as vf
+from verifiers.envs.sandbox_env import SandboxEnv
+from verifiers.sandbox.base import Provider, SandboxCreationError, SandboxSpec
+from verifiers.sandbox.bwrap import BwrapProvider
+from verifiers.sandbox.pool import SandboxPool
+from verifiers.testing import Reply, ScriptedServer
+from verifiers.testing.responders import last_message, last_text
+
+REASON = BwrapProvider.unavailable_reason()
+pytestmark = pytest.mark.skipif(REASON is not None, reason=f"bwrap provider: {REASON}")
+
+
+class Counting(Provider):
+    """Wraps a provider; counts creations and the sandboxes still open; can delay or fail."""
+
+    def __init__(self, inner: Provider, delay: float = 0.0, fail: int = 0) -> None:
+        self.inner, self.delay, self.fail = inner, delay, fail
+        self.created = self.attempts = 0
+        self.open: set = set()
+
+    async def create(self, spec=None):
+        self.attempts += 1
+        if self.fail:
+            self.fail -= 1
+            raise SandboxCreationError("injected creation failure")
+        await asyncio.sleep(self.delay)
+        box = await self.inner.create(spec)
+        self.created += 1
+        self.open.add(box)
+        close = box.close
+
+        async def tracked_close():
+            self.open.discard(box)
+            await close()
+
+        box.close = tracked_close
+        return box
+
+    async def close(self):
+        await self.inner.close()
+
+
+def bash_responder(delay: float = 0.0):
+    """Runs the user's text as a bash command, then answers with the tool's output."""
+
+    async def respond(body):
+        await asyncio.sleep(delay)
+        if last_message(body)["role"] == "tool":
+            return "result: " + last_message(body)["content"]
+        return Reply(tool_calls=[{"name": "bash", "arguments": {"command": last_text(body)}}])
+
+    return respond
+
+
+def dataset(*commands):
+    return Dataset.from_list([{"question": c, "answer": ""} for c in commands])
+
+
+def client_for(srv):
+    return vf.OpenAIClient(srv.base_url, api_key="x", retry_base_delay=0.01)
+
+
+async def file_reward(state) -> float:
+    """Reward functions still reach the sandbox: it is released after scoring."""
+    box = state["sandbox"]
+    return 1.0 if (await box.read_file("out.txt")).strip() == b"fresh" else 0.0
+
+
+def make_env(provider, commands, **kw):
+    return SandboxEnv(
+        provider=provider,
+        dataset=dataset(*commands),
+        rubric=vf.Rubric(funcs=[file_reward]),
+        spec=SandboxSpec(memory=128 * 2**20, disk=16 * 2**20),
+        **{"pool_size": 2, **kw},
+    )
+
+
+async def test_rollouts_get_fresh_sandboxes_rewards_use_them_and_all_close():
+    provider = Counting(BwrapProvider())
+    cmd = "test -e out.txt && echo reused > out.txt || echo fresh > out.txt; cat out.txt"
+    env = make_env(provider, [cmd, cmd, cmd])
+    assert set(env.tool_defs[0]["parameters"]["properties"]) == {"command", "working_dir"}
+    with ScriptedServer(bash_responder()) as srv:
+        out = await env.evaluate(client_for(srv), "m", num_examples=3, rollouts_per_example=2)
+    outputs = out["outputs"]
+    assert [o["reward"] for o in outputs] == [1.0] * 6, [o.get("error") for o in outputs]
+    assert all(o["completion"][1]["content"] == "fresh\n" for o in outputs)
+    assert env.active_sandboxes == 0 and provider.open == set()
+    assert env.pool.warm == 0
+    await env.teardown()
+
+
+async def test_sandbox_is_acquired_while_the_first_model_call_runs():
+    provider = Counting(BwrapProvider(), delay=0.3)
+    env = make_env(provider, ["echo fresh > out.txt"], pool_size=0)
+    with ScriptedServer(bash_responder(delay=0.5)) as srv:
+        t = time.perf_counter()
+        out = await env.evaluate(
+            client_for(srv), "m", num_examples=1, state_columns=["sandbox_state"]
+        )
+        elapsed = time.perf_counter() - t
+    o = out["outputs"][0]
+    assert o["reward"] == 1.0
+    # the 0.3 s start overlapped the 0.5 s model call: the tool call did not wait for it
+    assert o["metrics"]["sandbox_ready_wait_time"] < 0.15
+    assert elapsed < 0.5 + 0.5 + 0.3 + 1.0
+    assert provider.open == set()
+    await env.teardown()
+
+
+async def test_creation_failures_retry_with_backoff_then_mark_infra_error():
+    provider = Counting(BwrapProvider(), fail=2)
+    env = make_env(provider, ["echo fresh > out.txt"], max_retries=3, base_delay=0.01, pool_size=0)
+    with ScriptedServer(bash_responder()) as srv:
+        out = await env.evaluate(client_for(srv), "m", num_examples=1)
+    assert out["outputs"][0]["reward"] == 1.0 and provider.attempts == 3
+
+    provider = Counting(BwrapProvider(), fail=100)
+    env = make_env(provider, ["echo fresh > out.txt"], max_retries=1, base_delay=0.01, pool_size=0)
+    with ScriptedServer(bash_responder()) as srv:
+        out = await env.evaluate(client_for(srv), "m", num_examples=1, max_retries=1)
+    err = out["outputs"][0]["error"]
+    assert err["infra"] is True and err["error"] == "SandboxCreationError", err
+    assert provider.attempts == 4  # (1 + 1 env retries) x (1 + 1 rollout retries)
+    assert env.active_sandboxes == 0
+    await env.teardown()
+
+
+async def test_dead_sandbox_is_an_infra_error_and_is_released():
+    provider = Counting(BwrapProvider())
+    env = make_env(provider, ["kill -9 $PPID"], pool_size=0)
+    with ScriptedServer(bash_responder()) as srv:
+        out = await env.evaluate(client_for(srv), "m", num_examples=1)
+    err = out["outputs"][0]["error"]
+    assert err["infra"] is True and "Sandbox" in err["error"], err
+    assert provider.open == set() and env.active_sandboxes == 0
+    await env.teardown()
+
+
+async def test_command_timeout_is_reported_to_the_model():
+    env = make_env(BwrapProvider(), ["sleep 30"], timeout_per_command_seconds=0.5, pool_size=0)
+    with ScriptedServer(bash_responder()) as srv:
+        out = await env.evaluate(client_for(srv), "m", num_examples=1)
+    assert "timed out after 0.5s" in out["outputs"][0]["completion"][1]["content"]
+    await env.teardown()
+
+
+async def test_cancelled_generate_leaves_no_sandbox():
+    provider = Counting(BwrapProvider())
+    env = make_env(provider, ["echo fresh > out.txt; sleep 30"] * 3)
+    with ScriptedServer(bash_responder()) as srv:
+        task = asyncio.create_task(env.evaluate(client_for(srv), "m", num_examples=3))
+        for _ in range(200):  # until the rollouts are inside their sleeping commands
+            await asyncio.sleep(0.05)
+            if provider.created >= 3 and env.active_sandboxes == 3:
+                break
+        await asyncio.sleep(0.3)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert env.active_sandboxes == 0 and provider.open == set()
+    await env.teardown()
+
+
+async def test_teardown_closes_sandboxes_of_rollouts_never_scored():
+    provider = Counting(BwrapProvider())
+    env = make_env(provider, ["echo fresh > out.txt"], pool_size=0)
+    with ScriptedServer(bash_responder()) as srv:
+        client = client_for(srv)
+        state = await env.rollout(env.eval_inputs(1)[0], client, "m")
+        await client.aclose()
+    assert state["error"] is None and env.active_sandboxes == 1 and len(provider.open) == 1
+    assert await file_reward(state) == 1.0
+    await env.teardown()
+    assert env.active_sandboxes == 0 and provider.open == set()
+
+
+async def test_warm_pool_hands_out_in_milliseconds_and_never_reuses():
+    provider = BwrapProvider()
+    pool = SandboxPool(provider, SandboxSpec(), size=2)
+    await pool.start()
+    await pool.wait_warm()
+    t = time.perf_counter()
+    box = await pool.acquire()
+    assert time.perf_counter() - t < 0.005 and pool.hits == 1
+    await box.exec("touch mark")
+    await pool.release(box)
+    assert not box.alive
+    await pool.wait_warm()
+    again = await pool.acquire()
+    assert again is not box and (await again.exec("ls")).stdout == ""
+    await pool.release(again)
+    await pool.close()
+    assert pool.warm == 0 and provider.live == 0
+    await provider.close()
