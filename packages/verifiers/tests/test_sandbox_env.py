@@ -66,7 +66,19 @@ def dataset(*commands):
 
 
 def client_for(srv):
-    return vf.OpenAIClient(srv.base_url, api_key="x", retry_base_delay=0.01)
+    client = vf.OpenAIClient(srv.base_url, api_key="x", retry_base_delay=0.01)
+    CLIENTS.append(client)
+    return client
+
+
+CLIENTS: list = []
+
+
+@pytest.fixture(autouse=True)
+async def _close_clients():
+    yield
+    while CLIENTS:
+        await CLIENTS.pop().aclose()
 
 
 async def file_reward(state) -> float:

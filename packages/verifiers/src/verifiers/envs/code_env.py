@@ -1,0 +1,311 @@
+"""CodeEnv: the model answers with a program; the last fenced code block is run against test
+cases in a fresh sandbox, one command per test with its own timeout.
+
+Test cases come from `info["tests"]` (or the `answer` column as JSON), either as a list of
+`{"input": ..., "output": ...}` stdin/stdout cases, or in the APPS / LiveCodeBench form
+`{"inputs": [...], "outputs": [...], "fn_name": "f"}`. With `fn_name` each input is the call's
+arguments (a JSON list, a dict of keyword arguments, or one JSON value per line) and the function
+is looked up on the module or on a `Solution()` instance. Rewards: `passed` (all tests pass,
+weight 1) and `pass_rate` (fraction passed, weight 0 unless configured)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from verifiers.envs.sandbox_env import default_provider
+from verifiers.envs.singleturn_env import SingleTurnEnv
+from verifiers.rubrics.rubric import Rubric
+from verifiers.rubrics.rubric_group import RubricGroup
+from verifiers.sandbox.base import MiB, Provider, Sandbox, SandboxSpec
+from verifiers.sandbox.pool import SandboxPool
+from verifiers.state import State
+from verifiers.types import Messages
+
+FENCE = re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)```", re.DOTALL)
+RESULT_MARK = "\n<<<VF-RESULT>>>"
+
+# Runs inside the sandbox: import the solution, call the function, print its JSON result.
+CALL_HARNESS = r"""
+import json, sys
+sys.setrecursionlimit(100000)
+sys.path.insert(0, ".")
+fn_name, raw = sys.argv[1], sys.stdin.read()
+args = json.loads(raw)
+import solution as mod
+target = mod.Solution() if hasattr(mod, "Solution") else mod
+fn = getattr(target, fn_name)
+value = fn(**args) if isinstance(args, dict) else fn(*args)
+def plain(v):
+    if isinstance(v, (tuple, list)): return [plain(x) for x in v]
+    if isinstance(v, set): return sorted(plain(x) for x in v)
+    if isinstance(v, dict): return {str(k): plain(x) for k, x in v.items()}
+    if v is None or isinstance(v, (bool, int, float, str)): return v
+    return repr(v)
+sys.stdout.write("MARK" + json.dumps(plain(value)))
+""".replace("MARK", RESULT_MARK.replace("\n", "\\n"))
+
+
+def extract_code(
+    text: str, languages: Sequence[str] = ("python", "py", "python3", "")
+) -> str | None:
+    """The last fenced block in `text` whose language tag is in `languages` (any, if empty)."""
+    blocks = [(lang.lower(), body) for lang, body in FENCE.findall(text or "")]
+    if languages:
+        blocks = [b for b in blocks if b[0] in languages] or blocks
+    return blocks[-1][1] if blocks else None
+
+
+# -- comparison -------------------------------------------------------------------------------
+def _num(tok: str) -> float | None:
+    try:
+        return float(tok)
+    except ValueError:
+        return None
+
+
+def tokens_equal(a: str, b: str, rel_tol: float = 1e-6, abs_tol: float = 1e-6) -> bool:
+    if a == b:
+        return True
+    x, y = _num(a), _num(b)
+    if x is None or y is None:
+        return False
+    return math.isclose(x, y, rel_tol=rel_tol, abs_tol=abs_tol)
+
+
+def outputs_match(actual: str, expected: str) -> bool:
+    """Whitespace-tolerant, float-tolerant comparison of program output."""
+    a = [line.split() for line in actual.strip().splitlines()]
+    e = [line.split() for line in expected.strip().splitlines()]
+    a = [line for line in a if line]
+    e = [line for line in e if line]
+    flat_a = [t for line in a for t in line]
+    flat_e = [t for line in e for t in line]
+    return len(flat_a) == len(flat_e) and all(
+        tokens_equal(x, y) for x, y in zip(flat_a, flat_e, strict=True)
+    )
+
+
+def values_match(actual: Any, expected: Any) -> bool:
+    """Deep equality with float tolerance; tuples equal lists; numeric strings compared as
+    numbers. APPS wraps single outputs in a list: that form matches too."""
+    if _values_equal(actual, expected):
+        return True
+    return isinstance(expected, list) and len(expected) == 1 and _values_equal(actual, expected[0])
+
+
+def _values_equal(a: Any, b: Any) -> bool:
+    a = list(a) if isinstance(a, tuple) else a
+    b = list(b) if isinstance(b, tuple) else b
+    if isinstance(a, bool) or isinstance(b, bool):  # True is not 1
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_values_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_values_equal(a[k], b[k]) for k in a)
+    if isinstance(a, str) and isinstance(b, str):
+        return a == b or outputs_match(a, b)
+    return a == b
+
+
+# -- test cases -------------------------------------------------------------------------------
+@dataclass
+class TestCase:
+    __test__ = False  # not a pytest class
+    input: Any
+    output: Any
+    fn_name: str | None = None
+
+
+@dataclass
+class TestResult:
+    __test__ = False
+    passed: bool
+    status: str  # passed | wrong_answer | runtime_error | timeout | no_code
+    detail: str = ""
+    duration: float = 0.0
+
+
+def parse_tests(spec: Any) -> list[TestCase]:
+    if isinstance(spec, str):
+        spec = json.loads(spec)
+    if isinstance(spec, dict):
+        fn = spec.get("fn_name") or None
+        return [
+            TestCase(i, o, fn)
+            for i, o in zip(spec.get("inputs", []), spec.get("outputs", []), strict=True)
+        ]
+    return [TestCase(t["input"], t["output"], t.get("fn_name")) for t in spec or []]
+
+
+def _call_args(raw: Any) -> Any:
+    if isinstance(raw, (list, dict)):
+        return raw
+    if isinstance(raw, str):
+        lines = [line for line in raw.splitlines() if line.strip()]
+        try:
+            return [json.loads(line) for line in lines]
+        except json.JSONDecodeError:
+            return [raw]
+    return [raw]
+
+
+async def run_test(box: Sandbox, case: TestCase, timeout: float) -> TestResult:  # noqa: ASYNC109
+    if case.fn_name:
+        r = await box.exec(
+            ["python3", "-c", CALL_HARNESS, case.fn_name],
+            stdin=json.dumps(_call_args(case.input)),
+            timeout=timeout,
+        )
+    else:
+        stdin = case.input if isinstance(case.input, str) else "\n".join(map(str, case.input))
+        r = await box.exec(["python3", "solution.py"], stdin=stdin, timeout=timeout)
+    if r.timed_out:
+        return TestResult(False, "timeout", f"over {timeout:g}s", r.duration)
+    if r.exit_code != 0:
+        return TestResult(False, "runtime_error", r.stderr[-2000:], r.duration)
+    if case.fn_name:
+        if RESULT_MARK not in r.stdout:
+            return TestResult(False, "runtime_error", "no result", r.duration)
+        value = json.loads(r.stdout.rsplit(RESULT_MARK, 1)[1])
+        ok = values_match(value, case.output)
+        got = value
+    else:
+        expected = case.output if isinstance(case.output, str) else "\n".join(map(str, case.output))
+        ok = outputs_match(r.stdout, expected)
+        got = r.stdout[:500]
+    return TestResult(
+        ok, "passed" if ok else "wrong_answer", "" if ok else repr(got)[:500], r.duration
+    )
+
+
+class CodeEnv(SingleTurnEnv):
+    """Single-turn code generation graded by running tests in a sandbox."""
+
+    def __init__(
+        self,
+        timeout_per_test: float = 6.0,
+        max_tests: int | None = None,
+        stop_on_first_failure: bool = False,
+        pass_rate_weight: float = 0.0,
+        passed_weight: float = 1.0,
+        languages: Sequence[str] = ("python", "py", "python3", ""),
+        provider: Provider | None = None,
+        spec: SandboxSpec | None = None,
+        pool_size: int = 4,
+        rubric: Rubric | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.code_rubric = Rubric(
+            funcs=[self.passed, self.pass_rate], weights=[passed_weight, pass_rate_weight]
+        )
+        full = self.code_rubric if rubric is None else RubricGroup([self.code_rubric, rubric])
+        super().__init__(rubric=full, **kwargs)
+        self.timeout_per_test = timeout_per_test
+        self.max_tests = max_tests
+        self.stop_on_first_failure = stop_on_first_failure
+        self.languages = tuple(languages)
+        self.spec = spec or SandboxSpec(memory=512 * MiB, pids=64, disk=64 * MiB, lifetime=600)
+        self._provider = provider
+        self._owns_provider = provider is None
+        self.pool_size = pool_size
+        self._pool: SandboxPool | None = None
+        self._runs: dict[int, asyncio.Task[list[TestResult]]] = {}
+        self._generating = 0
+
+    @property
+    def pool(self) -> SandboxPool:
+        if self._pool is None:
+            if self._provider is None:
+                self._provider = default_provider()
+            self._pool = SandboxPool(self._provider, self.spec, size=self.pool_size)
+        return self._pool
+
+    def get_tests(self, state: State) -> list[TestCase]:
+        """Override for other dataset layouts."""
+        info = state.get("info") or {}
+        raw = info.get("tests") if isinstance(info, dict) else None
+        if raw is None:
+            raw = info.get("test_cases") if isinstance(info, dict) else None
+        if raw is None:
+            raw = state.get("answer")
+        tests = parse_tests(raw)
+        return tests[: self.max_tests] if self.max_tests else tests
+
+    def get_code(self, completion: Messages) -> str | None:
+        for message in reversed(completion or []):
+            if message.get("role") == "assistant":
+                content = message.get("content")
+                text = content if isinstance(content, str) else self.parser.parse(str(content))
+                return extract_code(text or "", self.languages)
+        return None
+
+    async def run_tests(self, state: State) -> list[TestResult]:
+        """Run every test once per rollout (the rewards share the result)."""
+        if "test_results" in state:
+            return [TestResult(**r) for r in state["test_results"]]
+        key = id(state)
+        task = self._runs.get(key)
+        if task is None:
+            task = asyncio.get_running_loop().create_task(self._run_tests(state))
+            self._runs[key] = task
+        try:
+            results = await asyncio.shield(task)
+        finally:
+            if task.done():
+                self._runs.pop(key, None)
+        state["test_results"] = [asdict(r) for r in results]
+        return results
+
+    async def _run_tests(self, state: State) -> list[TestResult]:
+        tests = self.get_tests(state)
+        code = self.get_code(state.get("completion") or [])
+        if code is None:
+            return [TestResult(False, "no_code", "no fenced code block") for _ in tests]
+        box = await self.pool.acquire()
+        try:
+            await box.write_file("solution.py", code)
+            results: list[TestResult] = []
+            for case in tests:
+                if results and self.stop_on_first_failure and not results[-1].passed:
+                    results.append(TestResult(False, "skipped"))
+                    continue
+                results.append(await run_test(box, case, self.timeout_per_test))
+            return results
+        finally:
+            await asyncio.shield(self.pool.release(box))
+
+    async def passed(self, state: State) -> float:
+        results = await self.run_tests(state)
+        return 1.0 if results and all(r.passed for r in results) else 0.0
+
+    async def pass_rate(self, state: State) -> float:
+        results = await self.run_tests(state)
+        return sum(r.passed for r in results) / len(results) if results else 0.0
+
+    async def generate(self, *args: Any, **kwargs: Any) -> Any:
+        self._generating += 1
+        try:
+            return await super().generate(*args, **kwargs)
+        finally:
+            self._generating -= 1
+            if self._generating == 0 and self._pool is not None:
+                await asyncio.shield(self._pool.close())
+
+    async def teardown(self) -> None:
+        for task in list(self._runs.values()):
+            task.cancel()
+        await asyncio.gather(*self._runs.values(), return_exceptions=True)
+        self._runs.clear()
+        if self._pool is not None:
+            await self._pool.close()
+        if self._owns_provider and self._provider is not None:
+            await self._provider.close()
+        await super().teardown()
