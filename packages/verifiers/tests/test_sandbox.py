@@ -12,8 +12,9 @@ import pytest
 
 from verifiers.errors import SandboxError
 from verifiers.sandbox import cgroups
-from verifiers.sandbox.base import MiB, SandboxDeadError, SandboxSpec
+from verifiers.sandbox.base import MiB, RuntimeSpec, SandboxDeadError, SandboxSpec
 from verifiers.sandbox.bwrap import SANDBOX_UID, BwrapProvider
+from verifiers.sandbox.runtime import ensure_runtime, installer
 
 REASON = BwrapProvider.unavailable_reason()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"bwrap provider: {REASON}")
@@ -240,3 +241,45 @@ async def test_dead_agent_and_lifetime_raise_sandbox_error(provider):
     with pytest.raises(SandboxError):
         await short.exec("true")
     assert provider.live == 0
+
+
+def make_wheel(directory: Path) -> Path:
+    """A one-module wheel built by hand (no network, no build backend)."""
+    import base64
+    import hashlib
+    import zipfile
+
+    files = {
+        "vfdemo.py": "ANSWER = 42\n",
+        "vfdemo-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: vfdemo\nVersion: 1.0\n",
+        "vfdemo-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    for name, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+        record.append(f"{name},sha256={digest.decode()},{len(text)}")
+    record.append("vfdemo-1.0.dist-info/RECORD,,")
+    path = directory / "vfdemo-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in files.items():
+            z.writestr(name, text)
+        z.writestr("vfdemo-1.0.dist-info/RECORD", "\n".join(record) + "\n")
+    return path
+
+
+@pytest.mark.skipif(installer() is None, reason="no uv to build runtimes with")
+async def test_runtime_packages_built_once_and_mounted_read_only(provider, tmp_path):
+    wheel = make_wheel(tmp_path)
+    os.chmod(tmp_path, 0o755)
+    spec = SandboxSpec(runtime=RuntimeSpec(packages=(str(wheel),)), memory=128 * MiB)
+    venv = ensure_runtime(spec.runtime)
+    assert venv is not None and (venv / ".ready").exists()
+    built = (venv / ".ready").stat().st_mtime
+    async with await provider.create(spec) as box:
+        r = await box.exec("python -c 'import vfdemo; print(vfdemo.ANSWER)'")
+        assert r.stdout == "42\n", r.stderr
+        assert (await box.python("import vfdemo; vfdemo.ANSWER"))["result"] == "42"
+        r = await box.exec("touch /opt/venv/x")
+        assert r.exit_code != 0
+    assert ensure_runtime(spec.runtime) == venv
+    assert (venv / ".ready").stat().st_mtime == built  # cached, not rebuilt

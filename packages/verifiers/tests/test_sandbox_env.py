@@ -215,3 +215,50 @@ async def test_warm_pool_hands_out_in_milliseconds_and_never_reuses():
     await pool.close()
     assert pool.warm == 0 and provider.live == 0
     await provider.close()
+
+
+# -- PythonEnv ----------------------------------------------------------------------------------
+def python_responder(cells):
+    """Sends `cells` one per turn, then answers with the last tool output."""
+
+    def respond(body):
+        turn = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        if turn < len(cells):
+            return Reply(tool_calls=[{"name": "python", "arguments": {"code": cells[turn]}}])
+        return "done"
+
+    return respond
+
+
+async def test_python_env_keeps_state_between_calls_not_rollouts():
+    from verifiers.envs.python_env import PythonEnv
+
+    cells = [
+        "try:\n    x\n    print('LEAKED')\nexcept NameError:\n    x = 20",
+        "def f(y):\n    return x + y\nprint('hi')",
+        "f(22)",
+        "1/0",
+        "while True: pass",
+        "x",
+    ]
+    env = PythonEnv(
+        pip_install_packages="",
+        provider=BwrapProvider(),
+        dataset=dataset("a", "b"),
+        max_turns=10,
+        timeout_per_command_seconds=1,
+        pool_size=1,
+    )
+    assert [t["name"] for t in env.tool_defs] == ["python"]
+    assert set(env.tool_defs[0]["parameters"]["properties"]) == {"code"}
+    with ScriptedServer(python_responder(cells)) as srv:
+        out = await env.evaluate(client_for(srv), "m", num_examples=2)
+    for o in out["outputs"]:
+        tools = [m["content"] for m in o["completion"] if m["role"] == "tool"]
+        assert tools[0] == "(no output)"
+        assert tools[1] == "hi" and tools[2] == "Out[3]: 42"
+        assert "ZeroDivisionError" in tools[3]
+        assert "timed out" in tools[4] and "reset" in tools[4]
+        assert "NameError" in tools[5]  # the timeout reset the interpreter
+    assert env.active_sandboxes == 0
+    await env.teardown()

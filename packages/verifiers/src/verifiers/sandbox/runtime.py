@@ -7,6 +7,7 @@ import fcntl
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from verifiers.sandbox.base import RuntimeSpec, SandboxCreationError
@@ -35,14 +36,10 @@ def ensure_runtime(runtime: RuntimeSpec, cache: Path = CACHE) -> Path | None:
             # the host's uv or pip into the venv instead.
             _run([runtime.python, "-m", "venv", "--without-pip", str(target)])
             py = str(target / "bin" / "python")
-            uv = shutil.which("uv")
-            if uv:
-                _run([uv, "pip", "install", "--quiet", "--python", py, *runtime.packages])
-            else:
-                site = subprocess.check_output(
-                    [py, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], text=True
-                ).strip()
-                _run(["python3", "-m", "pip", "install", "-q", "--target", site, *runtime.packages])
+            uv = installer()
+            if uv is None:
+                raise SandboxCreationError("no installer found: need uv (or python -m uv)")
+            _run([*uv, "pip", "install", "--quiet", "--python", py, *runtime.packages])
         except (OSError, subprocess.CalledProcessError) as e:
             shutil.rmtree(target, ignore_errors=True)
             raise SandboxCreationError(f"building runtime {runtime.packages}: {e}") from e
@@ -54,6 +51,19 @@ def ensure_runtime(runtime: RuntimeSpec, cache: Path = CACHE) -> Path | None:
         os.chmod(target, 0o755)
         (target / ".ready").touch()
     return target
+
+
+def installer() -> list[str] | None:
+    """The command that runs uv here: on PATH, or as a module of this or the system Python."""
+    if shutil.which("uv"):
+        return [shutil.which("uv")]  # type: ignore[list-item]
+    for py in (sys.executable, "python3"):
+        try:
+            subprocess.run([py, "-m", "uv", "--version"], check=True, capture_output=True)
+            return [py, "-m", "uv"]
+        except (OSError, subprocess.CalledProcessError):
+            continue
+    return None
 
 
 def _run(argv: list[str]) -> None:
