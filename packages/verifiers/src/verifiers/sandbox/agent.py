@@ -1,7 +1,7 @@
 """The in-sandbox agent (stdlib only; runs under the sandbox's own Python).
 
 Reads one JSON request per line on stdin and answers one JSON line on stdout. Ops:
-  exec   {cmd, stdin, cwd, env, timeout, cap} -> {exit_code, stdout, stderr, timed_out,
+  exec   {cmd, stdin(b64), cwd, env, timeout, cap} -> {exit_code, stdout, stderr, timed_out,
          truncated, duration}
   write  {path, data(b64), mode}  /  read {path} -> {data}
   put    {path, tar(b64)}         /  get  {path} -> {tar}
@@ -10,19 +10,46 @@ Reads one JSON request per line on stdin and answers one JSON line on stdout. Op
 Every command runs in its own session; on timeout or when output passes the cap the whole
 group is killed, and after every request everything but the agent, the namespace init and the
 REPL is killed, so background jobs never outlive the command that started them.
+
+Start-up cost matters (it is most of a cold sandbox), so this imports only C modules up front:
+no `json` package (it pulls in `re` and `enum`), no `subprocess`, no threads.
 """
 
-import base64
-import io
-import json
+import binascii
 import os
 import select
 import signal
-import subprocess
 import sys
-import tarfile
-import threading
 import time
+
+try:  # the C halves of json, without the Python package around them
+    import _json
+
+    class _Ctx:
+        strict = True
+        object_hook = None
+        object_pairs_hook = None
+        parse_float = float
+        parse_int = int
+        parse_constant = {"NaN": float("nan"), "Infinity": float("inf")}.__getitem__
+        memo: dict = {}
+
+    _scan = _json.make_scanner(_Ctx())
+    _enc = _json.make_encoder(
+        None, repr, _json.encode_basestring_ascii, None, ":", ",", False, False, True
+    )
+
+    def loads(s):
+        obj, _ = _scan(s.strip(), 0)
+        return obj
+
+    def dumps(obj):
+        return "".join(_enc(obj, 0))
+
+except (ImportError, AttributeError, TypeError):  # another interpreter: the plain package
+    import json
+
+    loads, dumps = json.loads, json.dumps
 
 REPL_SRC = r"""
 import ast, io, json, sys, traceback
@@ -68,16 +95,85 @@ for line in sys.stdin:
 
 WORKDIR = os.environ.pop("VF_WORKDIR", "/workspace")
 SWEEP = os.environ.pop("VF_SWEEP", "") == "1"
-repl = None  # the persistent REPL process
+MAXFD = 1024
 
 
-def _child_setup():
-    # Make the command, not the agent, the OOM killer's choice (raising is unprivileged).
-    try:
-        with open("/proc/self/oom_score_adj", "w") as f:
-            f.write("1000")
-    except OSError:
-        pass
+class Repl:
+    """The persistent interpreter: its pid and the pipe ends the agent holds."""
+
+    def __init__(self):
+        self.pid, self.stdin, self.stdout, _ = spawn(
+            [sys.executable, "-u", "-c", REPL_SRC], WORKDIR, dict(os.environ), True, False
+        )
+        self.buf = b""
+
+    def alive(self):
+        try:
+            return os.waitpid(self.pid, os.WNOHANG)[0] == 0
+        except ChildProcessError:
+            return False
+
+    def kill(self):
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+        os.close(self.stdin)
+        os.close(self.stdout)
+
+
+repl = None
+
+
+def spawn(argv, cwd, env, want_stdin, want_stderr=True):
+    """fork + exec in a new session. Returns (pid, stdin_w, stdout_r, stderr_r)."""
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe() if want_stderr else (None, None)
+    in_r, in_w = os.pipe() if want_stdin else (None, None)
+    fail_r, fail_w = os.pipe2(os.O_CLOEXEC)  # carries the exec error, closes on success
+    pid = os.fork()
+    if pid == 0:  # child
+        try:
+            os.setsid()
+            os.dup2(in_r if in_r is not None else os.open("/dev/null", os.O_RDONLY), 0)
+            os.dup2(out_w, 1)
+            os.dup2(err_w if err_w is not None else os.open("/dev/null", os.O_WRONLY), 2)
+            os.closerange(3, fail_w)
+            os.closerange(fail_w + 1, MAXFD)
+            try:  # make the command, not the agent, the OOM killer's choice
+                fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+                os.write(fd, b"1000")
+                os.close(fd)
+            except OSError:
+                pass
+            os.chdir(cwd)
+            os.execvpe(argv[0], argv, env)
+        except BaseException as e:
+            try:
+                os.write(fail_w, f"{argv[0]}: {e}".encode())
+            finally:
+                os._exit(127)
+    for fd in (out_w, err_w, in_r, fail_w):
+        if fd is not None:
+            os.close(fd)
+    failure = b""
+    while True:
+        chunk = os.read(fail_r, 4096)
+        if not chunk:
+            break
+        failure += chunk
+    os.close(fail_r)
+    if failure:
+        for fd in (out_r, err_r, in_w):
+            if fd is not None:
+                os.close(fd)
+        os.waitpid(pid, 0)
+        raise OSError(failure.decode(errors="replace"))
+    return pid, in_w, out_r, err_r
 
 
 def _path(p):
@@ -90,87 +186,84 @@ def sweep():
     if not SWEEP:
         return
     keep = {1, os.getpid()}
-    if repl is not None and repl.poll() is None:
+    if repl is not None:
         keep.add(repl.pid)
     for _ in range(3):
         victims = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep]
         if not victims:
-            return
+            break
         for pid in victims:
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-        # reap our own children so they do not linger as zombies
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0] > 0:
-                pass
-        except ChildProcessError:
+    try:  # reap our own children so they do not linger as zombies
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
             pass
+    except ChildProcessError:
+        pass
 
 
 def run(req):
     cmd = req["cmd"]
-    argv = ["/bin/bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
     cap = int(req.get("cap", 1 << 20))
     timeout = float(req.get("timeout", 30))
     env = dict(os.environ)
     env.update(req.get("env") or {})
+    argv = ["/bin/bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
     stdin = req.get("stdin")
     t0 = time.monotonic()
     try:
-        p = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=_path(req.get("cwd") or WORKDIR),
-            env=env,
-            start_new_session=True,
-            preexec_fn=_child_setup,
+        pid, in_w, out_r, err_r = spawn(
+            argv, _path(req.get("cwd") or WORKDIR), env, stdin is not None
         )
     except OSError as e:
-        return {
-            "exit_code": 127,
-            "stdout": "",
-            "stderr": f"{e}\n",
-            "timed_out": False,
-            "truncated": False,
-            "duration": time.monotonic() - t0,
-        }
-    if stdin is not None:
-        data = base64.b64decode(stdin)
-
-        def feed():
-            try:
-                p.stdin.write(data)
-                p.stdin.close()
-            except OSError:
-                pass
-
-        threading.Thread(target=feed, daemon=True).start()
-    bufs = {p.stdout.fileno(): bytearray(), p.stderr.fileno(): bytearray()}
-    open_fds = set(bufs)
-    pidfd = os.pidfd_open(p.pid)
+        return {"exit_code": 127, "stdout": "", "stderr": f"{e}\n", "timed_out": False,
+                "truncated": False, "duration": time.monotonic() - t0}  # fmt: skip
+    pending = binascii.a2b_base64(stdin) if stdin is not None else b""
+    if in_w is not None:
+        os.set_blocking(in_w, False)
+        if not pending:
+            os.close(in_w)
+            in_w = None
+    bufs = {out_r: bytearray(), err_r: bytearray()}
+    open_fds = [out_r, err_r]
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # old kernels, gVisor: poll instead
+        pidfd = None
     deadline = t0 + timeout
     drain_until = None
     timed_out = truncated = False
+    status = None
     while open_fds:
         now = time.monotonic()
         limit = deadline if drain_until is None else min(deadline, drain_until)
         if now >= limit:
-            timed_out = drain_until is None or now >= deadline
+            timed_out = drain_until is None
             break
-        fds = list(open_fds) + ([pidfd] if drain_until is None else [])
-        ready, _, _ = select.select(fds, [], [], limit - now)
-        for fd in ready:
+        rlist = list(open_fds)
+        if pidfd is not None and drain_until is None:
+            rlist.append(pidfd)
+        wait = limit - now if pidfd is not None else min(limit - now, 0.01)
+        ready_r, ready_w, _ = select.select(rlist, [in_w] if in_w is not None else [], [], wait)
+        if ready_w:
+            try:
+                n = os.write(in_w, pending[:65536])
+                pending = pending[n:]
+            except OSError:  # the command closed its stdin
+                pending = b""
+            if not pending:
+                os.close(in_w)
+                in_w = None
+        for fd in ready_r:
             if fd == pidfd:
                 # the command exited; give stragglers holding its pipes a moment, no more
                 drain_until = time.monotonic() + 0.05
                 continue
             chunk = os.read(fd, 65536)
             if not chunk:
-                open_fds.discard(fd)
+                open_fds.remove(fd)
                 continue
             buf = bufs[fd]
             room = cap - len(buf)
@@ -179,23 +272,25 @@ def run(req):
                 truncated = True
         if truncated:
             break
-    if drain_until is not None and p.poll() is not None and open_fds:
-        timed_out = False  # background job kept a pipe open; the command itself finished
+        if pidfd is None and drain_until is None and status is None:
+            done, st = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status = st
+                drain_until = time.monotonic() + 0.05
     try:
-        os.killpg(p.pid, signal.SIGKILL)
+        os.killpg(pid, signal.SIGKILL)
     except OSError:
         pass
-    code = p.wait()
-    os.close(pidfd)
-    out, err = bufs[p.stdout.fileno()], bufs[p.stderr.fileno()]
-    p.stdout.close()
-    p.stderr.close()
-    if timed_out:
-        code = 124 if code >= 0 else code
+    if status is None:
+        status = os.waitpid(pid, 0)[1]
+    for fd in (out_r, err_r, in_w, pidfd):
+        if fd is not None:
+            os.close(fd)
+    code = os.waitstatus_to_exitcode(status)
     return {
         "exit_code": code if code >= 0 else 128 - code,
-        "stdout": out.decode("utf-8", "replace"),
-        "stderr": err.decode("utf-8", "replace"),
+        "stdout": bufs[out_r].decode("utf-8", "replace"),
+        "stderr": bufs[err_r].decode("utf-8", "replace"),
         "timed_out": timed_out,
         "truncated": truncated,
         "duration": time.monotonic() - t0,
@@ -206,46 +301,42 @@ def python(req):
     global repl
     cap = int(req.get("cap", 1 << 20))
     timeout = float(req.get("timeout", 30))
-    if repl is None or repl.poll() is not None:
-        repl = subprocess.Popen(
-            [sys.executable, "-u", "-c", REPL_SRC],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=WORKDIR,
-            start_new_session=True,
-            preexec_fn=_child_setup,
-        )
-    repl.stdin.write((json.dumps({"code": req["code"], "cap": cap}) + "\n").encode())
-    repl.stdin.flush()
-    fd = repl.stdout.fileno()
-    ready, _, _ = select.select([fd], [], [], timeout)
-    line = repl.stdout.readline() if ready else b""
-    if line:
-        return json.loads(line)
-    timed_out = not ready
-    try:
-        os.killpg(repl.pid, signal.SIGKILL)
-    except OSError:
-        pass
-    repl.wait()
+    if repl is not None and not repl.alive():
+        repl.kill()
+        repl = None
+    if repl is None:
+        repl = Repl()
+    data = (dumps({"code": req["code"], "cap": cap}) + "\n").encode()
+    while data:
+        data = data[os.write(repl.stdin, data) :]
+    deadline = time.monotonic() + timeout
+    timed_out = False
+    while b"\n" not in repl.buf:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([repl.stdout], [], [], left)[0]:
+            timed_out = True
+            break
+        chunk = os.read(repl.stdout, 1 << 20)
+        if not chunk:
+            break
+        repl.buf += chunk
+    if b"\n" in repl.buf:
+        line, repl.buf = repl.buf.split(b"\n", 1)
+        return loads(line.decode())
+    repl.kill()
     repl = None
     why = f"timed out after {timeout:g}s" if timed_out else "the interpreter died"
-    return {
-        "status": "error",
-        "stdout": "",
-        "stderr": f"{why}; REPL state was reset\n",
-        "result": None,
-        "timed_out": timed_out,
-        "execution_count": 0,
-        "truncated": False,
-    }
+    return {"status": "error", "stdout": "", "stderr": f"{why}; REPL state was reset\n",
+            "result": None, "timed_out": timed_out, "execution_count": 0, "truncated": False}  # fmt: skip
 
 
 def put(req):
+    import io
+    import tarfile
+
     root = _path(req["path"])
     os.makedirs(root, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(base64.b64decode(req["tar"]))) as tf:
+    with tarfile.open(fileobj=io.BytesIO(binascii.a2b_base64(req["tar"]))) as tf:
         for m in tf.getmembers():  # plain files and dirs inside root only (3.11.2: no filter=)
             name = os.path.normpath(m.name)
             if name.startswith(("/", "..")) or not (m.isfile() or m.isdir()):
@@ -256,11 +347,18 @@ def put(req):
 
 
 def get(req):
+    import io
+    import tarfile
+
     root = _path(req["path"])
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tf:
         tf.add(root, arcname=".")
-    return {"tar": base64.b64encode(buf.getvalue()).decode()}
+    return {"tar": b64(buf.getvalue())}
+
+
+def b64(raw):
+    return binascii.b2a_base64(raw, newline=False).decode()
 
 
 def handle(req):
@@ -273,12 +371,12 @@ def handle(req):
         path = _path(req["path"])
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         with open(path, "wb") as f:
-            f.write(base64.b64decode(req["data"]))
+            f.write(binascii.a2b_base64(req["data"]))
         os.chmod(path, int(req.get("mode", 0o644)))
         return {}
     if op == "read":
         with open(_path(req["path"]), "rb") as f:
-            return {"data": base64.b64encode(f.read()).decode()}
+            return {"data": b64(f.read())}
     if op == "put":
         return put(req)
     if op == "get":
@@ -289,18 +387,18 @@ def handle(req):
 
 
 def reply(obj):
-    data = (json.dumps(obj) + "\n").encode()
+    data = (dumps(obj) + "\n").encode()
     while data:  # loop: pipe writes can come back short
-        n = os.write(1, data)
-        data = data[n:]
+        data = data[os.write(1, data) :]
 
 
 def main():
     os.chdir(WORKDIR)
     reply({"ready": True, "pid": os.getpid()})
     for line in sys.stdin.buffer:
+        req = None
         try:
-            req = json.loads(line)
+            req = loads(line.decode())
             res = handle(req)
         except Exception as e:  # report, keep serving
             res = {"error": f"{type(e).__name__}: {e}"}

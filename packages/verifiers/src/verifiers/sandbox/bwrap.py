@@ -83,13 +83,18 @@ class BwrapSandbox(AgentSandbox):
                 self.proc.kill()
             except ProcessLookupError:
                 pass
-        if self.cgroup is not None:
-            # kill whatever is left in the group (the pid-ns init takes the rest with it)
-            await asyncio.to_thread(self.cgroup.destroy)
+        # bwrap's death takes its pid namespace with it; the cgroup sweep then finds it
+        # (nearly always) empty and only has to rmdir
         try:
             await asyncio.wait_for(self.proc.wait(), 5.0)
         except TimeoutError:
             logger.warning("sandbox %s: bwrap did not exit after SIGKILL", self.id)
+        if self.cgroup is not None:
+            cg = self.cgroup
+            if not cg.pids() and cg.remove():
+                pass
+            else:
+                await asyncio.to_thread(cg.destroy)
         if self.proc.stdin is not None:
             self.proc.stdin.close()
         _RUNNING.discard(self)

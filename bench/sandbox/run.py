@@ -1,0 +1,201 @@
+"""Sandbox benchmark: cold and warm latency, throughput, idle memory, 256 at once.
+
+Run as root from the repo root:  uv run python bench/sandbox/run.py [--quick]
+Writes bench/sandbox/results.json and prints a markdown table. CPU per op is the harness's own
+CPU plus the sandbox cgroup's CPU (cpuacct), which does not depend on the machine's load."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from verifiers.sandbox.base import MiB, SandboxSpec
+from verifiers.sandbox.bwrap import BwrapProvider
+from verifiers.sandbox.pool import SandboxPool
+
+SPEC = SandboxSpec(memory=256 * MiB, pids=64, disk=64 * MiB)
+OUT = Path(__file__).with_name("results.json")
+
+
+def pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, round(q / 100 * (len(xs) - 1)))]
+
+
+def ms(x: float) -> float:
+    return round(x * 1000, 2)
+
+
+def self_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def pss(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+async def cold(p: BwrapProvider, n: int) -> dict:
+    walls, cpus = [], []
+    for _ in range(n):
+        c0, t0 = self_cpu(), time.perf_counter()
+        box = await p.create(SPEC)
+        r = await box.exec("true")
+        sandbox_cpu = (box.cpu_usage_ns() or 0) / 1e9
+        await box.close()
+        walls.append(time.perf_counter() - t0)
+        cpus.append(self_cpu() - c0 + sandbox_cpu)
+        assert r.exit_code == 0
+    return {
+        "cold_create_exec_close_p50_ms": ms(pct(walls, 50)),
+        "cold_create_exec_close_p99_ms": ms(pct(walls, 99)),
+        "cold_cpu_per_op_ms": ms(statistics.median(cpus)),
+    }
+
+
+async def warm_acquire(p: BwrapProvider, n: int) -> dict:
+    pool = SandboxPool(p, SPEC, size=4)
+    await pool.start()
+    walls = []
+    for _ in range(n):
+        await pool.wait_warm()
+        t0 = time.perf_counter()
+        box = await pool.acquire()
+        walls.append(time.perf_counter() - t0)
+        await pool.release(box)
+    await pool.close()
+    t0 = time.perf_counter()
+    box = await p.create(SPEC)
+    start = time.perf_counter() - t0
+    await box.close()
+    return {
+        "warm_acquire_p50_ms": ms(pct(walls, 50)),
+        "warm_acquire_p99_ms": ms(pct(walls, 99)),
+        "pool_hits": pool.hits,
+        "warm_sandbox_start_ms": ms(start),
+    }
+
+
+async def warm_exec(p: BwrapProvider, n: int) -> dict:
+    box = await p.create(SPEC)
+    for _ in range(10):
+        await box.exec("true")
+    walls = []
+    c0, s0 = self_cpu(), box.cpu_usage_ns() or 0
+    for _ in range(n):
+        t0 = time.perf_counter()
+        await box.exec("true")
+        walls.append(time.perf_counter() - t0)
+    cpu = (self_cpu() - c0 + ((box.cpu_usage_ns() or 0) - s0) / 1e9) / n
+    pw = []
+    for _ in range(n // 2):
+        t0 = time.perf_counter()
+        await box.python("1 + 1")
+        pw.append(time.perf_counter() - t0)
+    await box.close()
+    return {
+        "warm_exec_true_p50_ms": ms(pct(walls, 50)),
+        "warm_exec_true_p99_ms": ms(pct(walls, 99)),
+        "warm_exec_cpu_per_op_ms": ms(cpu),
+        "warm_python_repl_p50_ms": ms(pct(pw, 50)),
+    }
+
+
+async def throughput(p: BwrapProvider, conc: int, seconds: float) -> dict:
+    boxes = await p.create_many(conc, SPEC)
+    for b in boxes:
+        await b.exec("true")
+    done = 0
+    c0, s0 = self_cpu(), sum(b.cpu_usage_ns() or 0 for b in boxes)
+    stop = time.perf_counter() + seconds
+
+    async def worker(b):
+        nonlocal done
+        while time.perf_counter() < stop:
+            await b.exec("true")
+            done += 1
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker(b) for b in boxes))
+    elapsed = time.perf_counter() - t0
+    cpu = self_cpu() - c0 + (sum(b.cpu_usage_ns() or 0 for b in boxes) - s0) / 1e9
+    await asyncio.gather(*(b.close() for b in boxes))
+    return {
+        f"warm_cmds_per_s_{conc}_concurrent": round(done / elapsed, 1),
+        "throughput_cpu_per_cmd_ms": ms(cpu / max(done, 1)),
+    }
+
+
+async def memory_and_scale(p: BwrapProvider, n: int) -> dict:
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    sem = asyncio.Semaphore(16)
+
+    async def one():
+        async with sem:
+            return await p.create(SPEC)
+
+    t0 = time.perf_counter()
+    boxes = await asyncio.gather(*(one() for _ in range(n)))
+    create_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    results = await asyncio.gather(*(b.exec("echo ok") for b in boxes))
+    exec_all_s = time.perf_counter() - t0
+    ok = sum(r.stdout == "ok\n" for r in results)
+    await asyncio.sleep(0.5)
+    cg = [b.memory_usage() or 0 for b in boxes]
+    pss_total = sum(pss(pid) for b in boxes for pid in b.cgroup.pids())
+    t0 = time.perf_counter()
+    await asyncio.gather(*(b.close() for b in boxes))
+    close_s = time.perf_counter() - t0
+    return {
+        "concurrent_sandboxes": n,
+        "concurrent_ok": ok,
+        "concurrent_create_all_s": round(create_s, 2),
+        "concurrent_exec_all_s": round(exec_all_s, 2),
+        "concurrent_close_all_s": round(close_s, 2),
+        "idle_mem_per_sandbox_cgroup_mb": round(statistics.mean(cg) / MiB, 2),
+        "idle_mem_per_sandbox_pss_mb": round(pss_total / n / MiB, 2),
+        "leftover_sandboxes": p.live,
+    }
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
+    args = ap.parse_args()
+    reason = BwrapProvider.unavailable_reason()
+    if reason:
+        sys.exit(f"bwrap provider unavailable: {reason}")
+    q = args.quick
+    p = BwrapProvider()
+    res: dict = {"load_before": os.getloadavg(), "cpus": os.cpu_count()}
+    await (await p.create(SPEC)).close()  # set-up (minimal /etc) out of the timings
+    res |= await cold(p, 20 if q else 100)
+    res |= await warm_acquire(p, 10 if q else 50)
+    res |= await warm_exec(p, 100 if q else 1000)
+    res |= await throughput(p, 16, 2 if q else 5)
+    res |= await memory_and_scale(p, 32 if q else 256)
+    res["load_after"] = os.getloadavg()
+    await p.close()
+    OUT.write_text(json.dumps(res, indent=2) + "\n")
+    print("| metric | value |\n|---|---|")
+    for k, v in res.items():
+        print(f"| {k} | {v} |")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
