@@ -1,0 +1,51 @@
+"""The provider seam: the same interface checks against every local provider."""
+
+import time
+
+import pytest
+
+from verifiers.sandbox.base import MiB, SandboxDeadError, SandboxSpec
+from verifiers.sandbox.bwrap import BwrapProvider
+from verifiers.sandbox.process import ProcessProvider
+
+PROVIDERS = [BwrapProvider, ProcessProvider]
+SPEC = SandboxSpec(memory=128 * MiB, pids=64, disk=16 * MiB, output_limit=4096)
+
+
+@pytest.fixture(params=PROVIDERS, ids=lambda cls: cls.__name__)
+async def provider(request):
+    reason = request.param.unavailable_reason()
+    if reason:
+        pytest.skip(f"{request.param.__name__}: {reason}")
+    p = request.param()
+    yield p
+    await p.close()
+
+
+async def test_interface(provider):
+    boxes = await provider.create_many(2, SPEC)
+    a, b = boxes
+    assert a.id != b.id and a.alive
+    r = await a.exec(["sh", "-c", "read x; echo got $x; echo e >&2; exit 4"], stdin="1\n")
+    assert (r.exit_code, r.stdout, r.stderr) == (4, "got 1\n", "e\n")
+    r = await a.exec("echo $V", env={"V": "set"})
+    assert r.stdout == "set\n"
+    await a.write_file("f.txt", b"\x00bytes")
+    assert await a.read_file("f.txt") == b"\x00bytes"
+    r = await b.exec("cat f.txt")  # sandboxes do not share a workspace
+    assert r.exit_code != 0
+    await a.write_dir("d", {"x": "1", "s/y": "2"})
+    assert await a.read_dir("d") == {"x": b"1", "s/y": b"2"}
+    t = time.monotonic()
+    r = await a.exec("sleep 30", timeout=0.5)
+    assert r.timed_out and time.monotonic() - t < 5
+    r = await a.exec("head -c 100000 /dev/zero")
+    assert r.truncated and len(r.stdout) == 4096
+    await a.python("import math\nv = math.pi")
+    assert (await a.python("round(v, 2)"))["result"] == "3.14"
+    await a.close()
+    await a.close()
+    assert not a.alive
+    with pytest.raises(SandboxDeadError):
+        await a.exec("true")
+    await b.close()
