@@ -14,6 +14,7 @@ import logging
 import os
 import shutil
 import signal
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -32,6 +33,8 @@ logger = logging.getLogger("verifiers.sandbox")
 SANDBOX_UID = int(os.environ.get("VF_SANDBOX_UID", "61000"))
 INNER_UID = 1000
 AGENT_SRC = Path(__file__).with_name("agent.py")
+# Import (from the precompiled .pyc) rather than run the agent as a script.
+AGENT_BOOT = "import sys; sys.path.insert(0, '/opt/agent'); import agent; agent.main()"
 PATH = "/opt/venv/bin:/usr/local/bin:/usr/bin:/bin"
 _counter = itertools.count()
 
@@ -88,7 +91,13 @@ class BwrapSandbox(AgentSandbox):
         try:
             await asyncio.wait_for(self.proc.wait(), 5.0)
         except TimeoutError:
-            logger.warning("sandbox %s: bwrap did not exit after SIGKILL", self.id)
+            # seen under heavy namespace churn: the kill is pending inside a slow
+            # namespace syscall; it will land, so keep waiting rather than leak the cgroup
+            logger.warning("sandbox %s: bwrap slow to exit after SIGKILL; waiting", self.id)
+            try:
+                await asyncio.wait_for(self.proc.wait(), 120.0)
+            except TimeoutError:
+                logger.error("sandbox %s: bwrap did not exit after SIGKILL", self.id)
         if self.cgroup is not None:
             cg = self.cgroup
             if not cg.pids() and cg.remove():
@@ -151,8 +160,15 @@ class BwrapProvider(Provider):
                     shutil.copy(src, d / "etc" / name)
             if Path("/etc/alternatives").is_dir():  # some /usr/bin tools are links through it
                 shutil.copytree("/etc/alternatives", d / "etc" / "alternatives", symlinks=True)
-            shutil.copy(AGENT_SRC, d / "agent.py")
-            for p in [d / "etc", d / "agent.py", *(d / "etc").iterdir()]:
+            (d / "agent").mkdir()
+            shutil.copy2(AGENT_SRC, d / "agent" / "agent.py")
+            # compile once here: a script run as __main__ would be recompiled in every sandbox
+            subprocess.run(
+                ["/usr/bin/python3", "-m", "py_compile", str(d / "agent" / "agent.py")],
+                capture_output=True,
+                check=False,
+            )
+            for p in [d / "etc", *(d / "etc").iterdir(), *(d / "agent").rglob("*"), d / "agent"]:
                 if not p.is_symlink():
                     os.chmod(p, 0o755 if p.is_dir() else 0o644)
             self._dir = d
@@ -181,7 +197,7 @@ class BwrapProvider(Provider):
             "--dev", "/dev",
             "--size", str(spec.disk), "--tmpfs", "/tmp",
             "--size", str(spec.disk), "--tmpfs", wd,
-            "--ro-bind", str(d / "agent.py"), "/opt/agent/agent.py",
+            "--ro-bind", str(d / "agent"), "/opt/agent",
         ]  # fmt: skip
         if spec.network:
             args += ["--share-net"]
@@ -197,7 +213,7 @@ class BwrapProvider(Provider):
             args += ["--setenv", k, v]
         python = "/opt/venv/bin/python" if venv is not None else spec.runtime.python
         # -S: the agent needs no site-packages (faster, smaller); the REPL it starts loads them.
-        return [*args, "--", python, "-u", "-I", "-S", "/opt/agent/agent.py"]
+        return [*args, "--", python, "-u", "-I", "-S", "-c", AGENT_BOOT]
 
     # -- create --------------------------------------------------------------------------
     async def create(self, spec: SandboxSpec | None = None) -> BwrapSandbox:
@@ -236,9 +252,11 @@ class BwrapProvider(Provider):
                 preexec_fn=child_setup,
                 limit=READ_LIMIT,
             )
-        except (OSError, RuntimeError) as e:
-            await asyncio.to_thread(cg.destroy)
-            raise SandboxCreationError(f"cannot start bwrap: {e}") from e
+        except BaseException as e:  # a cancel here must not leak the cgroup either
+            cg.destroy()
+            if isinstance(e, Exception):
+                raise SandboxCreationError(f"cannot start bwrap: {e}") from e
+            raise
         box = BwrapSandbox(sid, spec, proc)
         box.cgroup = cg
         _RUNNING.add(box)
