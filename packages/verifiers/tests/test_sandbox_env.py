@@ -9,7 +9,12 @@ from datasets import Dataset
 
 import verifiers as vf
 from verifiers.envs.sandbox_env import SandboxEnv
-from verifiers.sandbox.base import Provider, SandboxCreationError, SandboxSpec
+from verifiers.sandbox.base import (
+    Provider,
+    ProviderUnavailableError,
+    SandboxCreationError,
+    SandboxSpec,
+)
 from verifiers.sandbox.bwrap import BwrapProvider
 from verifiers.sandbox.pool import SandboxPool
 from verifiers.testing import Reply, ScriptedServer
@@ -261,4 +266,34 @@ async def test_python_env_keeps_state_between_calls_not_rollouts():
         assert "timed out" in tools[4] and "reset" in tools[4]
         assert "NameError" in tools[5]  # the timeout reset the interpreter
     assert env.active_sandboxes == 0
+    await env.teardown()
+
+
+async def test_rewards_get_the_sandbox_without_tool_calls_and_unavailable_is_not_retried():
+    async def sandbox_reward(state) -> float:
+        r = await state["sandbox"].exec("echo up")
+        return 1.0 if r.stdout == "up\n" else 0.0
+
+    provider = Counting(BwrapProvider())
+    env = SandboxEnv(
+        provider=provider, dataset=dataset("hi"), rubric=vf.Rubric(funcs=[sandbox_reward])
+    )
+    with ScriptedServer(lambda body: "no tools needed") as srv:
+        out = await env.evaluate(client_for(srv), "m", num_examples=1)
+    assert out["outputs"][0]["reward"] == 1.0 and provider.open == set()
+    await env.teardown()
+
+    class Unavailable(Provider):
+        attempts = 0
+
+        async def create(self, spec=None):
+            self.attempts += 1
+            raise ProviderUnavailableError("bwrap is not installed")
+
+    broken = Unavailable()
+    env = make_env(broken, ["true"], pool_size=0, base_delay=0.01)
+    with ScriptedServer(bash_responder()) as srv:
+        out = await env.evaluate(client_for(srv), "m", num_examples=1)
+    err = out["outputs"][0]["error"]
+    assert err["infra"] and "not installed" in err["message"] and broken.attempts == 1
     await env.teardown()

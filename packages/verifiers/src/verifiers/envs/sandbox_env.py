@@ -28,6 +28,7 @@ from verifiers.errors import SandboxError, ToolCallError
 from verifiers.sandbox.base import (
     MiB,
     Provider,
+    ProviderUnavailableError,
     RuntimeSpec,
     Sandbox,
     SandboxCreationError,
@@ -171,6 +172,8 @@ class SandboxEnv(StatefulToolEnv):
         while True:
             try:
                 box = await self._create(spec)
+            except ProviderUnavailableError:
+                raise  # retrying cannot help: the message says what is missing
             except SandboxError as e:
                 if attempt >= self.max_retries:
                     raise SandboxCreationError(
@@ -294,9 +297,13 @@ class SandboxEnv(StatefulToolEnv):
         task = asyncio.current_task()
         cancelling = task is not None and task.cancelling() > 0
         lease = self._leases.get(state.get("sandbox_id") or "")
-        if lease is not None and lease.box is not None and not cancelling:
-            state["sandbox"] = lease.box
-            await self.post_rollout(state)
+        if lease is not None and not cancelling and state.get("error") is None:
+            if lease.task is not None and not lease.task.done():
+                # no tool call needed it yet; reward functions may
+                await asyncio.gather(lease.task, return_exceptions=True)
+            if lease.box is not None:
+                state["sandbox"] = lease.box
+                await self.post_rollout(state)
         if cancelling or state.get("error") is not None:
             await self.release_sandbox(state)
 
