@@ -1,18 +1,24 @@
 """Rollout throughput: our `verifiers` vs `verifiers==0.3.1`, side by side, one script.
 
-    python bench/rollouts/run.py            # full: N=2000, c=256 x3 interleaved, c=1024 x1
-    python bench/rollouts/run.py --quick    # smoke test: N=300, 1 rep, c=256 and c=1024
+    python bench/rollouts/run.py            # full: both variants, N=2000, c=256 x3 interleaved,
+                                            #   plus c=1024 x1 for the single-turn variant
+    python bench/rollouts/run.py --quick    # smoke test: N=300, 1 rep, c=256 (+ c=1024 single)
     python bench/rollouts/run.py --profile  # cProfile of OUR side once (N, c=256), no table
+    python bench/rollouts/run.py --variants tool   # only the ToolEnv case
+
+Variants (bench_env.load_environment(variant=...)): `single` (vf.SingleTurnEnv, 1 model turn)
+and `tool` (vf.ToolEnv(tools=[add], max_turns=3): 2 model turns and 1 tool call per rollout).
 
 Each measured run starts a fresh scripted server (`python -m verifiers.testing serve`, from
 our workspace venv, 0 ms latency) and then one worker process (bench/rollouts/worker.py)
 under the side's own interpreter: our workspace venv (`.venv/bin/python`) or the 0.3.1 venv
 (`bench/.venvs/verifiers-0.3.1`, created with uv when missing). Both load the same
-bench/rollouts/bench_env.py. Runs are interleaved (ours, 0.3.1, ours, 0.3.1, ...).
+bench/rollouts/bench_env.py. Runs are interleaved (ours, 0.3.1, ours, 0.3.1, ...), one variant
+after the other.
 
 `PYTHONDONTWRITEBYTECODE` is removed from the workers' environment (these machines export
 it), so both sides run with bytecode caching; the caches go to bench/.venvs/pycache
-(`PYTHONPYCACHEPREFIX`), and one unmeasured warm-up run per side fills them first.
+(`PYTHONPYCACHEPREFIX`), and one unmeasured warm-up run per side and variant fills them first.
 
 Results: a table on stdout and bench/rollouts/results.json (results-quick.json with --quick).
 """
@@ -37,6 +43,7 @@ VENV_031 = ROOT / "bench" / ".venvs" / "verifiers-0.3.1"
 PYCACHE = ROOT / "bench" / ".venvs" / "pycache"
 OURS = "ours"
 OLD = "0.3.1"
+VARIANTS = {"single": "single", "tool": "ToolEnv"}  # variant -> config label prefix
 
 
 # -- set-up -------------------------------------------------------------------------------
@@ -45,23 +52,32 @@ def uv_cmd() -> list[str]:
     return [exe] if exe else [sys.executable, "-m", "uv"]
 
 
+# What the 0.3.1 venv needs: the library, `datasets` (bench_env builds its dataset with it) and
+# `openai-agents` (import `agents`), with which 0.3.1's ToolEnv builds tool schemas
+# (`verifiers.legacy.utils.tool_utils.convert_func_to_tool_def` -> `agents.function_schema`).
+# openai-agents is a declared dependency of verifiers 0.3.1 (`openai-agents>=0.8.2`); it is
+# named here so that the ToolEnv case cannot silently lose it.
+VENV_031_PACKAGES = ("verifiers==0.3.1", "datasets", "openai-agents")
+VENV_031_CHECK = (
+    "import importlib.metadata as m, agents, datasets; "
+    "from agents import function_schema; print(m.version('verifiers'))"
+)
+
+
 def ensure_venv_031(python_version: str) -> Path:
     py = VENV_031 / "bin" / "python"
     if py.exists():
         check = subprocess.run(
-            [str(py), "-c", "import importlib.metadata as m; print(m.version('verifiers'))"],
-            capture_output=True,
-            text=True,
-            cwd="/",
+            [str(py), "-c", VENV_031_CHECK], capture_output=True, text=True, cwd="/"
         )
         if check.returncode == 0 and check.stdout.strip() == "0.3.1":
             return py
     print(f"creating {VENV_031} (verifiers==0.3.1) ...", flush=True)
     uv = uv_cmd()
-    subprocess.run([*uv, "venv", "-q", "--python", python_version, str(VENV_031)], check=True)
+    if not py.exists():
+        subprocess.run([*uv, "venv", "-q", "--python", python_version, str(VENV_031)], check=True)
     subprocess.run(
-        [*uv, "pip", "install", "-q", "--python", str(py), "verifiers==0.3.1", "datasets"],
-        check=True,
+        [*uv, "pip", "install", "-q", "--python", str(py), *VENV_031_PACKAGES], check=True
     )
     return py
 
@@ -146,6 +162,7 @@ def run_one(
     c: int,
     args: argparse.Namespace,
     profile: str | None = None,
+    variant: str = "single",
 ) -> dict:
     server, base_url = start_server(server_py, args.latency_ms, args.wrong_rate)
     try:
@@ -154,7 +171,7 @@ def run_one(
         load0, busy0 = loadavg(), system_busy_s()
         cmd = [
             str(py), str(HERE / "worker.py"), "--base-url", base_url, "-n", str(n),
-            "-c", str(c), "--timeout", str(args.timeout), "--label", side,
+            "-c", str(c), "--timeout", str(args.timeout), "--label", side, "--variant", variant,
         ]  # fmt: skip
         if profile:
             cmd += ["--profile", profile]
@@ -180,13 +197,14 @@ def run_one(
             result = json.loads(line[len("RESULT ") :])
     if result is None:
         result = {"label": side, "n": n, "c": c, "stalled": True, "finished": 0, "ok": 0,
-                  "failed": n, "errors": {f"worker rc={rc}": 1}}  # fmt: skip
+                  "failed": n, "errors": {f"worker rc={rc}": 1}, "variant": variant}  # fmt: skip
     # Noise indicator: CPU the rest of the machine used while this worker ran (whole-machine
     # busy time minus worker and server). This machine is shared; a large value marks a run
     # whose wall time was disturbed (its CPU figures are per-process and stay valid).
     other = busy - srv_cpu - (result.get("cpu_total_s") or 0.0)
     result.update(
         side=side,
+        variant=variant,
         loadavg_1m_before=load0,
         other_cpu_s=max(0.0, other),
         returncode=rc,
@@ -199,13 +217,22 @@ def run_one(
 
 def describe(r: dict) -> str:
     if r.get("wall_s") is None:
-        return f"{r['side']:>5} c={r['c']}: FAILED ({r.get('errors')})"
+        return (
+            f"{r.get('variant', 'single'):>6} {r['side']:>5} c={r['c']}: FAILED ({r.get('errors')})"
+        )
+    shape = (
+        f"; shape ok {r['shape_ok']}/{r['finished']}"
+        f" (turns {r['shape_hist'].get('num_turns')}, tool calls {r['shape_hist'].get('tool_calls')})"
+        if "shape_ok" in r
+        else ""
+    )
     return (
-        f"{r['side']:>5} c={r['c']:<5} n={r['n']}: {r['finished']} done, {r['failed']} failed"
+        f"{r.get('variant', 'single'):>6} {r['side']:>5} c={r['c']:<5} n={r['n']}: "
+        f"{r['finished']} done, {r['failed']} failed"
         f"{', STALLED' if r['stalled'] else ''}; {r['wall_s']:.2f}s, "
         f"{r['rollouts_per_s']:.0f} rollouts/s, {r['cpu_ms_per_rollout']:.2f} CPU-ms/rollout, "
         f"peak RSS {r['peak_rss_mb']:.0f} MB, reward {r['mean_reward']}; "
-        f"GC {r.get('gc_s', 0):.2f}s"
+        f"GC {r.get('gc_s', 0):.2f}s{shape}"
         + (
             f"; other processes used {r['other_cpu_s']:.1f} CPU-s meanwhile"
             if "other_cpu_s" in r
@@ -240,6 +267,17 @@ def summarize(runs: list[dict]) -> dict:
     out["failed"] = sum(r.get("failed", 0) for r in runs)
     out["stalled"] = sum(1 for r in runs if r.get("stalled"))
     out["n_total"] = sum(r["n"] for r in runs)
+    out["variant"] = runs[0].get("variant", "single")
+    # Output shape checks (worker.py): outputs with the expected turns / tool calls, and the
+    # histograms of each figure summed over the runs.
+    out["shape_ok"] = sum(r.get("shape_ok", 0) for r in runs)
+    out["shape_expected"] = runs[0].get("shape_expected")
+    hist: dict[str, dict[str, int]] = {}
+    for r in runs:
+        for key, h in (r.get("shape_hist") or {}).items():
+            for v, k in h.items():
+                hist.setdefault(key, {})[v] = hist.setdefault(key, {}).get(v, 0) + k
+    out["shape_hist"] = hist
     return out
 
 
@@ -290,7 +328,37 @@ def table(summary: dict) -> str:
             f"{fmt(ratio(a.get('cpu_total_ms_per_rollout'), b.get('cpu_total_ms_per_rollout')), '.3f')}"
             f" | {fmt(ratio(a.get('peak_rss_mb'), b.get('peak_rss_mb')), '.3f')} |"
         )
+    rows += [
+        "",
+        "| config | side | outputs with the expected shape | model turns (`num_turns` metric)"
+        " | tool calls (completion) | tool calls (`total_tool_calls` / `add_calls` metrics)"
+        " | assistant / tool messages (completion) | mean reward |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for cfg, sides in summary.items():
+        for side in (OURS, OLD):
+            s = sides.get(side)
+            if not s:
+                continue
+            h = s.get("shape_hist") or {}
+            rows.append(
+                f"| {cfg} | {side} | {s.get('shape_ok', 0)} / {s['finished']} | "
+                f"{hist_text(h.get('num_turns'))} | {hist_text(h.get('tool_calls'))} | "
+                f"{hist_text(h.get('total_tool_calls'))} / {hist_text(h.get('add_calls'))} | "
+                f"{hist_text(h.get('assistant_msgs'))} / {hist_text(h.get('tool_msgs'))} | "
+                f"{fmt(s.get('mean_reward'), '.4f')} |"
+            )
     return "\n".join(rows)
+
+
+def hist_text(h: dict[str, int] | None) -> str:
+    """`{"2": 6000}` -> `2 (×6000)`; several values, most frequent first; `–` when absent."""
+    if not h:
+        return "–"
+    items = sorted(h.items(), key=lambda kv: -kv[1])
+    if items == [("None", items[0][1])]:
+        return "–"
+    return ", ".join(f"{v if v != 'None' else 'n/a'} (×{k})" for v, k in items)
 
 
 def machine_info() -> dict:
@@ -362,18 +430,23 @@ def find_pyspy() -> str | None:
     return str(exe) if exe.exists() else None
 
 
-def profile_ours(ours_py: Path, args: argparse.Namespace) -> int:
-    """cProfile (deterministic, inflates call-heavy code) and py-spy (sampling) of our side."""
+def profile_ours(ours_py: Path, args: argparse.Namespace, variant: str = "single") -> int:
+    """cProfile (deterministic, inflates call-heavy code) and py-spy (sampling) of our side.
+
+    Profiles the first of --variants; files are profile-ours-*.txt for `single`,
+    profile-ours-<variant>-*.txt otherwise.
+    """
     import pstats
 
     raw_dir = ROOT / "bench" / ".venvs" / "profile"
     raw_dir.mkdir(parents=True, exist_ok=True)
     n, c = args.num_examples, args.concurrency
-    prof = raw_dir / "ours.prof"
-    r = run_one(OURS, ours_py, ours_py, n, c, args, profile=str(prof))
+    stem = "profile-ours" if variant == "single" else f"profile-ours-{variant}"
+    prof = raw_dir / f"{stem}.prof"
+    r = run_one(OURS, ours_py, ours_py, n, c, args, profile=str(prof), variant=variant)
     print("cProfile run: " + describe(r), flush=True)
-    with open(HERE / "profile-ours-cprofile.txt", "w") as f:
-        f.write(f"# cProfile of our side, evaluate only: N={n}, c={c}\n")
+    with open(HERE / f"{stem}-cprofile.txt", "w") as f:
+        f.write(f"# cProfile of our side ({variant}), evaluate only: N={n}, c={c}\n")
         f.write(f"# {describe(r)}\n# (cProfile roughly doubles CPU; use it for call counts)\n")
         for key in ("tottime", "cumulative"):
             st = pstats.Stats(str(prof), stream=f)
@@ -381,13 +454,13 @@ def profile_ours(ours_py: Path, args: argparse.Namespace) -> int:
 
     pyspy = find_pyspy()
     if pyspy:
-        raw = raw_dir / "ours-pyspy.txt"
+        raw = raw_dir / ("ours-pyspy.txt" if variant == "single" else f"ours-{variant}-pyspy.txt")
         server, base_url = start_server(ours_py, args.latency_ms, args.wrong_rate)
         try:
             cmd = [
                 pyspy, "record", "-r", "1000", "-f", "raw", "-o", str(raw), "--",
                 str(ours_py), str(HERE / "worker.py"), "--base-url", base_url,
-                "-n", str(n), "-c", str(c), "--timeout", str(args.timeout),
+                "-n", str(n), "-c", str(c), "--timeout", str(args.timeout), "--variant", variant,
             ]  # fmt: skip
             cp = subprocess.run(cmd, capture_output=True, text=True, env=worker_env(), cwd=ROOT)
         finally:
@@ -404,15 +477,17 @@ def profile_ours(ours_py: Path, args: argparse.Namespace) -> int:
                 text=True,
                 check=True,
             ).stdout
-            with open(HERE / "profile-ours-pyspy.txt", "w") as f:
-                f.write(f"# py-spy record -r 1000 of our side (worker.py), N={n}, c={c}\n")
+            with open(HERE / f"{stem}-pyspy.txt", "w") as f:
+                f.write(
+                    f"# py-spy record -r 1000 of our side (worker.py, {variant}), N={n}, c={c}\n"
+                )
                 f.write(f"# {describe(rr)}\n")
                 f.write(
                     "# summarized to the evaluate window by bench/rollouts/profile_summary.py\n"
                 )
                 f.write(summary)
             print(summary)
-    print(f"wrote {HERE.relative_to(ROOT)}/profile-ours-*.txt")
+    print(f"wrote {HERE.relative_to(ROOT)}/{stem}-*.txt")
     return 0
 
 
@@ -429,6 +504,11 @@ def main() -> int:
                     help="server's deterministic share of wrong answers (checks scoring)")  # fmt: skip
     ap.add_argument("--timeout", type=float, default=600.0, help="stall guard per evaluate (s)")
     ap.add_argument("--sides", default=f"{OURS},{OLD}")
+    ap.add_argument("--variants", default="single,tool",
+                    help="bench_env variants to run, in order: single (SingleTurnEnv), "
+                    "tool (ToolEnv, one add tool, 2 turns)")  # fmt: skip
+    ap.add_argument("--high-c-variants", default="single",
+                    help="variants that also get the --high-c pair")  # fmt: skip
     ap.add_argument("--quick", action="store_true", help="N=300, 1 rep (a smoke test)")
     ap.add_argument("--no-warmup", action="store_true")
     ap.add_argument("--profile", action="store_true",
@@ -445,37 +525,48 @@ def main() -> int:
 
     ours_py = our_python()
     sides = [s.strip() for s in args.sides.split(",") if s.strip()]
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    high_c_variants = {v.strip() for v in args.high_c_variants.split(",") if v.strip()}
+    for v in variants:
+        if v not in VARIANTS:
+            sys.exit(f"unknown variant {v!r}: choose from {', '.join(VARIANTS)}")
     pys = {OURS: ours_py}
     if OLD in sides and not args.profile:
         pys[OLD] = ensure_venv_031(platform.python_version())
     PYCACHE.mkdir(parents=True, exist_ok=True)
 
     if not args.no_warmup:
-        for side in sides if not args.profile else [OURS]:
-            r = run_one(side, pys[side], ours_py, 64, 16, args)
-            print("warm-up " + describe(r), flush=True)
+        for variant in variants if not args.profile else variants[:1]:
+            for side in sides if not args.profile else [OURS]:
+                r = run_one(side, pys[side], ours_py, 64, 16, args, variant=variant)
+                print("warm-up " + describe(r), flush=True)
 
     if args.profile:
-        return profile_ours(ours_py, args)
+        return profile_ours(ours_py, args, variants[0])
 
-    plan: list[tuple[str, int, int]] = []
-    for _ in range(args.reps):
-        plan += [(side, args.num_examples, args.concurrency) for side in sides]
-    if args.high_c:
-        for _ in range(args.high_reps):
-            plan += [(side, args.num_examples, args.high_c) for side in sides]
+    plan: list[tuple[str, str, int, int]] = []
+    for variant in variants:
+        for _ in range(args.reps):
+            plan += [(variant, side, args.num_examples, args.concurrency) for side in sides]
+        if args.high_c and variant in high_c_variants:
+            for _ in range(args.high_reps):
+                plan += [(variant, side, args.num_examples, args.high_c) for side in sides]
 
     runs: list[dict] = []
     started = time.time()
-    for i, (side, n, c) in enumerate(plan, 1):
-        r = run_one(side, pys[side], ours_py, n, c, args)
+    for i, (variant, side, n, c) in enumerate(plan, 1):
+        r = run_one(side, pys[side], ours_py, n, c, args, variant=variant)
         runs.append(r)
         print(f"[{i}/{len(plan)}] " + describe(r), flush=True)
 
     summary: dict = {}
-    for side, n, c in dict.fromkeys(plan):
-        cfg = f"N={n} c={c}"
-        sel = [r for r in runs if r["side"] == side and r["n"] == n and r["c"] == c]
+    for variant, side, n, c in dict.fromkeys(plan):
+        cfg = f"{VARIANTS[variant]} N={n} c={c}"
+        sel = [
+            r
+            for r in runs
+            if r["variant"] == variant and r["side"] == side and r["n"] == n and r["c"] == c
+        ]
         summary.setdefault(cfg, {})[side] = summarize(sel)
     text = table(summary)
     print()
@@ -494,6 +585,9 @@ def main() -> int:
             "PYTHONDONTWRITEBYTECODE removed for the workers; bytecode caches under "
             "bench/.venvs/pycache (PYTHONPYCACHEPREFIX); one unmeasured warm-up per side.",
             "server and client share the machine's cores; one fresh server per measured run.",
+            "variants: single = vf.SingleTurnEnv (1 model turn); tool = vf.ToolEnv(tools=[add],"
+            " max_turns=3), 2 model turns and 1 tool call per rollout (checked per output: "
+            "summary.*.shape_ok / shape_hist).",
         ],
         "summary": summary,
         "table_markdown": text,

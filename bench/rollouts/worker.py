@@ -2,7 +2,7 @@
 
 Run by each side's own interpreter (our workspace venv, or the verifiers==0.3.1 venv):
 
-    python bench/rollouts/worker.py --base-url http://127.0.0.1:PORT/v1 -n 2000 -c 256
+    python bench/rollouts/worker.py --base-url http://127.0.0.1:PORT/v1 -n 2000 -c 256 [--variant tool]
 
 The same code path is used for both libraries: `vf.OpenAIChatCompletionsClient(AsyncOpenAI(...))`
 as client, and no-op `on_start`/`on_progress` callbacks (0.3.1 otherwise draws a tqdm bar on
@@ -17,6 +17,14 @@ Figures (all from this process, `resource.getrusage(RUSAGE_SELF)`):
   startup_wall_s  process start (as the kernel saw it) to just before evaluate
   rss_before_mb   RSS (VmRSS) just before evaluate; peak_rss_mb = ru_maxrss (VmHWM)
   gc_s            CPU time in the cyclic garbage collector during evaluate (part of cpu_s)
+
+After evaluate (outside the measured window) the outputs are checked for their shape:
+  shape           per output: model turns (`num_turns` metric), tool calls (`total_tool_calls`
+                  and `add_calls` metrics), and from the completion messages the assistant
+                  messages, tool messages and tool calls; counted as histograms, plus
+                  `shape_ok` = outputs whose figures all equal the variant's expected ones
+                  (single: 1 turn, 1 assistant message, no tool calls; tool: 2 turns,
+                  1 `add` call, 1 tool message, 2 assistant messages).
 """
 
 from __future__ import annotations
@@ -83,6 +91,42 @@ def _vmrss_mb() -> float:
     return float("nan")
 
 
+def _get(obj, key, default=None):
+    """Field of a dict or an object (0.3.1 mixes pydantic messages and dicts in completions)."""
+    if isinstance(obj, dict):
+        return obj.get(key, default)
+    return getattr(obj, key, default)
+
+
+EXPECTED_SHAPE = {
+    # completion: assistant messages, tool messages, tool calls; metrics where present
+    "single": {"assistant_msgs": 1, "tool_msgs": 0, "tool_calls": 0, "num_turns": 1},
+    "tool": {
+        "assistant_msgs": 2, "tool_msgs": 1, "tool_calls": 1,
+        "num_turns": 2, "total_tool_calls": 1, "add_calls": 1,
+    },
+}  # fmt: skip
+
+
+def output_shape(o) -> dict[str, int | None]:
+    completion = _get(o, "completion") or []
+    if isinstance(completion, str):
+        completion = [{"role": "assistant", "content": completion}]
+    shape: dict[str, int | None] = {"assistant_msgs": 0, "tool_msgs": 0, "tool_calls": 0}
+    for m in completion:
+        role = _get(m, "role")
+        if role == "assistant":
+            shape["assistant_msgs"] += 1
+            shape["tool_calls"] += len(_get(m, "tool_calls") or ())
+        elif role == "tool":
+            shape["tool_msgs"] += 1
+    metrics = _get(o, "metrics") or {}
+    for key in ("num_turns", "total_tool_calls", "add_calls"):
+        v = metrics.get(key, _get(o, key))
+        shape[key] = None if v is None else int(v)
+    return shape
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--base-url", required=True)
@@ -92,6 +136,7 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=600.0, help="stall guard for evaluate (s)")
     ap.add_argument("--profile", default=None, help="write a cProfile of evaluate here")
     ap.add_argument("--label", default="")
+    ap.add_argument("--variant", default="single", choices=sorted(EXPECTED_SHAPE))
     ap.add_argument(
         "--gc-freeze",
         action="store_true",
@@ -105,7 +150,7 @@ def main() -> int:
 
     import verifiers as vf
 
-    env = bench_env.load_environment(num_examples=args.num_examples)
+    env = bench_env.load_environment(num_examples=args.num_examples, variant=args.variant)
     done = 0
     gc_clock = _GcClock()
 
@@ -175,7 +220,16 @@ def main() -> int:
     failed = 0
     errors: dict[str, int] = {}
     rewards = []
+    hist: dict[str, dict[str, int]] = {}
+    shape_ok = 0
+    expected = EXPECTED_SHAPE[args.variant]
     for o in outputs:
+        shape = output_shape(o)
+        for key, v in shape.items():
+            h = hist.setdefault(key, {})
+            h[str(v)] = h.get(str(v), 0) + 1
+        if all(shape.get(k) == v for k, v in expected.items()):
+            shape_ok += 1
         err = o.get("error")
         r = o.get("reward")
         bad_reward = r is None or (isinstance(r, float) and math.isnan(r))
@@ -194,6 +248,7 @@ def main() -> int:
         "verifiers_file": vf.__file__,
         "python": sys.version.split()[0],
         "gc_freeze": args.gc_freeze,
+        "variant": args.variant,
         "n": args.num_examples,
         "c": args.max_concurrent,
         "stalled": stalled,
@@ -202,6 +257,9 @@ def main() -> int:
         "failed": failed + (args.num_examples - n_out if not stalled else 0),
         "errors": errors,
         "mean_reward": (sum(rewards) / len(rewards)) if rewards else None,
+        "shape_expected": expected,
+        "shape_ok": shape_ok,
+        "shape_hist": hist,
         "wall_s": wall,
         "rollouts_per_s": (n_out if not stalled else done) / wall if wall > 0 else None,
         "cpu_s": cpu,
