@@ -5,6 +5,7 @@ set -euo pipefail
 # Each package: the command that proves it is present, then the Debian package name.
 needs=(
   bwrap:bubblewrap
+  runsc:runsc
   /usr/bin/python3:python3
 )
 missing=()

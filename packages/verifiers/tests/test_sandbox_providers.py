@@ -1,14 +1,19 @@
 """The provider seam: the same interface checks against every local provider."""
 
+import os
+import socket
 import time
+from pathlib import Path
 
 import pytest
 
+from verifiers.sandbox import cgroups
 from verifiers.sandbox.base import MiB, SandboxDeadError, SandboxSpec
 from verifiers.sandbox.bwrap import BwrapProvider
 from verifiers.sandbox.process import ProcessProvider
+from verifiers.sandbox.runsc import RunscProvider
 
-PROVIDERS = [BwrapProvider, ProcessProvider]
+PROVIDERS = [BwrapProvider, ProcessProvider, RunscProvider]
 SPEC = SandboxSpec(memory=128 * MiB, pids=64, disk=16 * MiB, output_limit=4096)
 
 
@@ -49,3 +54,47 @@ async def test_interface(provider):
     with pytest.raises(SandboxDeadError):
         await a.exec("true")
     await b.close()
+
+
+PROJECT = str(Path(__file__).resolve().parents[3])
+ISOLATING = [BwrapProvider, RunscProvider]  # the process tier does not isolate
+
+
+@pytest.mark.parametrize("cls", ISOLATING, ids=lambda cls: cls.__name__)
+async def test_isolating_providers_cut_network_hide_host_and_leave_nothing(cls):
+    if cls.unavailable_reason():
+        pytest.skip(f"{cls.__name__}: {cls.unavailable_reason()}")
+    provider = cls()
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    project = PROJECT
+    try:
+        box = await provider.create(SPEC)
+        probe = (
+            "import socket\n"
+            "for target in [('127.0.0.1', PORT), ('1.1.1.1', 53)]:\n"
+            "    try:\n"
+            "        socket.create_connection(target, timeout=1); print('CONNECTED')\n"
+            "    except OSError as e: print('blocked')\n"
+            "try:\n"
+            "    socket.getaddrinfo('pypi.org', 443); print('RESOLVED')\n"
+            "except OSError: print('blocked')\n"
+        ).replace("PORT", str(port))
+        r = await box.exec(["python3", "-c", probe], timeout=20)
+        assert r.stdout.split() == ["blocked"] * 3, r
+        for path in ["/etc/shadow", project, "/root"]:
+            assert (await box.exec(["test", "-e", path])).exit_code != 0, path
+        assert (await box.exec("echo x > /usr/x")).exit_code != 0
+        try:
+            r = await box.exec("python3 -c 'x = bytearray(400 * 2**20)'", timeout=20)
+            assert r.exit_code != 0
+        except SandboxDeadError:
+            # gVisor: the host memcg OOM-kills the sentry, i.e. the whole sandbox (contained)
+            assert cls is RunscProvider
+        await box.close()
+    finally:
+        listener.close()
+        await provider.close()
+    assert [p for p in cgroups.existing() if f"-{os.getpid()}-" in p.name] == []

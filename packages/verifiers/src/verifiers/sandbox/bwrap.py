@@ -51,6 +51,7 @@ ETC_FILES = {
 # Every running sandbox of this process, so that exit (normal or via an unhandled exception)
 # kills them and removes their cgroups even when no event loop is left to await a close.
 _RUNNING: set[BwrapSandbox] = set()
+_SUPPORT: Path | None = None
 
 
 @atexit.register
@@ -115,6 +116,34 @@ class BwrapSandbox(AgentSandbox):
         return self.cgroup.cpu_usage_ns() if self.cgroup else None
 
 
+def make_support_dir(prefix: str = "vf-sbx-") -> Path:
+    """A host directory, world-readable, holding a minimal /etc (`etc/`) and the agent with
+    its precompiled bytecode (`agent/`), for providers to mount read-only."""
+    d = Path(tempfile.mkdtemp(prefix=prefix))
+    os.chmod(d, 0o755)
+    (d / "etc").mkdir()
+    for name, text in ETC_FILES.items():
+        (d / "etc" / name).write_text(text)
+    for name in ("ld.so.cache", "localtime"):
+        src = Path("/etc") / name
+        if src.exists():
+            shutil.copy(src, d / "etc" / name)
+    if Path("/etc/alternatives").is_dir():  # some /usr/bin tools are links through it
+        shutil.copytree("/etc/alternatives", d / "etc" / "alternatives", symlinks=True)
+    (d / "agent").mkdir()
+    shutil.copy2(AGENT_SRC, d / "agent" / "agent.py")
+    # compile once here: a script run as __main__ would be recompiled in every sandbox
+    subprocess.run(
+        ["/usr/bin/python3", "-m", "py_compile", str(d / "agent" / "agent.py")],
+        capture_output=True,
+        check=False,
+    )
+    for p in [d / "etc", *(d / "etc").iterdir(), *(d / "agent").rglob("*"), d / "agent"]:
+        if not p.is_symlink():
+            os.chmod(p, 0o755 if p.is_dir() else 0o644)
+    return d
+
+
 class BwrapProvider(Provider):
     """bubblewrap + cgroups; must run as root (it drops to `uid` for bwrap and needs to make
     cgroups). `check()` says why it cannot run here, if it cannot."""
@@ -124,7 +153,6 @@ class BwrapProvider(Provider):
     def __init__(self, uid: int = SANDBOX_UID, start_timeout: float = 30.0) -> None:
         self.uid = uid
         self.start_timeout = start_timeout
-        self._dir: Path | None = None
         self._live: set[BwrapSandbox] = set()
 
     # -- availability ---------------------------------------------------------------------
@@ -147,33 +175,14 @@ class BwrapProvider(Provider):
         return None
 
     def _setup_dir(self) -> Path:
-        """A host directory, readable by the sandbox uid, holding the minimal /etc and the agent."""
-        if self._dir is None:
-            d = Path(tempfile.mkdtemp(prefix="vf-sbx-"))
-            os.chmod(d, 0o755)
-            (d / "etc").mkdir()
-            for name, text in ETC_FILES.items():
-                (d / "etc" / name).write_text(text)
-            for name in ("ld.so.cache", "localtime"):
-                src = Path("/etc") / name
-                if src.exists():
-                    shutil.copy(src, d / "etc" / name)
-            if Path("/etc/alternatives").is_dir():  # some /usr/bin tools are links through it
-                shutil.copytree("/etc/alternatives", d / "etc" / "alternatives", symlinks=True)
-            (d / "agent").mkdir()
-            shutil.copy2(AGENT_SRC, d / "agent" / "agent.py")
-            # compile once here: a script run as __main__ would be recompiled in every sandbox
-            subprocess.run(
-                ["/usr/bin/python3", "-m", "py_compile", str(d / "agent" / "agent.py")],
-                capture_output=True,
-                check=False,
-            )
-            for p in [d / "etc", *(d / "etc").iterdir(), *(d / "agent").rglob("*"), d / "agent"]:
-                if not p.is_symlink():
-                    os.chmod(p, 0o755 if p.is_dir() else 0o644)
-            self._dir = d
+        """A host directory, readable by the sandbox uid, holding the minimal /etc and the agent
+        (one per process, shared by providers, removed at exit)."""
+        global _SUPPORT
+        if _SUPPORT is None or not _SUPPORT.exists():
+            _SUPPORT = make_support_dir()
+            atexit.register(shutil.rmtree, _SUPPORT, True)
             cgroups.sweep_stale()
-        return self._dir
+        return _SUPPORT
 
     def argv(self, spec: SandboxSpec, venv: Path | None) -> list[str]:
         d = self._setup_dir()
@@ -274,9 +283,6 @@ class BwrapProvider(Provider):
     async def close(self) -> None:
         """Close every sandbox this provider still has running and remove its files."""
         await asyncio.gather(*(b.close() for b in list(self._live)), return_exceptions=True)
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None
 
     @property
     def live(self) -> int:

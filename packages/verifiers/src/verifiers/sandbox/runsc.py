@@ -1,0 +1,207 @@
+"""The gVisor tier: the same agent inside `runsc` (an application kernel between the sandbox and
+the host kernel), from a hand-built OCI bundle, i.e. what containerd's runsc shim does for a
+Kubernetes pod with `runtimeClassName: gvisor`.
+
+Debian 12's runsc (2022-12) works here only with `--platform=ptrace`, so it is ~15x more
+expensive than bwrap (shared/reference/sandbox.md): use it warm, for hostile workloads."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from verifiers.sandbox import cgroups
+from verifiers.sandbox.agent_client import READ_LIMIT, AgentSandbox
+from verifiers.sandbox.base import (
+    MiB,
+    Provider,
+    ProviderUnavailableError,
+    SandboxCreationError,
+    SandboxSpec,
+)
+from verifiers.sandbox.bwrap import AGENT_BOOT, PATH, SANDBOX_UID, make_support_dir
+
+logger = logging.getLogger("verifiers.sandbox")
+_counter = itertools.count()
+# The sentry and gofer are Go programs living in the host cgroup: they need threads and memory
+# beyond what the workload inside is allowed (gVisor enforces the spec's limits itself).
+HOST_PIDS = 1024
+HOST_MEMORY_HEADROOM = 256 * MiB
+
+
+class RunscSandbox(AgentSandbox):
+    cgroup: cgroups.Cgroup | None = None
+    bundle: Path | None = None
+    provider: RunscProvider
+
+    async def _kill(self) -> None:
+        if self.proc.returncode is None:
+            try:
+                self.proc.kill()
+            except ProcessLookupError:
+                pass
+        await self.provider._runsc("delete", "-force", self.id)
+        if self.cgroup is not None:
+            await asyncio.to_thread(self.cgroup.destroy)
+        try:
+            await asyncio.wait_for(self.proc.wait(), 10.0)
+        except TimeoutError:
+            logger.warning("sandbox %s: runsc did not exit", self.id)
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        if self.bundle is not None:
+            shutil.rmtree(self.bundle, ignore_errors=True)
+
+
+class RunscProvider(Provider):
+    name = "runsc (gVisor, ptrace platform)"
+
+    def __init__(self, uid: int = SANDBOX_UID, start_timeout: float = 60.0) -> None:
+        self.uid = uid
+        self.start_timeout = start_timeout
+        self._dir: Path | None = None
+        self._live: set[RunscSandbox] = set()
+
+    @staticmethod
+    def unavailable_reason() -> str | None:
+        if shutil.which("runsc") is None:
+            return "runsc is not installed (apt-get install runsc)"
+        if os.geteuid() != 0:
+            return "runsc runs rootful here: the provider must run as root"
+        if cgroups.detect() is None:
+            return "no cgroup hierarchy is mounted at /sys/fs/cgroup"
+        return None
+
+    def _base(self) -> Path:
+        if self._dir is None:
+            d = make_support_dir("vf-sbx-runsc-")
+            root = d / "rootfs"  # a read-only skeleton: only mount points and /bin-style links
+            for sub in ("usr", "etc", "proc", "dev", "tmp", "workspace", "opt/agent"):
+                (root / sub).mkdir(parents=True)
+            os.chmod(root / "tmp", 0o1777)
+            for link, target in (("bin", "usr/bin"), ("sbin", "usr/sbin"), ("lib", "usr/lib"),
+                                 ("lib64", "usr/lib64")):  # fmt: skip
+                (root / link).symlink_to(target)
+            (d / "state").mkdir()
+            self._dir = d
+        return self._dir
+
+    async def _runsc(self, *args: str) -> int:
+        base = self._base()
+        proc = await asyncio.create_subprocess_exec(
+            "runsc", "--root", str(base / "state"), *args,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        return await proc.wait()
+
+    def config(self, spec: SandboxSpec) -> dict[str, Any]:
+        base = self._base()
+        env = {"PATH": PATH, "HOME": spec.workdir, "LANG": "C.UTF-8", "TMPDIR": "/tmp", **spec.env}
+        env |= {"VF_WORKDIR": spec.workdir, "VF_SWEEP": "1"}
+        tmpfs = ["nosuid", "nodev", "mode=1777", f"size={spec.disk}"]
+        return {
+            "ociVersion": "1.0.2",
+            "process": {
+                "terminal": False,
+                "user": {"uid": self.uid, "gid": self.uid},
+                "args": [spec.runtime.python, "-u", "-I", "-S", "-c", AGENT_BOOT],
+                "env": [f"{k}={v}" for k, v in env.items()],
+                "cwd": spec.workdir,
+                "capabilities": {k: [] for k in ("bounding", "effective", "inheritable", "permitted", "ambient")},
+                "rlimits": [{"type": "RLIMIT_NOFILE", "hard": 1024, "soft": 1024}],
+                "noNewPrivileges": True,
+            },
+            "root": {"path": str(base / "rootfs"), "readonly": True},
+            "hostname": "sandbox",
+            "mounts": [
+                {"destination": "/proc", "type": "proc", "source": "proc"},
+                {"destination": "/dev", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "mode=755", "size=65536k"]},
+                {"destination": "/usr", "type": "bind", "source": "/usr", "options": ["rbind", "ro"]},
+                {"destination": "/etc", "type": "bind", "source": str(base / "etc"), "options": ["rbind", "ro"]},
+                {"destination": "/opt/agent", "type": "bind", "source": str(base / "agent"), "options": ["rbind", "ro"]},
+                {"destination": "/tmp", "type": "tmpfs", "source": "tmpfs", "options": tmpfs},
+                {"destination": spec.workdir, "type": "tmpfs", "source": "tmpfs", "options": tmpfs},
+            ],
+            "linux": {
+                "namespaces": [{"type": t} for t in ("pid", "network", "ipc", "uts", "mount")],
+                "resources": {"memory": {"limit": spec.memory}, "pids": {"limit": spec.pids}},
+            },
+        }  # fmt: skip
+
+    async def create(self, spec: SandboxSpec | None = None) -> RunscSandbox:
+        spec = spec or SandboxSpec()
+        reason = self.unavailable_reason()
+        if reason:
+            raise ProviderUnavailableError(reason)
+        if spec.runtime.packages or spec.network:
+            raise SandboxCreationError(
+                "the runsc tier supports neither runtime packages nor network"
+            )
+        base = self._base()
+        n = next(_counter)
+        sid = f"vf-{os.getpid()}-{n}"
+        bundle = Path(tempfile.mkdtemp(prefix=f"{sid}-", dir=base))
+        (bundle / "config.json").write_text(json.dumps(self.config(spec)))
+        try:
+            cg = cgroups.Cgroup.create(
+                cgroups.group_name(f"g{n}"),
+                spec.memory + HOST_MEMORY_HEADROOM,
+                max(HOST_PIDS, spec.pids),
+                spec.cpu,
+            )
+        except cgroups.CgroupUnavailable as e:
+            shutil.rmtree(bundle, ignore_errors=True)
+            raise SandboxCreationError(str(e)) from e
+        procs = cg.procs_files()
+
+        def child_setup() -> None:
+            pid = str(os.getpid()).encode()
+            for f in procs:
+                fd = os.open(f, os.O_WRONLY)
+                os.write(fd, pid)
+                os.close(fd)
+
+        argv = ["runsc", "--root", str(base / "state"), "--network=none", "--ignore-cgroups",
+                "--platform=ptrace", "run", "--bundle", str(bundle), sid]  # fmt: skip
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL,
+                cwd=str(bundle),
+                preexec_fn=child_setup,
+                start_new_session=True,
+                limit=READ_LIMIT,
+            )
+        except BaseException as e:
+            cg.destroy()
+            shutil.rmtree(bundle, ignore_errors=True)
+            if isinstance(e, Exception):
+                raise SandboxCreationError(f"cannot start runsc: {e}") from e
+            raise
+        box = RunscSandbox(sid, spec, proc)
+        box.cgroup, box.bundle, box.provider = cg, bundle, self
+        self._live.add(box)
+        box.on_close = lambda b: self._live.discard(b)  # type: ignore[arg-type]
+        try:
+            await box.wait_ready(self.start_timeout)
+        except BaseException as e:
+            await box.close()
+            if isinstance(e, Exception):
+                raise SandboxCreationError(f"sandbox {sid} did not start: {e!r}") from e
+            raise
+        return box
+
+    async def close(self) -> None:
+        await asyncio.gather(*(b.close() for b in list(self._live)), return_exceptions=True)
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
