@@ -19,6 +19,7 @@ from pathlib import Path
 from verifiers.sandbox.base import MiB, SandboxSpec
 from verifiers.sandbox.bwrap import BwrapProvider
 from verifiers.sandbox.pool import SandboxPool
+from verifiers.sandbox.runsc import RunscProvider
 
 SPEC = SandboxSpec(memory=256 * MiB, pids=64, disk=64 * MiB)
 OUT = Path(__file__).with_name("results.json")
@@ -173,9 +174,45 @@ async def memory_and_scale(p: BwrapProvider, n: int) -> dict:
     }
 
 
+async def other_tier(cls, n: int) -> dict:
+    """Cold and warm figures for another provider (the gVisor tier), fewer iterations."""
+    p = cls()
+    name = cls.__name__.removesuffix("Provider").lower()
+    cold_walls, cold_cpu = [], []
+    for _ in range(n):
+        c0, t0 = self_cpu(), time.perf_counter()
+        box = await p.create(SPEC)
+        await box.exec("true")
+        sandbox_cpu = (box.cgroup.cpu_usage_ns() or 0) / 1e9
+        await box.close()
+        cold_walls.append(time.perf_counter() - t0)
+        cold_cpu.append(self_cpu() - c0 + sandbox_cpu)
+    box = await p.create(SPEC)
+    await box.exec("true")
+    walls = []
+    c0, s0 = self_cpu(), box.cgroup.cpu_usage_ns() or 0
+    for _ in range(n * 5):
+        t0 = time.perf_counter()
+        await box.exec("true")
+        walls.append(time.perf_counter() - t0)
+    cpu = (self_cpu() - c0 + ((box.cgroup.cpu_usage_ns() or 0) - s0) / 1e9) / (n * 5)
+    await asyncio.sleep(0.5)
+    mem = box.cgroup.memory_usage() or 0
+    await box.close()
+    await p.close()
+    return {
+        f"{name}_cold_p50_ms": ms(pct(cold_walls, 50)),
+        f"{name}_cold_cpu_per_op_ms": ms(statistics.median(cold_cpu)),
+        f"{name}_warm_exec_true_p50_ms": ms(pct(walls, 50)),
+        f"{name}_warm_exec_cpu_per_op_ms": ms(cpu),
+        f"{name}_idle_mem_mb": round(mem / MiB, 2),
+    }
+
+
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
+    ap.add_argument("--runsc", action="store_true", help="also measure the gVisor tier")
     args = ap.parse_args()
     reason = BwrapProvider.unavailable_reason()
     if reason:
@@ -189,6 +226,8 @@ async def main() -> None:
     res |= await warm_exec(p, 100 if q else 1000)
     res |= await throughput(p, 16, 2 if q else 5)
     res |= await memory_and_scale(p, 32 if q else 256)
+    if args.runsc and RunscProvider.unavailable_reason() is None:
+        res |= await other_tier(RunscProvider, 5 if q else 20)
     res["load_after"] = os.getloadavg()
     await p.close()
     OUT.write_text(json.dumps(res, indent=2) + "\n")

@@ -94,6 +94,8 @@ async def test_isolating_providers_cut_network_hide_host_and_leave_nothing(cls):
             # gVisor: the host memcg OOM-kills the sentry, i.e. the whole sandbox (contained)
             assert cls is RunscProvider
         await box.close()
+        if cls is RunscProvider:  # no runsc state left behind
+            assert list((provider._base() / "state").iterdir()) == []
     finally:
         listener.close()
         await provider.close()

@@ -47,9 +47,17 @@ class RunscSandbox(AgentSandbox):
                 self.proc.kill()
             except ProcessLookupError:
                 pass
-        await self.provider._runsc("delete", "-force", self.id)
+        # Killing the cgroup takes the sentry and gofer down at once. What is left are runsc's
+        # state files; `runsc delete -force` would spend ~1.3 s on a sandbox that is already
+        # gone, so remove them directly, and fall back to it only if processes survived.
+        clean = True
         if self.cgroup is not None:
-            await asyncio.to_thread(self.cgroup.destroy)
+            clean = await asyncio.to_thread(self.cgroup.destroy)
+        if clean:
+            for f in (self.provider._base() / "state").glob(f"{self.id}_sandbox:*"):
+                f.unlink(missing_ok=True)
+        else:
+            await self.provider._runsc("delete", "-force", self.id)
         try:
             await asyncio.wait_for(self.proc.wait(), 10.0)
         except TimeoutError:
