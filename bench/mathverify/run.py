@@ -83,6 +83,7 @@ class Run:
     correct: int
     timeouts: int = 0
     pathological_s: float | None = None  # one pathological grading, start to score
+    next_grading_s: float | None = None  # the grading submitted right after that one
     startup_s: float | None = None
     cpu_ms_per_grade: float | None = None  # graders' CPU (workers, or this process inline)
     parent_cpu_ms_per_grade: float | None = None  # this process's CPU with a pool
@@ -133,6 +134,11 @@ async def run_pool(
         t = time.perf_counter()
         assert await rubric.correct_answer(completion(PATHOLOGICAL), "7") == 0.0
         run.pathological_s = time.perf_counter() - t
+        # Right after a kill: at size 1 this waits for the replacement worker (fork +
+        # warm-up); at size 2 the other worker takes it at once.
+        t = time.perf_counter()
+        assert await rubric.correct_answer(completion("1"), "1") == 1.0
+        run.next_grading_s = time.perf_counter() - t
     await rubric.teardown()
     return run, list(scores)
 
@@ -197,10 +203,10 @@ def main() -> None:
 
     print(
         "\n| run | answers | seconds | grades/s | vs inline | correct | timeouts | "
-        "one pathological grading (s) | grader CPU ms/grade | parent CPU ms/grade | "
-        "pool start (s) |"
+        "one pathological grading (s) | next grading (s) | grader CPU ms/grade | "
+        "parent CPU ms/grade | pool start (s) |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 
     def cell(x: float | None, fmt: str = ".2f") -> str:
         return "" if x is None else format(x, fmt)
@@ -209,7 +215,8 @@ def main() -> None:
         print(
             f"| {r.mode} | {r.n} | {r.seconds:.2f} | {r.grades_per_s:.0f} | "
             f"{r.grades_per_s / base.grades_per_s:.2f}x | {r.correct} | {r.timeouts} | "
-            f"{cell(r.pathological_s)} | {cell(r.cpu_ms_per_grade)} | "
+            f"{cell(r.pathological_s)} | {cell(r.next_grading_s, '.3f')} | "
+            f"{cell(r.cpu_ms_per_grade)} | "
             f"{cell(r.parent_cpu_ms_per_grade)} | {cell(r.startup_s)} |"
         )
     print("\nextra seconds from the pathological answer (vs the same run without it):")

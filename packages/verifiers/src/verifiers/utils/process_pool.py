@@ -276,7 +276,8 @@ class ProcessPool:
         self._slots = 0  # workers started or starting; never above size
         self._waiters: collections.deque[asyncio.Future[Any]] = collections.deque()
         self._closed = False
-        self._finalizer = weakref.finalize(self, _kill_all, self._workers)
+        self._dying: set[_Worker] = set()  # killed, not yet reaped
+        self._finalizer = weakref.finalize(self, _kill_all, self._workers, self._dying)
 
     # -- public ---------------------------------------------------------------------------
     @property
@@ -359,13 +360,14 @@ class ProcessPool:
             self._idle.clear()
             busy = [w for w in self._workers if w not in idle]
             self._workers.clear()
+            dying = list(self._dying)
         for fut in waiters:
             _deliver(fut, PoolClosedError("the pool was closed"), self._handback)
         for w in busy:
             w.proc.kill()  # their calls see EOF and raise PoolClosedError
         for w in idle:
             w.stop(grace=STOP_GRACE_S)
-        for w in busy:
+        for w in busy + dying:
             w.proc.join(5.0)
         self._finalizer.detach()
 
@@ -493,9 +495,23 @@ class ProcessPool:
 
     def _discard(self, worker: _Worker) -> None:
         """Kill a worker that cannot be reused; its slot goes to a waiter or is freed."""
-        self._forget(worker)
-        worker.stop()
+        with self._lock:
+            self._workers.discard(worker)
+            self._dying.add(worker)
+        if worker.proc.is_alive():
+            worker.proc.kill()
+        # Reaping waits for the kernel to free the worker's memory (0.5 s for a grading
+        # that blew up to GBs): do it off the loop so other calls' results are not held up.
+        try:
+            asyncio.get_running_loop().run_in_executor(None, self._reap, worker)
+        except RuntimeError:  # no loop here: reap inline
+            self._reap(worker)
         self._free_slot()
+
+    def _reap(self, worker: _Worker) -> None:
+        worker.stop()  # already SIGKILLed: this joins and closes the pipe
+        with self._lock:
+            self._dying.discard(worker)
 
     def _free_slot(self) -> None:
         with self._lock:
@@ -532,12 +548,13 @@ def _deliver(fut: asyncio.Future[Any], item: Any, handback: Callable[[Any], None
             handback(item)
 
 
-def _kill_all(workers: set[_Worker]) -> None:
+def _kill_all(*groups: set[_Worker]) -> None:
     """Safety net (garbage collection / interpreter exit): no worker outlives its pool."""
-    for w in list(workers):
-        try:
-            w.proc.kill()
-            w.proc.join(1.0)
-        except Exception:
-            pass
-    workers.clear()
+    for workers in groups:
+        for w in list(workers):
+            try:
+                w.proc.kill()
+                w.proc.join(1.0)
+            except Exception:
+                pass
+        workers.clear()
