@@ -3,6 +3,7 @@ infra errors retried then marked, and no sandbox outlives its rollout (error, ca
 
 import asyncio
 import time
+from pathlib import Path
 
 import pytest
 from datasets import Dataset
@@ -296,4 +297,87 @@ async def test_rewards_get_the_sandbox_without_tool_calls_and_unavailable_is_not
         out = await env.evaluate(client_for(srv), "m", num_examples=1)
     err = out["outputs"][0]["error"]
     assert err["infra"] and "not installed" in err["message"] and broken.attempts == 1
+    await env.teardown()
+
+
+CTRL_C_SCRIPT = r"""
+import asyncio, sys
+from datasets import Dataset
+import verifiers as vf
+from verifiers.envs.sandbox_env import SandboxEnv
+from verifiers.sandbox.bwrap import BwrapProvider
+from verifiers.testing import Reply, ScriptedServer
+
+def respond(body):
+    if body["messages"][-1]["role"] == "tool":
+        return "done"
+    return Reply(tool_calls=[{"name": "bash", "arguments": {"command": "sleep 60"}}])
+
+env = SandboxEnv(provider=BwrapProvider(), pool_size=2,
+                 dataset=Dataset.from_list([{"question": "q", "answer": ""}] * 3))
+with ScriptedServer(respond) as srv:
+    client = vf.OpenAIClient(srv.base_url, api_key="x")
+    loop = asyncio.new_event_loop()
+    loop.call_later(0.5, lambda: print("RUNNING", flush=True))
+    try:
+        loop.run_until_complete(env.evaluate(client, "m", num_examples=3))
+    except KeyboardInterrupt:
+        print("INTERRUPTED", flush=True)
+        sys.exit(130)
+"""
+
+
+async def test_ctrl_c_mid_rollout_leaves_no_sandbox(tmp_path):
+    import signal
+    import sys
+
+    from verifiers.sandbox import cgroups
+
+    script = tmp_path / "ctrl_c.py"
+    script.write_text(CTRL_C_SCRIPT)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(script), stdout=asyncio.subprocess.PIPE
+    )
+    assert (await asyncio.wait_for(proc.stdout.readline(), 60)).strip() == b"RUNNING"
+    for _ in range(100):  # until the sandboxes of the rollouts are running their commands
+        await asyncio.sleep(0.1)
+        if len([p for p in cgroups.existing() if f"-{proc.pid}-" in p.name]) >= 3 * 5:
+            break
+    await asyncio.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    out = await asyncio.wait_for(proc.stdout.read(), 60)
+    assert await proc.wait() in (130, 1, -2), out
+    assert [p for p in cgroups.existing() if f"-{proc.pid}-" in p.name] == []
+    assert procs_in_groups_of(proc.pid) == []
+
+
+def procs_in_groups_of(owner: int) -> list[int]:
+    """Processes still in a sandbox cgroup made by process `owner`."""
+    found = []
+    for p in Path("/proc").iterdir():
+        try:
+            if p.name.isdigit() and f"vf-sbx-{owner}-" in (p / "cgroup").read_text():
+                found.append(int(p.name))
+        except OSError:
+            pass
+    return found
+
+
+async def test_rollout_timeout_still_scores_then_releases():
+    async def sandbox_alive(state) -> float:
+        return 1.0 if state["sandbox"] is not None and state["sandbox"].alive else 0.0
+
+    provider = Counting(BwrapProvider())
+    env = SandboxEnv(
+        provider=provider,
+        dataset=dataset("sleep 10"),
+        rubric=vf.Rubric(funcs=[sandbox_alive]),
+        timeout_seconds=1.0,
+        pool_size=0,
+    )
+    with ScriptedServer(bash_responder()) as srv:
+        out = await env.evaluate(client_for(srv), "m", num_examples=1)
+    o = out["outputs"][0]
+    assert o["stop_condition"] == "timeout_reached" and o["reward"] == 1.0
+    assert provider.open == set() and env.active_sandboxes == 0
     await env.teardown()

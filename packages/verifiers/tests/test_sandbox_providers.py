@@ -100,3 +100,27 @@ async def test_isolating_providers_cut_network_hide_host_and_leave_nothing(cls):
         listener.close()
         await provider.close()
     assert [p for p in cgroups.existing() if f"-{os.getpid()}-" in p.name] == []
+
+
+async def test_cancelled_command_is_abandoned_and_the_sandbox_stays_usable(provider):
+    import asyncio
+
+    box = await provider.create(SPEC)
+    try:
+        task = asyncio.create_task(box.exec("sleep 30", timeout=60))
+        await asyncio.sleep(0.5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        t = time.monotonic()
+        r = await box.exec("echo still here")
+        assert r.stdout == "still here\n" and time.monotonic() - t < 5
+        await box.python("kept = 1")
+        task = asyncio.create_task(box.python("import time; time.sleep(30)", timeout=60))
+        await asyncio.sleep(0.5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert (await box.exec("echo ok")).stdout == "ok\n" and box.alive
+    finally:
+        await box.close()

@@ -93,6 +93,29 @@ for line in sys.stdin:
     out.flush()
 """
 
+# SIGUSR1 from the host means "abandon the current request" (the caller was cancelled): the
+# handler only sets a flag; the wakeup pipe makes the select loops notice at once.
+WAKE_R, WAKE_W = os.pipe()
+os.set_blocking(WAKE_R, False)
+os.set_blocking(WAKE_W, False)
+interrupted = False
+
+
+def _on_interrupt(signum, frame):
+    global interrupted
+    interrupted = True
+
+
+def _take_interrupt():
+    """True if SIGUSR1 arrived; drains the wakeup pipe."""
+    try:
+        while os.read(WAKE_R, 512):
+            pass
+    except BlockingIOError:
+        pass
+    return interrupted
+
+
 WORKDIR = os.environ.pop("VF_WORKDIR", "/workspace")
 SWEEP = os.environ.pop("VF_SWEEP", "") == "1"
 
@@ -231,7 +254,7 @@ def run(req):
         if now >= limit:
             timed_out = drain_until is None
             break
-        rlist = list(open_fds)
+        rlist = [*open_fds, WAKE_R]
         if pidfd is not None and drain_until is None:
             rlist.append(pidfd)
         wait = limit - now if pidfd is not None else min(limit - now, 0.01)
@@ -245,7 +268,12 @@ def run(req):
             if not pending:
                 os.close(in_w)
                 in_w = None
+        if WAKE_R in ready_r and _take_interrupt():
+            timed_out = True
+            break
         for fd in ready_r:
+            if fd == WAKE_R:
+                continue
             if fd == pidfd:
                 # the command exited; give stragglers holding its pipes a moment, no more
                 drain_until = time.monotonic() + 0.05
@@ -302,9 +330,12 @@ def python(req):
     timed_out = False
     while b"\n" not in repl.buf:
         left = deadline - time.monotonic()
-        if left <= 0 or not select.select([repl.stdout], [], [], left)[0]:
+        ready = select.select([repl.stdout, WAKE_R], [], [], max(left, 0))[0] if left > 0 else []
+        if not ready or (WAKE_R in ready and _take_interrupt()):
             timed_out = True
             break
+        if repl.stdout not in ready:
+            continue
         chunk = os.read(repl.stdout, 1 << 20)
         if not chunk:
             break
@@ -382,10 +413,15 @@ def reply(obj):
 
 
 def main():
+    global interrupted
+    signal.set_wakeup_fd(WAKE_W)
+    signal.signal(signal.SIGUSR1, _on_interrupt)
     os.chdir(WORKDIR)
     reply({"ready": True, "pid": os.getpid()})
     for line in sys.stdin.buffer:
         req = None
+        _take_interrupt()  # a late signal for the previous request must not hit this one
+        interrupted = False
         try:
             req = loads(line.decode())
             res = handle(req)

@@ -30,6 +30,8 @@ class AgentSandbox(Sandbox):
         self._closed = False
         self._dead_reason: str | None = None
         self._seq = 0
+        self._stale = 0
+        self.agent_pid = 0
         self._lifetime: asyncio.TimerHandle | None = None
         self.on_close: Callable[[AgentSandbox], None] | None = None
         if spec.lifetime:
@@ -40,11 +42,18 @@ class AgentSandbox(Sandbox):
     async def _kill(self) -> None:
         raise NotImplementedError
 
+    def _interrupt(self) -> bool:
+        """Send the agent SIGUSR1 (abandon the current request); False if this provider
+        cannot, in which case a cancelled request costs the sandbox."""
+        return False
+
     # -- protocol ------------------------------------------------------------------------
     async def wait_ready(self, timeout: float) -> None:  # noqa: ASYNC109
         line = await asyncio.wait_for(self._readline(), timeout)
-        if not line or not json.loads(line).get("ready"):
+        hello = json.loads(line) if line else {}
+        if not hello.get("ready"):
             raise SandboxDeadError(f"sandbox {self.id}: agent did not start")
+        self.agent_pid: int = hello.get("pid", 0)  # as the agent sees it (its namespace)
 
     async def _readline(self) -> bytes:
         assert self.proc.stdout is not None
@@ -57,16 +66,27 @@ class AgentSandbox(Sandbox):
             self._seq += 1
             req["id"] = self._seq
             assert self.proc.stdin is not None
+            sent = False
             try:
+                while self._stale:  # replies to requests whose callers were cancelled
+                    if not await asyncio.wait_for(self._readline(), GRACE):
+                        break  # EOF: handled below like any dead agent
+                    self._stale -= 1
                 self.proc.stdin.write(json.dumps(req).encode() + b"\n")
                 await self.proc.stdin.drain()
+                sent = True
                 line = await asyncio.wait_for(self._readline(), timeout + GRACE)
             except (TimeoutError, ConnectionError, OSError) as e:
                 await self._die(f"unresponsive ({type(e).__name__})")
                 raise SandboxDeadError(f"sandbox {self.id} stopped answering") from e
             except asyncio.CancelledError:
-                # the reply is now out of step with the next request; this sandbox is spent
-                await asyncio.shield(self._die("interrupted mid-command"))
+                # The caller gave up (rollout cancelled or timed out). Tell the agent to drop
+                # the request and skip its reply later, so the sandbox stays usable (reward
+                # functions may still need it); if that is not possible, the sandbox is spent.
+                if sent and self._interrupt():
+                    self._stale += 1
+                else:
+                    await asyncio.shield(self._die("interrupted mid-command"))
                 raise
             if not line:
                 await self._die("agent exited")

@@ -109,6 +109,34 @@ class BwrapSandbox(AgentSandbox):
             self.proc.stdin.close()
         _RUNNING.discard(self)
 
+    def _interrupt(self) -> bool:
+        pid = self._agent_host_pid()
+        if pid is None:
+            return False
+        try:
+            os.kill(pid, signal.SIGUSR1)
+        except OSError:
+            return False
+        return True
+
+    def _agent_host_pid(self) -> int | None:
+        """The agent's pid on the host: the process in our cgroup whose innermost pid is the
+        one the agent reported."""
+        if getattr(self, "_host_pid", None) is not None:
+            return self._host_pid
+        for pid in self.cgroup.pids() if self.cgroup else ():
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue
+            for line in status.splitlines():
+                if line.startswith("NSpid:"):
+                    ids = line.split()[1:]
+                    if len(ids) > 1 and int(ids[-1]) == self.agent_pid:
+                        self._host_pid: int | None = pid
+                        return pid
+        return None
+
     def memory_usage(self) -> int | None:
         return self.cgroup.memory_usage() if self.cgroup else None
 

@@ -53,6 +53,13 @@ class ProcessSandbox(AgentSandbox):
         if self.workspace is not None:
             shutil.rmtree(self.workspace, ignore_errors=True)
 
+    def _interrupt(self) -> bool:
+        try:
+            os.kill(self.proc.pid, signal.SIGUSR1)
+        except OSError:
+            return False
+        return True
+
     def kill_now(self) -> None:
         if not self._closed:
             self._closed = True

@@ -41,6 +41,12 @@ class RunscSandbox(AgentSandbox):
     bundle: Path | None = None
     provider: RunscProvider
 
+    def _interrupt(self) -> bool:
+        # the agent is the container's init: `runsc kill` signals it inside the sentry
+        task = asyncio.get_running_loop().create_task(self.provider._runsc("kill", self.id, "USR1"))
+        self._interrupting = task  # keep a reference while it runs
+        return True
+
     async def _kill(self) -> None:
         if self.proc.returncode is None:
             try:
