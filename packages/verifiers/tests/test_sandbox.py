@@ -15,6 +15,7 @@ from verifiers.sandbox import cgroups
 from verifiers.sandbox.base import MiB, RuntimeSpec, SandboxDeadError, SandboxSpec
 from verifiers.sandbox.bwrap import SANDBOX_UID, BwrapProvider
 from verifiers.sandbox.runtime import ensure_runtime, installer
+from verifiers.sandbox.seccomp import program as seccomp_program
 
 REASON = BwrapProvider.unavailable_reason()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"bwrap provider: {REASON}")
@@ -283,3 +284,28 @@ async def test_runtime_packages_built_once_and_mounted_read_only(provider, tmp_p
         assert r.exit_code != 0
     assert ensure_runtime(spec.runtime) == venv
     assert (venv / ".ready").stat().st_mtime == built  # cached, not rebuilt
+
+
+@pytest.mark.skipif(seccomp_program() is None, reason="the seccomp filter is x86_64 only")
+async def test_seccomp_filter_blocks_inet_sockets_and_dangerous_syscalls(provider):
+    probe = (
+        "import ctypes, errno, socket\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "out = []\n"
+        "for fam in (socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK):\n"
+        "    try:\n"
+        "        socket.socket(fam, socket.SOCK_DGRAM); out.append('open')\n"
+        "    except OSError as e: out.append(errno.errorcode[e.errno])\n"
+        "socket.socket(socket.AF_UNIX).close()\n"
+        "for name, nr in [('ptrace', 101), ('keyctl', 250), ('unshare', 272)]:\n"
+        "    rc = libc.syscall(nr, 0, 0, 0, 0)\n"
+        "    out.append(f'{name}={rc},{errno.errorcode.get(ctypes.get_errno())}')\n"
+        "print(' '.join(out))\n"
+    )
+    async with await provider.create(SMALL) as box:
+        r = await box.exec(["python3", "-c", probe])
+        assert r.stdout.split() == ["EAFNOSUPPORT"] * 3 + [
+            "ptrace=-1,EPERM",
+            "keyctl=-1,EPERM",
+            "unshare=-1,EPERM",
+        ], r

@@ -27,6 +27,7 @@ from verifiers.sandbox.base import (
     SandboxSpec,
 )
 from verifiers.sandbox.runtime import ensure_runtime
+from verifiers.sandbox.seccomp import program as seccomp_program
 
 logger = logging.getLogger("verifiers.sandbox")
 
@@ -178,8 +179,12 @@ class BwrapProvider(Provider):
 
     name = "bwrap"
 
-    def __init__(self, uid: int = SANDBOX_UID, start_timeout: float = 30.0) -> None:
+    def __init__(
+        self, uid: int = SANDBOX_UID, start_timeout: float = 30.0, seccomp: bool = True
+    ) -> None:
         self.uid = uid
+        # the filter (x86_64 only; None elsewhere: namespaces alone then)
+        self.seccomp = seccomp_program() if seccomp else None
         self.start_timeout = start_timeout
         self._live: set[BwrapSandbox] = set()
 
@@ -212,7 +217,9 @@ class BwrapProvider(Provider):
             cgroups.sweep_stale()
         return _SUPPORT
 
-    def argv(self, spec: SandboxSpec, venv: Path | None) -> list[str]:
+    def argv(
+        self, spec: SandboxSpec, venv: Path | None, seccomp_fd: int | None = None
+    ) -> list[str]:
         d = self._setup_dir()
         wd = spec.workdir
         args = [
@@ -242,6 +249,8 @@ class BwrapProvider(Provider):
                 args += ["--ro-bind", "/etc/resolv.conf", "/etc/resolv.conf"]
         if venv is not None:
             args += ["--ro-bind", str(venv), "/opt/venv"]
+        if seccomp_fd is not None:
+            args += ["--seccomp", str(seccomp_fd)]
         args += ["--chdir", wd, "--clearenv"]
         env = {"PATH": PATH, "HOME": wd, "LANG": "C.UTF-8", "TMPDIR": "/tmp", **spec.env}
         env["VF_WORKDIR"] = wd
@@ -279,21 +288,31 @@ class BwrapProvider(Provider):
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
 
+        filter_r = None
+        if self.seccomp is not None:
+            filter_r, filter_w = os.pipe()  # bwrap reads the BPF program from this fd
+            os.write(filter_w, self.seccomp)
+            os.close(filter_w)
         try:
             proc = await asyncio.create_subprocess_exec(
-                *self.argv(spec, venv),
+                *self.argv(spec, venv, filter_r),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.DEVNULL,
                 cwd="/",
                 preexec_fn=child_setup,
+                pass_fds=(filter_r,) if filter_r is not None else (),
                 limit=READ_LIMIT,
             )
         except BaseException as e:  # a cancel here must not leak the cgroup either
+            if filter_r is not None:
+                os.close(filter_r)
             cg.destroy()
             if isinstance(e, Exception):
                 raise SandboxCreationError(f"cannot start bwrap: {e}") from e
             raise
+        if filter_r is not None:
+            os.close(filter_r)
         box = BwrapSandbox(sid, spec, proc)
         box.cgroup = cg
         _RUNNING.add(box)
