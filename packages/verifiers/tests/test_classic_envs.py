@@ -1,10 +1,7 @@
 """Environments written for the classic API run unmodified through load_environment and vf-eval."""
 
 import itertools
-import json
 import re
-import subprocess
-import sys
 
 import verifiers as vf
 from verifiers.testing import ScriptedServer
@@ -31,29 +28,9 @@ def binary_search_responder(body):
     return f"My guess is {(lo + hi) // 2}"
 
 
-def run_eval(tmp_path, env_id, base_url, *args):
-    cmd = [
-        sys.executable,
-        "-m",
-        "verifiers.cli.eval",
-        env_id,
-        "-m",
-        "m",
-        "-b",
-        base_url,
-        "--no-progress",
-        *map(str, args),
-    ]
-    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    (run,) = (tmp_path / "outputs" / "evals" / f"{env_id}--m").iterdir()
-    rows = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
-    return rows, json.loads((run / "metadata.json").read_text())
-
-
-def test_single_turn_xml_parser_and_format_reward(tmp_path):
+def test_single_turn_xml_parser_and_format_reward(run_vf_eval, tmp_path):
     with ScriptedServer(xml_responder) as srv:
-        rows, meta = run_eval(tmp_path, "classic_xml_math", srv.base_url, "-n", 5, "-r", 2)
+        rows, meta = run_vf_eval(tmp_path, "classic_xml_math", srv.base_url, "-n", 5, "-r", 2)
     assert len(rows) == 10
     assert all(r["metrics"]["correct_answer_reward_func"] == 1.0 for r in rows)
     assert all(r["metrics"]["format_reward_func"] == 1.0 for r in rows)
@@ -62,17 +39,17 @@ def test_single_turn_xml_parser_and_format_reward(tmp_path):
     assert system["role"] == "system" and "<answer>" in system["content"]
 
 
-def test_xml_env_scores_bad_format_lower(tmp_path):
+def test_xml_env_scores_bad_format_lower(run_vf_eval, tmp_path):
     with ScriptedServer(lambda body: "the answer is 5") as srv:
-        rows, _ = run_eval(tmp_path, "classic-xml-math", srv.base_url, "-n", 2, "-r", 1)
+        rows, _ = run_vf_eval(tmp_path, "classic-xml-math", srv.base_url, "-n", 2, "-r", 1)
     assert all(r["metrics"]["correct_answer_reward_func"] == 0.0 for r in rows)
     assert all(r["metrics"]["format_reward_func"] < 1.0 for r in rows)
     assert all(r["error"] is None for r in rows)
 
 
-def test_multiturn_game_with_stop_condition(tmp_path):
+def test_multiturn_game_with_stop_condition(run_vf_eval, tmp_path):
     with ScriptedServer(binary_search_responder) as srv:
-        rows, _ = run_eval(tmp_path, "classic-guess-game", srv.base_url, "-n", 5, "-r", 1)
+        rows, _ = run_vf_eval(tmp_path, "classic-guess-game", srv.base_url, "-n", 5, "-r", 1)
     assert len(rows) == 5
     assert all(r["stop_condition"] == "guessed_it" and r["reward"] == 1.0 for r in rows)
     by_target = {int(r["answer"]): r for r in rows}
@@ -82,9 +59,9 @@ def test_multiturn_game_with_stop_condition(tmp_path):
     assert hints and set(hints) == {"higher"}
 
 
-def test_multiturn_game_hits_max_turns(tmp_path):
+def test_multiturn_game_hits_max_turns(run_vf_eval, tmp_path):
     with ScriptedServer(lambda body: "My guess is 2") as srv:
-        rows, _ = run_eval(
+        rows, _ = run_vf_eval(
             tmp_path,
             "classic-guess-game",
             srv.base_url,
@@ -100,9 +77,9 @@ def test_multiturn_game_hits_max_turns(tmp_path):
     assert targets[37]["metrics"]["num_turns"] == 3.0 and targets[37]["reward"] == 0.0
 
 
-def test_group_reward_function(tmp_path):
+def test_group_reward_function(run_vf_eval, tmp_path):
     with ScriptedServer() as srv:
-        rows, meta = run_eval(tmp_path, "classic-group-reward", srv.base_url, "-n", 3, "-r", 4)
+        rows, meta = run_vf_eval(tmp_path, "classic-group-reward", srv.base_url, "-n", 3, "-r", 4)
     assert len(rows) == 12
     # every rollout of an example gives the same text: the group function sees all four
     assert all(r["metrics"]["unique_answers"] == 0.25 for r in rows)

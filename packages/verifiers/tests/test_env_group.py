@@ -1,6 +1,4 @@
 import json
-import subprocess
-import sys
 
 import pytest
 from datasets import Dataset
@@ -114,31 +112,12 @@ def test_bad_group_configuration():
         vf.EnvGroup([math_env(), math_env()], env_names=["x", "x"])
 
 
-def run_eval(tmp_path, env_id, base_url, *args):
-    cmd = [
-        sys.executable,
-        "-m",
-        "verifiers.cli.eval",
-        env_id,
-        "-m",
-        "m",
-        "-b",
-        base_url,
-        "--no-progress",
-        *map(str, args),
-    ]
-    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    (run,) = (tmp_path / "outputs" / "evals" / f"{env_id}--m").iterdir()
-    return [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
-
-
 @pytest.mark.parametrize(
     ("env_id", "count"),
     [("classic-tool-env", 3), ("classic-stateful-env", 2), ("classic-env-group", 6)],
 )
-def test_classic_tool_and_group_envs_through_vf_eval(tmp_path, server, env_id, count):
-    rows = run_eval(tmp_path, env_id, server.base_url, "-n", -1, "-r", 1)
+def test_classic_tool_and_group_envs_through_vf_eval(run_vf_eval, tmp_path, server, env_id, count):
+    rows, _ = run_vf_eval(tmp_path, env_id, server.base_url, "-n", -1, "-r", 1)
     assert len(rows) == count
     assert all(r["reward"] == 1.0 and r["error"] is None for r in rows), [r["error"] for r in rows]
     if env_id == "classic-stateful-env":

@@ -96,6 +96,15 @@ def _json_default(obj: Any) -> Any:
     raise TypeError(f"cannot serialise {type(obj).__name__} in a request body")
 
 
+def merge_sampling_args(base: SamplingArgs, override: SamplingArgs | None) -> SamplingArgs:
+    """`override` over `base`, with `extra_body` merged key by key."""
+    if not override:
+        return dict(base)
+    merged = {**base, **override}
+    merged["extra_body"] = {**(base.get("extra_body") or {}), **(override.get("extra_body") or {})}
+    return merged
+
+
 def to_openai_tool(tool: dict[str, Any]) -> dict[str, Any]:
     """Accept OpenAI tool dicts as they are, and classic `vf.Tool` dicts (`name`, `parameters`)."""
     if tool.get("type") == "function" and "function" in tool:

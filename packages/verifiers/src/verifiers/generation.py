@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from verifiers.client import resolve_client
+from verifiers.client import merge_sampling_args, resolve_client
 from verifiers.dataset import check_columns
 from verifiers.errors import ConfigError
 from verifiers.results import ResultsWriter, summarize, write_metadata
@@ -54,14 +54,6 @@ def group_inputs(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
             row = {**row, "rollout_index": len(group)}
         group.append(row)
     return groups
-
-
-def merge_sampling_args(base: SamplingArgs, override: SamplingArgs | None) -> SamplingArgs:
-    if not override:
-        return base
-    merged = {**base, **override}
-    merged["extra_body"] = {**(base.get("extra_body") or {}), **(override.get("extra_body") or {})}
-    return merged
 
 
 async def run_generation(

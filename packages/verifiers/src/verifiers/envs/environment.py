@@ -11,7 +11,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from verifiers.client import Client, ModelResponse
+from verifiers.client import Client, ModelResponse, merge_sampling_args
 from verifiers.dataset import format_dataset, parse_info, with_system_prompt
 from verifiers.errors import ConfigError, Error
 from verifiers.rubrics import Rubric, RubricGroup
@@ -66,7 +66,7 @@ class Environment:
         self.max_seq_len = max_seq_len
         self.score_rollouts = score_rollouts
         self.pass_threshold = pass_threshold
-        self.sampling_args: SamplingArgs = _merge_sampling_args(
+        self.sampling_args: SamplingArgs = merge_sampling_args(
             DEFAULT_SAMPLING_ARGS, sampling_args or {}
         )
         self.logger = logger
@@ -498,12 +498,6 @@ def dataset_rows(ds: Any, n: int = -1, seed: int | None = None, shuffle: bool = 
         columns = ds[:count]
     names = list(columns)
     return [dict(zip(names, values, strict=True)) for values in zip(*columns.values(), strict=True)]
-
-
-def _merge_sampling_args(base: SamplingArgs, extra: SamplingArgs) -> SamplingArgs:
-    merged = {**base, **extra}
-    merged["extra_body"] = {**base.get("extra_body", {}), **(extra.get("extra_body") or {})}
-    return merged
 
 
 def _retryable(err: dict[str, Any]) -> bool:
