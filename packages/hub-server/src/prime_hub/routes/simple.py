@@ -1,0 +1,191 @@
+"""The simple repository API (global and per owner) and file downloads."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from fastapi import APIRouter, BackgroundTasks, Request
+from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
+from starlette.concurrency import run_in_threadpool
+
+from .. import simple
+from ..auth import Principal
+from ..deps import hub_of, principal_async, principal_sync
+from ..errors import HubError, NotFound
+from ..index_cache import Page
+from ..names import normalize
+from ..service import Hub
+
+router = APIRouter(tags=["simple"])
+
+
+def _file_url(owner: str, name: str, filename: str) -> str:
+    return f"/files/{owner}/{normalize(name)}/{filename}"
+
+
+def _project_page(hub: Hub, principal: Principal, owner: str | None, name: str, fmt: str) -> Page:
+    env = (
+        hub.get_environment(principal, owner, name)
+        if owner is not None
+        else hub.resolve_global(principal, name)
+    )
+    versions = hub.versions(env)
+    files: list[simple.IndexFile] = []
+    for v in reversed(versions):  # oldest first, like PyPI
+        for f in v.files:
+            if f.kind == "source":
+                continue
+            files.append(
+                simple.IndexFile(
+                    filename=f.filename,
+                    url=_file_url(env.owner.slug, env.name, f.filename),
+                    sha256=f.sha256,
+                    size=f.size,
+                    upload_time=f.uploaded_at,
+                    requires_python=f.requires_python,
+                    metadata_sha256=f.metadata_sha256,
+                    yanked=v.yanked,
+                    yanked_reason=v.yanked_reason,
+                )
+            )
+    if fmt == "json":
+        body = simple.project_page_json(
+            env.normalized_name, [v.version for v in reversed(versions)], files
+        )
+    else:
+        body = simple.project_page_html(env.normalized_name, files)
+    return Page(body, "", _etag(body))
+
+
+def _root_page(hub: Hub, principal: Principal, owner: str | None, fmt: str) -> Page:
+    names = hub.index_projects(principal, owner)
+    prefix = f"/{owner}/simple/" if owner else "/simple/"
+    body = (
+        simple.root_page_json([normalize(n) for n in names])
+        if fmt == "json"
+        else simple.root_page_html([normalize(n) for n in names], prefix)
+    )
+    return Page(body, "", _etag(body))
+
+
+def _etag(body: bytes) -> str:
+    return '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+
+
+async def _serve(request: Request, owner: str | None, name: str | None) -> Response:
+    chosen = simple.negotiate(request.headers.get("accept"), request.query_params.get("format"))
+    if chosen is None:
+        return JSONResponse(
+            {"detail": f"not acceptable; offered: {simple.JSON_TYPE}, {simple.HTML_TYPE}"},
+            status_code=406,
+        )
+    fmt, media_type = chosen
+    hub = hub_of(request)
+    anonymous = not request.headers.get("authorization")
+    key = (owner or "", name or "", fmt)
+    page = request.app.state.index_cache.get(key) if anonymous else None
+    if page is None:
+        principal = await principal_async(request)
+
+        def build() -> Page:
+            try:
+                if name is None:
+                    return _root_page(hub, principal, owner, fmt)
+                return _project_page(hub, principal, owner, name, fmt)
+            except NotFound as exc:  # cache misses for unknown names too (cheap 404s)
+                body = json.dumps({"detail": exc.detail}).encode()
+                return Page(body, "application/json", "", 404)
+
+        page = await run_in_threadpool(build)
+        if anonymous:
+            request.app.state.index_cache.put(key, page)
+    if page.status != 200:
+        return Response(page.body, status_code=page.status, media_type="application/json")
+    headers = {
+        "ETag": page.etag,
+        "Vary": "Accept, Authorization",
+        "Cache-Control": "public, max-age=10" if anonymous else "private, no-cache",
+    }
+    if request.headers.get("if-none-match") == page.etag:
+        return Response(status_code=304, headers=headers)
+    return Response(page.body, media_type=media_type, headers=headers)
+
+
+@router.get("/simple/", summary="Global project list (PEP 503/691)")
+async def global_root(request: Request) -> Response:
+    return await _serve(request, None, None)
+
+
+@router.get("/simple/{name}/", summary="Global project page (PEP 503/691)")
+async def global_project(request: Request, name: str) -> Response:
+    if name != normalize(name):
+        return RedirectResponse(f"/simple/{normalize(name)}/", status_code=301)
+    return await _serve(request, None, name)
+
+
+@router.get("/simple/{name}", include_in_schema=False)
+async def global_project_noslash(name: str) -> Response:
+    return RedirectResponse(f"/simple/{normalize(name)}/", status_code=301)
+
+
+@router.get("/{owner}/simple/", summary="Per-owner project list (PEP 503/691)")
+async def owner_root(request: Request, owner: str) -> Response:
+    return await _serve(request, owner, None)
+
+
+@router.get("/{owner}/simple/{name}/", summary="Per-owner project page (PEP 503/691)")
+async def owner_project(request: Request, owner: str, name: str) -> Response:
+    if name != normalize(name):
+        return RedirectResponse(f"/{owner}/simple/{normalize(name)}/", status_code=301)
+    return await _serve(request, owner, name)
+
+
+@router.get("/{owner}/simple/{name}", include_in_schema=False)
+async def owner_project_noslash(owner: str, name: str) -> Response:
+    return RedirectResponse(f"/{owner}/simple/{normalize(name)}/", status_code=301)
+
+
+@router.get("/files/{owner}/{name}/{filename}", summary="Download a file (or its .metadata)")
+def download(
+    request: Request, owner: str, name: str, filename: str, background: BackgroundTasks
+) -> Response:
+    hub = hub_of(request)
+    principal = principal_sync(request)
+    if filename.endswith(".metadata"):
+        f = hub.file_for_download(principal, owner, name, filename[: -len(".metadata")])
+        if f.core_metadata is None:
+            raise NotFound("this file has no separate metadata")
+        return Response(
+            f.core_metadata,
+            media_type="text/plain; charset=utf-8",
+            headers={"Cache-Control": "public, max-age=31536000, immutable"},
+        )
+    f = hub.file_for_download(principal, owner, name, filename)
+    background.add_task(_count, hub, f.id, f.environment_id)
+    url = hub.storage.presigned_get(f.storage_key, f.filename)
+    if url is not None:
+        return RedirectResponse(url, status_code=302)
+    try:
+        chunks = hub.storage.iter_bytes(f.storage_key)
+    except HubError:
+        raise
+    return StreamingResponse(
+        chunks,
+        media_type="application/zip" if f.kind == "wheel" else "application/gzip",
+        headers={
+            "Content-Length": str(f.size),
+            "Content-Disposition": f'attachment; filename="{f.filename}"',
+            "ETag": f'"{f.sha256}"',
+            "Cache-Control": "public, max-age=31536000, immutable"
+            if not request.headers.get("authorization")
+            else "private, max-age=31536000, immutable",
+        },
+    )
+
+
+def _count(hub: Hub, file_id: int, env_id: int) -> None:
+    try:
+        hub.record_download(file_id, env_id)
+    except Exception:  # a lost count must never fail a download
+        pass
