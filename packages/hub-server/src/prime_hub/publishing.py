@@ -9,7 +9,7 @@ from fastapi import UploadFile
 from .auth import Principal
 from .deps import WorkDir, spool_upload
 from .errors import BadRequest, InvalidPackage
-from .names import normalize
+from .names import normalize, validate_project_name
 from .service import Hub, PublishResult
 from .validation import ArtifactInfo, parse_version, validate_artifact
 
@@ -32,6 +32,8 @@ def publish_uploads(
     description: str | None = None,
     tags: list[str] | None = None,
 ) -> PublishResult:
+    if name is not None:
+        validate_project_name(name)
     if not uploads:
         raise BadRequest("no files in the upload")
     with WorkDir(hub) as work:

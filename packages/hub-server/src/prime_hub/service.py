@@ -475,7 +475,9 @@ class Hub:
         canonical = str(version)
         uploader = principal.user.id if principal.user else None
         with self.db.writer.begin() as s:
-            env = s.get(Environment, env_id, with_for_update=not self.db.is_sqlite)
+            if not self.db.is_sqlite:  # serialise publishers of one environment
+                s.execute(select(Environment.id).where(Environment.id == env_id).with_for_update())
+            env = s.get(Environment, env_id)
             if env is None:
                 raise NotFound("the environment was deleted during the upload")
             ver = s.scalar(
