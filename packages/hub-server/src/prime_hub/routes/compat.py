@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from ..auth import Principal
 from ..db.models import Environment, Version
-from ..deps import base_url, hub_of, principal_sync
+from ..deps import WorkDir, base_url, hub_of, principal_sync
 from ..errors import BadRequest, Conflict, NotFound, Unauthorized
 from ..names import module_name, normalize
 from ..service import Hub
@@ -352,8 +352,8 @@ def _finalize_one(request: Request, env_id: str, upload_id: str) -> None:
     pending = hub.get_pending(upload_id)
     if pending.environment_id != env.id:
         raise NotFound("no such upload for this environment")
-    if not hub.storage.exists(pending.staging_key):
-        raise BadRequest(f"{pending.filename} was not uploaded yet")
+    with WorkDir(hub) as work:  # check the bytes now, so a bad PUT is reported at once
+        staged.verify_staged(hub, pending, work)
     hub.mark_pending(upload_id, "uploaded")
 
 

@@ -14,7 +14,12 @@ from ..db.models import Environment, PendingUpload
 from ..deps import WorkDir, base_url, hub_of
 from ..errors import InvalidPackage, NotFound, TooLarge
 from ..service import Hub, PublishResult
-from ..validation import ArtifactInfo, validate_artifact, validate_source_archive
+from ..validation import (
+    ArtifactInfo,
+    file_sha256,
+    validate_artifact,
+    validate_source_archive,
+)
 
 router = APIRouter(prefix="/api/v1", tags=["upload"])
 
@@ -62,6 +67,11 @@ def verify_staged(hub: Hub, pending: PendingUpload, work_path) -> ArtifactInfo: 
     limit = hub.settings.max_uncompressed_bytes
     if dest.stat().st_size > hub.settings.max_upload_bytes:
         raise TooLarge(f"{pending.filename} exceeds the upload limit")
+    actual = file_sha256(dest)
+    if actual != pending.sha256:
+        raise InvalidPackage(
+            f"{pending.filename}: stored bytes have sha256 {actual}, announced {pending.sha256}"
+        )
     if pending.kind == "source":
         info = validate_source_archive(dest, pending.filename, limit)
     else:
