@@ -692,6 +692,7 @@ class Hub:
             raise InvalidPackage(f"invalid file name {filename!r}")
         parse_version(version)
         uid = secrets.token_urlsafe(24)
+        self.expire_pending()
         with self.db.writer.begin() as s:
             p = PendingUpload(
                 id=uid,
@@ -709,6 +710,17 @@ class Hub:
             )
             s.add(p)
         return p
+
+    def expire_pending(self, max_age: dt.timedelta = dt.timedelta(days=1)) -> int:
+        """Forget announced uploads that were never finalized (an abandoned push)."""
+        cutoff = utcnow() - max_age
+        with self.db.reader() as s:
+            stale = list(
+                s.scalars(select(PendingUpload.id).where(PendingUpload.created_at < cutoff))
+            )
+        if stale:
+            self.drop_pending(stale)
+        return len(stale)
 
     def get_pending(self, upload_id: str) -> PendingUpload:
         with self.db.reader() as s:
