@@ -23,7 +23,7 @@ from pathlib import Path
 
 import httpx
 import uvicorn
-from prime_hub.app import build_hub, create_app
+from prime_hub.app import build_hub, create_asgi
 from prime_hub.service import Hub
 from prime_hub.settings import Settings
 
@@ -251,7 +251,7 @@ class HubServer:
 
 def start_hub(name: str, settings: Settings, env: dict[str, str]) -> HubServer:
     hub = build_hub(settings, migrate=True)
-    app = create_app(settings, hub)
+    app = create_asgi(settings, hub)
     port = free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)

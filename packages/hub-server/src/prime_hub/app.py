@@ -13,6 +13,7 @@ from . import __version__
 from .db.engine import open_database
 from .db.migrate import upgrade
 from .errors import HubError
+from .fastpath import IndexFastPath
 from .index_cache import IndexCache
 from .routes import api, compat, legacy, simple, staged, web
 from .service import Hub
@@ -29,6 +30,7 @@ def build_hub(settings: Settings, migrate: bool | None = None) -> Hub:
 
 
 def create_app(settings: Settings | None = None, hub: Hub | None = None) -> FastAPI:
+    """The FastAPI application (``app.state.hub`` holds the registry)."""
     settings = settings or (hub.settings if hub else Settings())
     hub = hub or build_hub(settings)
     cache = IndexCache(settings.index_cache_seconds)
@@ -64,3 +66,9 @@ def create_app(settings: Settings | None = None, hub: Hub | None = None) -> Fast
     app.include_router(simple.router)
     app.include_router(web.router)
     return app
+
+
+def create_asgi(settings: Settings | None = None, hub: Hub | None = None) -> IndexFastPath:
+    """What the server runs: the application behind the cached-index fast path."""
+    app = create_app(settings, hub)
+    return IndexFastPath(app, app.state.index_cache)

@@ -18,6 +18,27 @@ class Page:
     status: int = 200
 
 
+def cache_key(owner: str | None, name: str | None, media_type: str) -> tuple[str, ...]:
+    return (owner or "", name or "", media_type)
+
+
+def page_response(
+    page: Page, anonymous: bool, if_none_match: str | None
+) -> tuple[int, dict[str, str], bytes]:
+    """Status, headers and body for a rendered index page (304 when the ETag matches)."""
+    if page.status != 200:
+        return page.status, {"Content-Type": "application/json"}, page.body
+    headers = {
+        "Content-Type": page.media_type,
+        "ETag": page.etag,
+        "Vary": "Accept, Authorization",
+        "Cache-Control": "public, max-age=10" if anonymous else "private, no-cache",
+    }
+    if if_none_match is not None and if_none_match == page.etag:
+        return 304, headers, b""
+    return 200, headers, page.body
+
+
 class IndexCache:
     def __init__(self, ttl: float, max_entries: int = 4096) -> None:
         self.ttl = ttl

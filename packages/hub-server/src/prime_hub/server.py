@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from fastapi import FastAPI
-
-from .app import build_hub, create_app
+from .app import build_hub, create_asgi
+from .fastpath import IndexFastPath
 from .settings import Settings
 
 
-def app() -> FastAPI:
+def app() -> IndexFastPath:
     settings = Settings()
-    return create_app(settings, build_hub(settings, migrate=False))
+    return create_asgi(settings, build_hub(settings, migrate=False))

@@ -13,7 +13,7 @@ from .. import simple
 from ..auth import Principal
 from ..deps import hub_of, principal_async, principal_sync
 from ..errors import HubError, NotFound
-from ..index_cache import Page
+from ..index_cache import Page, cache_key, page_response
 from ..names import normalize
 from ..service import Hub
 
@@ -24,7 +24,9 @@ def _file_url(owner: str, name: str, filename: str) -> str:
     return f"/files/{owner}/{normalize(name)}/{filename}"
 
 
-def _project_page(hub: Hub, principal: Principal, owner: str | None, name: str, fmt: str) -> Page:
+def _project_page(
+    hub: Hub, principal: Principal, owner: str | None, name: str, fmt: str, media_type: str
+) -> Page:
     env = (
         hub.get_environment(principal, owner, name)
         if owner is not None
@@ -55,10 +57,12 @@ def _project_page(hub: Hub, principal: Principal, owner: str | None, name: str, 
         )
     else:
         body = simple.project_page_html(env.normalized_name, files)
-    return Page(body, "", _etag(body))
+    return Page(body, media_type, _etag(body))
 
 
-def _root_page(hub: Hub, principal: Principal, owner: str | None, fmt: str) -> Page:
+def _root_page(
+    hub: Hub, principal: Principal, owner: str | None, fmt: str, media_type: str
+) -> Page:
     names = hub.index_projects(principal, owner)
     prefix = f"/{owner}/simple/" if owner else "/simple/"
     body = (
@@ -66,7 +70,7 @@ def _root_page(hub: Hub, principal: Principal, owner: str | None, fmt: str) -> P
         if fmt == "json"
         else simple.root_page_html([normalize(n) for n in names], prefix)
     )
-    return Page(body, "", _etag(body))
+    return Page(body, media_type, _etag(body))
 
 
 def _etag(body: bytes) -> str:
@@ -83,7 +87,7 @@ async def _serve(request: Request, owner: str | None, name: str | None) -> Respo
     fmt, media_type = chosen
     hub = hub_of(request)
     anonymous = not request.headers.get("authorization")
-    key = (owner or "", name or "", fmt)
+    key = cache_key(owner, name, media_type)
     page = request.app.state.index_cache.get(key) if anonymous else None
     if page is None:
         principal = await principal_async(request)
@@ -91,25 +95,17 @@ async def _serve(request: Request, owner: str | None, name: str | None) -> Respo
         def build() -> Page:
             try:
                 if name is None:
-                    return _root_page(hub, principal, owner, fmt)
-                return _project_page(hub, principal, owner, name, fmt)
-            except NotFound as exc:  # cache misses for unknown names too (cheap 404s)
+                    return _root_page(hub, principal, owner, fmt, media_type)
+                return _project_page(hub, principal, owner, name, fmt, media_type)
+            except NotFound as exc:  # unknown names are cached too (cheap 404s)
                 body = json.dumps({"detail": exc.detail}).encode()
                 return Page(body, "application/json", "", 404)
 
         page = await run_in_threadpool(build)
         if anonymous:
             request.app.state.index_cache.put(key, page)
-    if page.status != 200:
-        return Response(page.body, status_code=page.status, media_type="application/json")
-    headers = {
-        "ETag": page.etag,
-        "Vary": "Accept, Authorization",
-        "Cache-Control": "public, max-age=10" if anonymous else "private, no-cache",
-    }
-    if request.headers.get("if-none-match") == page.etag:
-        return Response(status_code=304, headers=headers)
-    return Response(page.body, media_type=media_type, headers=headers)
+    status, headers, body = page_response(page, anonymous, request.headers.get("if-none-match"))
+    return Response(body, status_code=status, headers=headers)
 
 
 @router.get("/simple/", summary="Global project list (PEP 503/691)")
