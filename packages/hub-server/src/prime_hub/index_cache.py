@@ -6,7 +6,9 @@ single process never serves a stale page, and several processes converge within 
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 
@@ -44,6 +46,31 @@ class IndexCache:
         self.ttl = ttl
         self.max_entries = max_entries
         self._data: dict[tuple[str, ...], tuple[float, Page]] = {}
+        self._inflight: dict[tuple[str, ...], asyncio.Future[Page]] = {}
+
+    async def get_or_build(
+        self, key: tuple[str, ...], build: Callable[[], Awaitable[Page]]
+    ) -> Page:
+        """One build per key at a time: concurrent misses wait for the same result."""
+        page = self.get(key)
+        if page is not None:
+            return page
+        pending = self._inflight.get(key)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        fut: asyncio.Future[Page] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = fut
+        try:
+            page = await build()
+        except BaseException as exc:
+            fut.set_exception(exc)
+            fut.exception()  # mark retrieved: waiters (if any) re-raise it themselves
+            raise
+        finally:
+            self._inflight.pop(key, None)
+        self.put(key, page)
+        fut.set_result(page)
+        return page
 
     def get(self, key: tuple[str, ...]) -> Page | None:
         if self.ttl <= 0:

@@ -88,22 +88,24 @@ async def _serve(request: Request, owner: str | None, name: str | None) -> Respo
     hub = hub_of(request)
     anonymous = not request.headers.get("authorization")
     key = cache_key(owner, name, media_type)
-    page = request.app.state.index_cache.get(key) if anonymous else None
-    if page is None:
-        principal = await principal_async(request)
+    principal = await principal_async(request)
 
-        def build() -> Page:
-            try:
-                if name is None:
-                    return _root_page(hub, principal, owner, fmt, media_type)
-                return _project_page(hub, principal, owner, name, fmt, media_type)
-            except NotFound as exc:  # unknown names are cached too (cheap 404s)
-                body = json.dumps({"detail": exc.detail}).encode()
-                return Page(body, "application/json", "", 404)
+    def build() -> Page:
+        try:
+            if name is None:
+                return _root_page(hub, principal, owner, fmt, media_type)
+            return _project_page(hub, principal, owner, name, fmt, media_type)
+        except NotFound as exc:  # unknown names are cached too (cheap 404s)
+            body = json.dumps({"detail": exc.detail}).encode()
+            return Page(body, "application/json", "", 404)
 
-        page = await run_in_threadpool(build)
-        if anonymous:
-            request.app.state.index_cache.put(key, page)
+    async def build_async() -> Page:
+        return await run_in_threadpool(build)
+
+    if anonymous:
+        page = await request.app.state.index_cache.get_or_build(key, build_async)
+    else:
+        page = await build_async()
     status, headers, body = page_response(page, anonymous, request.headers.get("if-none-match"))
     return Response(body, status_code=status, headers=headers)
 
