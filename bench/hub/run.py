@@ -130,42 +130,57 @@ def median_run(url: str, n: int, conc: int, runs: int) -> dict[str, float]:
 
 
 # ------------------------------------------------------------------ installs
-def time_installs(index: str, tool: str, runs: int, work: Path) -> dict[str, float]:
-    times = []
+def _install_once(index: str, tool: str, venv: Path) -> float:
+    if tool == "pip":
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        cmd = [
+            str(venv / "bin" / "pip"),
+            "install",
+            "-q",
+            "--no-cache-dir",
+            "--disable-pip-version-check",
+            "--index-url",
+            index,
+            "bench-env",
+        ]
+    else:
+        subprocess.run(["uv", "venv", "-q", str(venv)], check=True, env=clean_env())
+        cmd = [
+            "uv",
+            "pip",
+            "install",
+            "-q",
+            "--no-config",
+            "--no-cache",
+            "--python",
+            str(venv / "bin" / "python"),
+            "--index-url",
+            index,
+            "bench-env",
+        ]
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, env=clean_env(), timeout=120)
+    elapsed = (time.perf_counter() - t0) * 1000
+    shutil.rmtree(venv)
+    return elapsed
+
+
+def time_installs(indexes: dict[str, str], tool: str, runs: int, work: Path) -> dict[str, dict]:
+    """Runs alternate between the servers (A B A B ...) so both see the same machine noise."""
+    times: dict[str, list[float]] = {name: [] for name in indexes}
     for i in range(runs):
-        venv = work / f"{tool}-{i}"
-        if tool == "pip":
-            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-            cmd = [
-                str(venv / "bin" / "pip"),
-                "install",
-                "-q",
-                "--no-cache-dir",
-                "--disable-pip-version-check",
-                "--index-url",
-                index,
-                "bench-env",
-            ]
-        else:
-            subprocess.run(["uv", "venv", "-q", str(venv)], check=True, env=clean_env())
-            cmd = [
-                "uv",
-                "pip",
-                "install",
-                "-q",
-                "--no-config",
-                "--no-cache",
-                "--python",
-                str(venv / "bin" / "python"),
-                "--index-url",
-                index,
-                "bench-env",
-            ]
-        t0 = time.perf_counter()
-        subprocess.run(cmd, check=True, env=clean_env(), timeout=120)
-        times.append((time.perf_counter() - t0) * 1000)
-        shutil.rmtree(venv)
-    return {"median_ms": statistics.median(times), "min_ms": min(times), "max_ms": max(times)}
+        order = list(indexes.items()) if i % 2 == 0 else list(reversed(indexes.items()))
+        for name, index in order:
+            times[name].append(_install_once(index, tool, work / f"{tool}-{name}-{i}"))
+    return {
+        name: {
+            "median_ms": statistics.median(t),
+            "min_ms": min(t),
+            "max_ms": max(t),
+            "runs": len(t),
+        }
+        for name, t in times.items()
+    }
 
 
 # ------------------------------------------------------------------ servers
@@ -255,14 +270,19 @@ def main() -> int:
             "pypiserver": f"http://127.0.0.1:{pport}",
             "prime-hub": f"http://127.0.0.1:{hport}",
         }
+        results["loadavg_before"] = os.getloadavg()
         for name, base in servers.items():
             url = f"{base}/simple/bench-env/"
             results[name] = {
                 "get_c1": median_run(url, args.requests, 1, args.runs),
                 "get_c200": median_run(url, args.requests, 200, args.runs),
-                "pip_install": time_installs(f"{base}/simple/", "pip", args.install_runs, work),
-                "uv_install": time_installs(f"{base}/simple/", "uv", args.install_runs, work),
             }
+        indexes = {name: f"{base}/simple/" for name, base in servers.items()}
+        for tool in ("pip", "uv"):
+            for name, figures in time_installs(indexes, tool, args.install_runs, work).items():
+                results[name][f"{tool}_install"] = figures
+        results["loadavg_after"] = os.getloadavg()
+        for name in servers:
             print(name, json.dumps(results[name], indent=1), flush=True)
         hub, pps = results["prime-hub"], results["pypiserver"]
         results["ratios_hub_over_pypiserver"] = {

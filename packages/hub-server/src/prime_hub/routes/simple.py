@@ -6,16 +6,23 @@ import hashlib
 import json
 
 from fastapi import APIRouter, BackgroundTasks, Request
-from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
+from fastapi.responses import (
+    FileResponse,
+    JSONResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from starlette.concurrency import run_in_threadpool
 
 from .. import simple
 from ..auth import Principal
 from ..deps import hub_of, principal_async, principal_sync
-from ..errors import HubError, NotFound
+from ..errors import NotFound
 from ..index_cache import Page, cache_key, page_response
 from ..names import normalize
 from ..service import Hub
+from ..storage import LocalStorage
 
 router = APIRouter(tags=["simple"])
 
@@ -164,22 +171,22 @@ def download(
     url = hub.storage.presigned_get(f.storage_key, f.filename)
     if url is not None:
         return RedirectResponse(url, status_code=302)
-    try:
-        chunks = hub.storage.iter_bytes(f.storage_key)
-    except HubError:
-        raise
-    return StreamingResponse(
-        chunks,
-        media_type="application/zip" if f.kind == "wheel" else "application/gzip",
-        headers={
-            "Content-Length": str(f.size),
-            "Content-Disposition": f'attachment; filename="{f.filename}"',
-            "ETag": f'"{f.sha256}"',
-            "Cache-Control": "public, max-age=31536000, immutable"
-            if not request.headers.get("authorization")
-            else "private, max-age=31536000, immutable",
-        },
-    )
+    headers = {
+        "Content-Disposition": f'attachment; filename="{f.filename}"',
+        "ETag": f'"{f.sha256}"',
+        "Cache-Control": "public, max-age=31536000, immutable"
+        if not request.headers.get("authorization")
+        else "private, max-age=31536000, immutable",
+    }
+    media_type = "application/zip" if f.kind == "wheel" else "application/gzip"
+    if isinstance(hub.storage, LocalStorage):
+        path = hub.storage.local_path(f.storage_key)
+        if not path.is_file():
+            raise NotFound(f"artifact {f.filename} is missing from the store")
+        return FileResponse(path, media_type=media_type, headers=headers)
+    chunks = hub.storage.iter_bytes(f.storage_key)
+    headers["Content-Length"] = str(f.size)
+    return StreamingResponse(chunks, media_type=media_type, headers=headers)
 
 
 def _count(hub: Hub, file_id: int, env_id: int) -> None:
