@@ -172,6 +172,23 @@ def test_prime_cli_half_finished_push_publishes_nothing(server, user, uid):
         assert row_counts(server.hub, uid)["versions"] == 0
 
 
+def test_prime_cli_push_with_a_name_that_differs_from_the_distribution(server, user, uid):
+    _owner, token = user
+    with server.client(token) as c:
+        env_id = c.post(f"{API}/resolve", json={"name": f"{uid}-renamed"}).json()["data"]["id"]
+        wfn, wheel = make_wheel(uid, "0.1.0")
+        r = c.post(
+            f"{API}/{env_id}/wheels",
+            json={
+                "filename": wfn,
+                "sha256": hashlib.sha256(wheel).hexdigest(),
+                "size": len(wheel),
+                "semantic_version": "0.1.0",
+            },
+        )
+        assert r.status_code == 400 and "must agree" in r.json()["detail"]
+
+
 def test_prime_cli_private_environment(server, user, uid):
     owner, token = user
     with server.client(token) as c:

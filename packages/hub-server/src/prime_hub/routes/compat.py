@@ -11,6 +11,8 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Request
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+from packaging.version import InvalidVersion
 from pydantic import BaseModel
 
 from ..auth import Principal
@@ -328,8 +330,15 @@ def announce_wheel(request: Request, env_id: str, body: ArtifactBody) -> dict[st
     hub = hub_of(request)
     p = _need_user(principal_sync(request))
     env = _env_by_id(request, env_id)
-    if not body.filename.endswith(".whl"):
-        raise BadRequest("the wheel's file name must end in .whl")
+    try:
+        dist = parse_wheel_filename(body.filename)[0]
+    except (InvalidWheelFilename, InvalidVersion) as exc:
+        raise BadRequest(f"invalid wheel file name {body.filename!r}: {exc}") from exc
+    if normalize(dist) != env.normalized_name:
+        raise BadRequest(
+            f"the wheel is the distribution {dist!r}, not the environment {env.name!r}: "
+            "installers look the environment up by its name, so they must agree"
+        )
     _check_new_version(hub, env, body)
     pending = hub.create_pending(
         p,
