@@ -40,6 +40,7 @@ def create_app(settings: Settings | None = None, hub: Hub | None = None) -> Fast
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         anyio.to_thread.current_default_thread_limiter().total_tokens = 64
         yield
+        hub.downloads.close()
 
     app = FastAPI(
         title="prime-hub",

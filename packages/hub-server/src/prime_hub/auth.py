@@ -77,18 +77,25 @@ class Principal:
         return self.token.environment == f"{owner_slug}/{normalize(env_name)}"
 
     def role_in(self, owner: Account) -> str | None:
+        return self._role(owner.id)
+
+    def _role(self, owner_id: int) -> str | None:
         if self.user is None:
             return None
-        if self.user.id == owner.id or self.user.is_admin:
+        if self.user.id == owner_id or self.user.is_admin:
             return "owner"
-        return self.memberships.get(owner.id)
+        return self.memberships.get(owner_id)
 
     def can_read(self, env: Environment) -> bool:
-        if env.visibility == "public":
+        return self.can_read_parts(env.visibility, env.owner_id, env.owner.slug, env.name)
+
+    def can_read_parts(self, visibility: str, owner_id: int, owner_slug: str, name: str) -> bool:
+        """``can_read`` from plain column values (the index and download fast paths)."""
+        if visibility == "public":
             return True
-        if self.user is None or self.role_in(env.owner) is None:
+        if self.user is None or self._role(owner_id) is None:
             return False
-        return self._token_allows(env.owner.slug, env.name, write=False)
+        return self._token_allows(owner_slug, name, write=False)
 
     def can_publish(self, owner: Account, env_name: str) -> bool:
         if self.role_in(owner) not in WRITE_ROLES:

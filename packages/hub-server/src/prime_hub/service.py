@@ -20,6 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from .auth import ROLES, SCOPES, Principal, hash_token, is_expired, new_token
+from .counters import DownloadCounter
 from .db.engine import Database
 from .db.models import (
     Account,
@@ -39,6 +40,26 @@ from .settings import Settings
 from .storage import Storage
 from .storage.base import blob_key
 from .validation import ArtifactInfo, parse_version
+
+
+@dataclass(frozen=True)
+class IndexData:
+    owner: str
+    name: str
+    normalized_name: str
+    rows: list[Any]  # version, yanked, yanked_reason, filename, kind, sha256, size, ...
+
+
+@dataclass(frozen=True)
+class DownloadInfo:
+    id: int
+    environment_id: int
+    filename: str
+    kind: str
+    sha256: str
+    size: int
+    storage_key: str
+    metadata_sha256: str | None
 
 
 @dataclass
@@ -64,6 +85,7 @@ class Hub:
         self.db = db
         self.storage = storage
         self.on_change: list[Callable[[], None]] = []
+        self.downloads = DownloadCounter(self.record_downloads)
 
     def _changed(self) -> None:
         for cb in self.on_change:
@@ -330,26 +352,102 @@ class Hub:
             envs = [e for e in s.scalars(q) if principal.can_read(e)]
         return sorted({e.name if owner else e.normalized_name for e in envs})
 
-    def file_for_download(self, principal: Principal, owner: str, name: str, filename: str) -> File:
-        with self.db.reader() as s:
-            env = self._env_query(s, owner, name)
-            if env is None or not principal.can_read(env):
-                raise NotFound("file not found")
-            f = s.scalar(
-                select(File).where(File.environment_id == env.id, File.filename == filename)
+    def _env_row(self, conn: Any, principal: Principal, owner: str | None, name: str) -> Any:
+        """One lean Core query for (id, name, normalized name, visibility, owner id, slug)."""
+        q = (
+            select(
+                Environment.id,
+                Environment.name,
+                Environment.normalized_name,
+                Environment.visibility,
+                Environment.owner_id,
+                Account.slug,
             )
-            if f is None:
-                raise NotFound("file not found")
-            return f
+            .join(Account, Environment.owner_id == Account.id)
+            .where(Environment.normalized_name == normalize(name))
+        )
+        if owner is not None:
+            q = q.where(Account.slug == owner)
+        rows = [
+            r
+            for r in conn.execute(q).all()
+            if principal.can_read_parts(r.visibility, r.owner_id, r.slug, r.name)
+        ]
+        if not rows:
+            raise NotFound(f"no environment named {name}" if owner is None else "not found")
+        if len(rows) > 1:
+            owners = ", ".join(sorted(f"/{r.slug}/simple/" for r in rows))
+            raise Conflict(
+                f"several owners publish {name!r}; install from a per-owner index: {owners}"
+            )
+        return rows[0]
 
-    def record_download(self, file_id: int, env_id: int) -> None:
+    def index_data(self, principal: Principal, owner: str | None, name: str) -> IndexData:
+        """Everything a project page shows, in two Core queries (the index's hot path)."""
+        with self.db.read_engine.connect() as conn:
+            env = self._env_row(conn, principal, owner, name)
+            rows = conn.execute(
+                select(
+                    Version.version,
+                    Version.yanked,
+                    Version.yanked_reason,
+                    File.filename,
+                    File.kind,
+                    File.sha256,
+                    File.size,
+                    File.uploaded_at,
+                    File.requires_python,
+                    File.metadata_sha256,
+                )
+                .join(File, File.version_id == Version.id)
+                .where(Version.environment_id == env.id)
+            ).all()
+        return IndexData(
+            owner=env.slug, name=env.name, normalized_name=env.normalized_name, rows=rows
+        )
+
+    def file_for_download(
+        self, principal: Principal, owner: str, name: str, filename: str
+    ) -> DownloadInfo:
+        with self.db.read_engine.connect() as conn:
+            try:
+                env = self._env_row(conn, principal, owner, name)
+            except NotFound:
+                raise NotFound("file not found") from None
+            row = conn.execute(
+                select(
+                    File.id,
+                    File.filename,
+                    File.kind,
+                    File.sha256,
+                    File.size,
+                    File.storage_key,
+                    File.metadata_sha256,
+                ).where(File.environment_id == env.id, File.filename == filename)
+            ).first()
+        if row is None:
+            raise NotFound("file not found")
+        return DownloadInfo(environment_id=env.id, **row._asdict())
+
+    def core_metadata(self, file_id: int) -> bytes | None:
+        with self.db.read_engine.connect() as conn:
+            return conn.execute(select(File.core_metadata).where(File.id == file_id)).scalar()
+
+    def record_downloads(self, batch: dict[tuple[int, int], int]) -> None:
+        """Add download counts: {(file id, environment id): n}."""
+        per_env: dict[int, int] = {}
         with self.db.writer.begin() as s:
-            s.execute(update(File).where(File.id == file_id).values(downloads=File.downloads + 1))
-            s.execute(
-                update(Environment)
-                .where(Environment.id == env_id)
-                .values(downloads=Environment.downloads + 1)
-            )
+            for (file_id, env_id), n in batch.items():
+                s.execute(
+                    update(File).where(File.id == file_id).values(downloads=File.downloads + n)
+                )
+                per_env[env_id] = per_env.get(env_id, 0) + n
+            for env_id, n in per_env.items():
+                s.execute(
+                    update(Environment)
+                    .where(Environment.id == env_id)
+                    .values(downloads=Environment.downloads + n)
+                )
 
     # ----------------------------------------------------------------- publishing
     def _owner_for_publish(

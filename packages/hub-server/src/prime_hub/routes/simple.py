@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from fastapi import APIRouter, BackgroundTasks, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import (
     FileResponse,
     JSONResponse,
@@ -13,6 +13,7 @@ from fastapi.responses import (
     Response,
     StreamingResponse,
 )
+from packaging.version import Version as PkgVersion
 from starlette.concurrency import run_in_threadpool
 
 from .. import simple
@@ -34,36 +35,29 @@ def _file_url(owner: str, name: str, filename: str) -> str:
 def _project_page(
     hub: Hub, principal: Principal, owner: str | None, name: str, fmt: str, media_type: str
 ) -> Page:
-    env = (
-        hub.get_environment(principal, owner, name)
-        if owner is not None
-        else hub.resolve_global(principal, name)
-    )
-    versions = hub.versions(env)
-    files: list[simple.IndexFile] = []
-    for v in reversed(versions):  # oldest first, like PyPI
-        for f in v.files:
-            if f.kind == "source":
-                continue
-            files.append(
-                simple.IndexFile(
-                    filename=f.filename,
-                    url=_file_url(env.owner.slug, env.name, f.filename),
-                    sha256=f.sha256,
-                    size=f.size,
-                    upload_time=f.uploaded_at,
-                    requires_python=f.requires_python,
-                    metadata_sha256=f.metadata_sha256,
-                    yanked=v.yanked,
-                    yanked_reason=v.yanked_reason,
-                )
-            )
-    if fmt == "json":
-        body = simple.project_page_json(
-            env.normalized_name, [v.version for v in reversed(versions)], files
+    data = hub.index_data(principal, owner, name)
+    order = {v: PkgVersion(v) for v in {r.version for r in data.rows}}
+    rows = sorted(data.rows, key=lambda r: (order[r.version], r.filename))  # oldest first
+    files = [
+        simple.IndexFile(
+            filename=r.filename,
+            url=_file_url(data.owner, data.name, r.filename),
+            sha256=r.sha256,
+            size=r.size,
+            upload_time=r.uploaded_at,
+            requires_python=r.requires_python,
+            metadata_sha256=r.metadata_sha256,
+            yanked=r.yanked,
+            yanked_reason=r.yanked_reason,
         )
+        for r in rows
+        if r.kind != "source"  # prime CLI source trees are not installable sdists
+    ]
+    if fmt == "json":
+        versions = sorted(order, key=order.__getitem__)
+        body = simple.project_page_json(data.normalized_name, versions, files)
     else:
-        body = simple.project_page_html(env.normalized_name, files)
+        body = simple.project_page_html(data.normalized_name, files)
     return Page(body, media_type, _etag(body))
 
 
@@ -152,22 +146,21 @@ async def owner_project_noslash(owner: str, name: str) -> Response:
 
 
 @router.get("/files/{owner}/{name}/{filename}", summary="Download a file (or its .metadata)")
-def download(
-    request: Request, owner: str, name: str, filename: str, background: BackgroundTasks
-) -> Response:
+def download(request: Request, owner: str, name: str, filename: str) -> Response:
     hub = hub_of(request)
     principal = principal_sync(request)
     if filename.endswith(".metadata"):
         f = hub.file_for_download(principal, owner, name, filename[: -len(".metadata")])
-        if f.core_metadata is None:
+        meta = hub.core_metadata(f.id) if f.metadata_sha256 else None
+        if meta is None:
             raise NotFound("this file has no separate metadata")
         return Response(
-            f.core_metadata,
+            meta,
             media_type="text/plain; charset=utf-8",
             headers={"Cache-Control": "public, max-age=31536000, immutable"},
         )
     f = hub.file_for_download(principal, owner, name, filename)
-    background.add_task(_count, hub, f.id, f.environment_id)
+    hub.downloads.add(f.id, f.environment_id)
     url = hub.storage.presigned_get(f.storage_key, f.filename)
     if url is not None:
         return RedirectResponse(url, status_code=302)
@@ -187,10 +180,3 @@ def download(
     chunks = hub.storage.iter_bytes(f.storage_key)
     headers["Content-Length"] = str(f.size)
     return StreamingResponse(chunks, media_type=media_type, headers=headers)
-
-
-def _count(hub: Hub, file_id: int, env_id: int) -> None:
-    try:
-        hub.record_download(file_id, env_id)
-    except Exception:  # a lost count must never fail a download
-        pass
