@@ -75,6 +75,14 @@ class Postgres:
         return f"{self.url_base}/{name}"
 
 
+def _run_pg(cmd: list[str]) -> None:
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(
+            f"starting the test PostgreSQL failed: {' '.join(cmd)}\n{r.stdout}\n{r.stderr}"
+        )
+
+
 @contextlib.contextmanager
 def postgres_server() -> Iterator[Postgres]:
     configured = os.environ.get("PRIME_HUB_TEST_DATABASE_URL")
@@ -91,7 +99,7 @@ def postgres_server() -> Iterator[Postgres]:
         as_user = ["runuser", "-u", "nobody", "--"]
         shutil.chown(tmp, "nobody")
         os.chmod(tmp, 0o700)
-    subprocess.run(
+    _run_pg(
         [
             *as_user,
             str(bindir / "initdb"),
@@ -103,15 +111,14 @@ def postgres_server() -> Iterator[Postgres]:
             "--no-sync",
             "-E",
             "UTF8",
+            "--locale=C",
         ],
-        check=True,
-        capture_output=True,
     )
     opts = (
         f"-p {port} -k {tmp} -c listen_addresses=127.0.0.1 -c fsync=off "
         "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
     )
-    subprocess.run(
+    _run_pg(
         [
             *as_user,
             str(bindir / "pg_ctl"),
@@ -125,9 +132,7 @@ def postgres_server() -> Iterator[Postgres]:
             "-t",
             "60",
             "start",
-        ],
-        check=True,
-        capture_output=True,
+        ]
     )
     try:
         yield Postgres(url_base=f"postgresql+psycopg://postgres@127.0.0.1:{port}")

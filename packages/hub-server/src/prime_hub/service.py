@@ -227,26 +227,7 @@ class Hub:
                 raise NotFound(f"environment {env_id} not found")
             return env
 
-    def resolve_global(self, principal: Principal, name: str) -> Environment:
-        """The global index serves a name only while one visible owner publishes it."""
-        with self.db.reader() as s:
-            envs = [
-                e
-                for e in s.scalars(
-                    select(Environment).where(Environment.normalized_name == normalize(name))
-                )
-                if principal.can_read(e)
-            ]
-        if not envs:
-            raise NotFound(f"no environment named {name}")
-        if len(envs) > 1:
-            owners = ", ".join(sorted(f"/{e.owner.slug}/simple/" for e in envs))
-            raise Conflict(
-                f"several owners publish {name!r}; install from a per-owner index: {owners}"
-            )
-        return envs[0]
-
-    def versions(self, env: Environment, include_files: bool = True) -> list[Version]:
+    def versions(self, env: Environment) -> list[Version]:
         """Versions newest first (PEP 440 order)."""
         with self.db.reader() as s:
             vs = list(s.scalars(select(Version).where(Version.environment_id == env.id)))
