@@ -34,7 +34,9 @@ def create_app(settings: Settings | None = None, hub: Hub | None = None) -> Fast
     settings = settings or (hub.settings if hub else Settings())
     hub = hub or build_hub(settings)
     cache = IndexCache(settings.index_cache_seconds)
+    file_cache = IndexCache(settings.index_cache_seconds)
     hub.on_change.append(cache.clear)
+    hub.on_change.append(file_cache.clear)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -51,6 +53,7 @@ def create_app(settings: Settings | None = None, hub: Hub | None = None) -> Fast
     )
     app.state.hub = hub
     app.state.index_cache = cache
+    app.state.file_cache = file_cache
 
     @app.exception_handler(HubError)
     async def _hub_error(_request: Request, exc: HubError) -> JSONResponse:

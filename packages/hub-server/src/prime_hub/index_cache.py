@@ -1,4 +1,4 @@
-"""A small in-process cache of rendered anonymous index pages.
+"""A small in-process cache of rendered anonymous index pages (and file look-ups).
 
 Entries live ``ttl`` seconds; any write through this process clears the cache at once, so a
 single process never serves a stale page, and several processes converge within ``ttl``.
@@ -10,6 +10,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class IndexCache:
     def __init__(self, ttl: float, max_entries: int = 4096) -> None:
         self.ttl = ttl
         self.max_entries = max_entries
-        self._data: dict[tuple[str, ...], tuple[float, Page]] = {}
+        self._data: dict[tuple[str, ...], tuple[float, Any]] = {}
         self._inflight: dict[tuple[str, ...], asyncio.Future[Page]] = {}
 
     async def get_or_build(
@@ -72,7 +73,7 @@ class IndexCache:
         fut.set_result(page)
         return page
 
-    def get(self, key: tuple[str, ...]) -> Page | None:
+    def get(self, key: tuple[str, ...]) -> Any:
         if self.ttl <= 0:
             return None
         hit = self._data.get(key)
@@ -83,7 +84,7 @@ class IndexCache:
             return None
         return hit[1]
 
-    def put(self, key: tuple[str, ...], page: Page) -> None:
+    def put(self, key: tuple[str, ...], page: Any) -> None:
         if self.ttl <= 0:
             return
         if len(self._data) >= self.max_entries:

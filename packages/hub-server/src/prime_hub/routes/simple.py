@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 
+import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import (
     FileResponse,
@@ -18,11 +19,11 @@ from starlette.concurrency import run_in_threadpool
 
 from .. import simple
 from ..auth import Principal
-from ..deps import hub_of, principal_async, principal_sync
+from ..deps import hub_of, principal_async
 from ..errors import NotFound
 from ..index_cache import Page, cache_key, page_response
 from ..names import normalize
-from ..service import Hub
+from ..service import DownloadInfo, Hub
 from ..storage import LocalStorage
 
 router = APIRouter(tags=["simple"])
@@ -145,21 +146,40 @@ async def owner_project_noslash(owner: str, name: str) -> Response:
     return RedirectResponse(f"/{owner}/simple/{normalize(name)}/", status_code=301)
 
 
-@router.get("/files/{owner}/{name}/{filename}", summary="Download a file (or its .metadata)")
-def download(request: Request, owner: str, name: str, filename: str) -> Response:
-    hub = hub_of(request)
-    principal = principal_sync(request)
+_SMALL_FILE = 1024 * 1024
+
+
+def _lookup(
+    hub: Hub, principal: Principal, owner: str, name: str, filename: str
+) -> DownloadInfo | bytes:
+    """The file's record, or for ``<file>.metadata`` the PEP 658 metadata bytes."""
     if filename.endswith(".metadata"):
         f = hub.file_for_download(principal, owner, name, filename[: -len(".metadata")])
         meta = hub.core_metadata(f.id) if f.metadata_sha256 else None
         if meta is None:
             raise NotFound("this file has no separate metadata")
+        return meta
+    return hub.file_for_download(principal, owner, name, filename)
+
+
+@router.get("/files/{owner}/{name}/{filename}", summary="Download a file (or its .metadata)")
+async def download(request: Request, owner: str, name: str, filename: str) -> Response:
+    hub = hub_of(request)
+    anonymous = not request.headers.get("authorization")
+    cache = request.app.state.file_cache
+    key = (owner, name, filename)
+    found = cache.get(key) if anonymous else None
+    if found is None:
+        principal = await principal_async(request)
+        found = await run_in_threadpool(_lookup, hub, principal, owner, name, filename)
+        if anonymous:
+            cache.put(key, found)
+    immutable = ("public" if anonymous else "private") + ", max-age=31536000, immutable"
+    if isinstance(found, bytes):
         return Response(
-            meta,
-            media_type="text/plain; charset=utf-8",
-            headers={"Cache-Control": "public, max-age=31536000, immutable"},
+            found, media_type="text/plain; charset=utf-8", headers={"Cache-Control": immutable}
         )
-    f = hub.file_for_download(principal, owner, name, filename)
+    f = found
     hub.downloads.add(f.id, f.environment_id)
     url = hub.storage.presigned_get(f.storage_key, f.filename)
     if url is not None:
@@ -167,14 +187,18 @@ def download(request: Request, owner: str, name: str, filename: str) -> Response
     headers = {
         "Content-Disposition": f'attachment; filename="{f.filename}"',
         "ETag": f'"{f.sha256}"',
-        "Cache-Control": "public, max-age=31536000, immutable"
-        if not request.headers.get("authorization")
-        else "private, max-age=31536000, immutable",
+        "Cache-Control": immutable,
     }
     media_type = "application/zip" if f.kind == "wheel" else "application/gzip"
     if isinstance(hub.storage, LocalStorage):
         path = hub.storage.local_path(f.storage_key)
-        if not path.is_file():
+        if f.size <= _SMALL_FILE:  # one thread hop instead of a chunked file response
+            try:
+                data = await anyio.Path(path).read_bytes()
+            except FileNotFoundError:
+                raise NotFound(f"artifact {f.filename} is missing from the store") from None
+            return Response(data, media_type=media_type, headers=headers)
+        if not await anyio.Path(path).is_file():
             raise NotFound(f"artifact {f.filename} is missing from the store")
         return FileResponse(path, media_type=media_type, headers=headers)
     chunks = hub.storage.iter_bytes(f.storage_key)
