@@ -178,3 +178,32 @@ def test_serve_runs_migrations_on_a_fresh_database(tmp_path):
         proc.terminate()
         proc.wait(10)
     assert shutil.os.path.exists(tmp_path / "fresh" / "hub.db")
+
+
+def test_index_cache_follows_writes_made_by_another_process(server, user, uid):
+    owner, token = user
+    publish(server, token, owner, uid, [make_wheel(uid, "1.0.0")])
+    json_accept = {"Accept": "application/vnd.pypi.simple.v1+json"}
+    with server.client() as c:
+        assert c.get(f"/{owner}/simple/{uid}/", headers=json_accept).json()["versions"] == ["1.0.0"]
+    proc, url = _serve(server)  # a second server process over the same database and store
+    try:
+        fn, data = make_wheel(uid, "1.1.0")
+        with httpx.Client(timeout=30) as other:
+            r = other.post(
+                f"{url}/api/v1/environments/{owner}/{uid}/versions",
+                headers={"Authorization": f"Bearer {token}"},
+                files=[("files", (fn, data))],
+            )
+            assert r.status_code == 201, r.text
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    deadline = time.monotonic() + server.settings.index_cache_seconds + 5
+    with server.client() as c:
+        while c.get(f"/{owner}/simple/{uid}/", headers=json_accept).json()["versions"] != [
+            "1.0.0",
+            "1.1.0",
+        ]:
+            assert time.monotonic() < deadline, "the cached page never noticed the other process"
+            time.sleep(0.1)

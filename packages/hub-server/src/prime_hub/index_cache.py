@@ -1,7 +1,8 @@
-"""A small in-process cache of rendered anonymous index pages (and file look-ups).
+"""An in-process cache of rendered anonymous index pages (and file look-ups).
 
-Entries live ``ttl`` seconds; any write through this process clears the cache at once, so a
-single process never serves a stale page, and several processes converge within ``ttl``.
+A single process never serves a stale page (its writes clear the cache); several processes
+sharing one database notice each other's writes within ``ttl`` seconds, through a generation
+counter in the database that every visible change bumps.
 """
 
 from __future__ import annotations
@@ -43,53 +44,86 @@ def page_response(
 
 
 class IndexCache:
+    """Entries are valid for the database's current *generation* (a counter every visible
+    change bumps). At most every ``ttl`` seconds one request re-reads the generation: when it
+    is unchanged all entries stay, otherwise they are dropped. Writes through this process
+    clear the cache at once."""
+
     def __init__(self, ttl: float, max_entries: int = 4096) -> None:
         self.ttl = ttl
         self.max_entries = max_entries
-        self._data: dict[tuple[str, ...], tuple[float, Any]] = {}
-        self._inflight: dict[tuple[str, ...], asyncio.Future[Page]] = {}
+        self._data: dict[tuple[str, ...], Any] = {}
+        self._inflight: dict[tuple[str, ...], asyncio.Future[Any]] = {}
+        self._generation: int | None = None
+        self._checked_at = float("-inf")
+        self._checking: asyncio.Future[None] | None = None
 
-    async def get_or_build(
-        self, key: tuple[str, ...], build: Callable[[], Awaitable[Page]]
-    ) -> Page:
+    def fresh(self) -> bool:
+        return (
+            self.ttl > 0
+            and self._generation is not None
+            and time.monotonic() - self._checked_at < self.ttl
+        )
+
+    async def revalidate(self, fetch_generation: Callable[[], Awaitable[int]]) -> None:
+        """Make the cache fresh: one generation read at a time, shared by concurrent callers."""
+        if self.ttl <= 0 or self.fresh():
+            return
+        if self._checking is not None:
+            await asyncio.shield(self._checking)
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._checking = fut
+        try:
+            generation = await fetch_generation()
+            if generation != self._generation:
+                self._data.clear()
+                self._generation = generation
+            self._checked_at = time.monotonic()
+            fut.set_result(None)
+        except BaseException as exc:
+            fut.set_exception(exc)
+            fut.exception()
+            raise
+        finally:
+            self._checking = None
+
+    async def get_or_build(self, key: tuple[str, ...], build: Callable[[], Awaitable[Any]]) -> Any:
         """One build per key at a time: concurrent misses wait for the same result."""
-        page = self.get(key)
-        if page is not None:
-            return page
+        hit = self.get(key)
+        if hit is not None:
+            return hit
         pending = self._inflight.get(key)
         if pending is not None:
             return await asyncio.shield(pending)
-        fut: asyncio.Future[Page] = asyncio.get_running_loop().create_future()
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._inflight[key] = fut
+        generation = self._generation
         try:
-            page = await build()
+            value = await build()
         except BaseException as exc:
             fut.set_exception(exc)
             fut.exception()  # mark retrieved: waiters (if any) re-raise it themselves
             raise
         finally:
             self._inflight.pop(key, None)
-        self.put(key, page)
-        fut.set_result(page)
-        return page
+        if generation is not None and generation == self._generation:
+            self.put(key, value)
+        fut.set_result(value)
+        return value
 
     def get(self, key: tuple[str, ...]) -> Any:
-        if self.ttl <= 0:
+        if not self.fresh():
             return None
-        hit = self._data.get(key)
-        if hit is None:
-            return None
-        if hit[0] < time.monotonic():
-            self._data.pop(key, None)
-            return None
-        return hit[1]
+        return self._data.get(key)
 
-    def put(self, key: tuple[str, ...], page: Any) -> None:
-        if self.ttl <= 0:
+    def put(self, key: tuple[str, ...], value: Any) -> None:
+        if self.ttl <= 0 or self._generation is None:
             return
         if len(self._data) >= self.max_entries:
             self._data.clear()
-        self._data[key] = (time.monotonic() + self.ttl, page)
+        self._data[key] = value
 
     def clear(self) -> None:
         self._data.clear()
+        self._generation = None

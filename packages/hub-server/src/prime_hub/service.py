@@ -27,6 +27,7 @@ from .db.models import (
     ApiToken,
     Environment,
     File,
+    HubState,
     Membership,
     PendingUpload,
     Tag,
@@ -90,6 +91,17 @@ class Hub:
     def _changed(self) -> None:
         for cb in self.on_change:
             cb()
+
+    @staticmethod
+    def _bump(s: Session) -> None:
+        """Within a write transaction: tell other processes their caches are stale."""
+        s.execute(
+            update(HubState).where(HubState.id == 1).values(generation=HubState.generation + 1)
+        )
+
+    def generation(self) -> int:
+        with self.db.read_engine.connect() as conn:
+            return conn.execute(select(HubState.generation).where(HubState.id == 1)).scalar() or 0
 
     # ----------------------------------------------------------------- accounts / tokens
     def create_user(self, slug: str, email: str | None = None, admin: bool = False) -> Account:
@@ -476,6 +488,7 @@ class Hub:
                     s.add(env)
                     s.flush()
                     env.owner = acct
+                    self._bump(s)
                 self._changed()
                 return env, True
             except IntegrityError:
@@ -656,6 +669,7 @@ class Hub:
                 if new_tags:
                     env.tags = [Tag(environment_id=env_id, tag=t) for t in new_tags]
             env.updated_at = utcnow()
+            self._bump(s)
             s.flush()
             s.refresh(ver)
         return PublishResult(env, ver, created=created, added_files=added)
@@ -695,6 +709,7 @@ class Hub:
             ver.yanked = yanked
             ver.yanked_reason = reason if yanked else ""
             env.updated_at = utcnow()
+            self._bump(s)
         self._changed()
         return ver
 
@@ -722,6 +737,7 @@ class Hub:
             if tags is not None:
                 env.tags = [Tag(environment_id=env.id, tag=t) for t in _clean_tags(tags)]
             env.updated_at = utcnow()
+            self._bump(s)
             s.flush()
             s.refresh(env)
         self._changed()
@@ -737,6 +753,7 @@ class Hub:
                 raise NotFound(f"version {ref} not found")
             s.delete(ver)  # files go with it; used_filenames keeps their names taken
             env.updated_at = utcnow()
+            self._bump(s)
         self._changed()
         return target
 
@@ -745,6 +762,7 @@ class Hub:
             env = self._env_for_write(s, principal, owner, name)
             s.execute(delete(PendingUpload).where(PendingUpload.environment_id == env.id))
             s.delete(env)
+            self._bump(s)
         self._changed()
 
     # ----------------------------------------------------------------- staged (direct) uploads

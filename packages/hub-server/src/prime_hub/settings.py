@@ -65,9 +65,10 @@ class Settings(BaseSettings):
         default=1024 * 1024 * 1024, description="Declared uncompressed size limit of an archive."
     )
     index_cache_seconds: float = Field(
-        default=2.0,
-        description="Anonymous index pages are cached in-process this long "
-        "(writes through the same process invalidate at once).",
+        default=1.0,
+        description="Anonymous index pages are cached in-process; every this many seconds one "
+        "request checks the database's change counter (writes through the same process "
+        "invalidate at once; 0 disables the cache).",
     )
     allow_anonymous_read: bool = True
     create_tables: bool = Field(default=True, description="Run migrations at start-up.")

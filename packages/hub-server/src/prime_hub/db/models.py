@@ -198,3 +198,13 @@ class PendingUpload(Base):
     staging_key: Mapped[str] = mapped_column(String(400))
     state: Mapped[str] = mapped_column(String(16), default="pending")  # pending|uploaded
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class HubState(Base):
+    """One row: ``generation`` grows with every change that anonymous readers can see, so
+    server processes know when their cached index pages are out of date."""
+
+    __tablename__ = "hub_state"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    generation: Mapped[int] = mapped_column(BigInteger, default=0)

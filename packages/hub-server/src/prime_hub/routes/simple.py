@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import partial
 
 import anyio
 from fastapi import APIRouter, Request
@@ -105,7 +106,9 @@ async def _serve(request: Request, owner: str | None, name: str | None) -> Respo
         return await run_in_threadpool(build)
 
     if anonymous:
-        page = await request.app.state.index_cache.get_or_build(key, build_async)
+        cache = request.app.state.index_cache
+        await cache.revalidate(partial(run_in_threadpool, hub.generation))
+        page = await cache.get_or_build(key, build_async)
     else:
         page = await build_async()
     status, headers, body = page_response(page, anonymous, request.headers.get("if-none-match"))
@@ -168,6 +171,8 @@ async def download(request: Request, owner: str, name: str, filename: str) -> Re
     anonymous = not request.headers.get("authorization")
     cache = request.app.state.file_cache
     key = (owner, name, filename)
+    if anonymous:
+        await cache.revalidate(partial(run_in_threadpool, hub.generation))
     found = cache.get(key) if anonymous else None
     if found is None:
         principal = await principal_async(request)
