@@ -458,10 +458,6 @@ class Hub:
             )
         return acct
 
-    def check_can_publish(self, principal: Principal, owner: str, name: str) -> None:
-        with self.db.reader() as s:
-            self._owner_for_publish(s, principal, owner, name)
-
     def ensure_environment(
         self,
         principal: Principal,
@@ -512,7 +508,6 @@ class Hub:
         description: str | None = None,
         tags: list[str] | None = None,
         content_hash: str | None = None,
-        already_stored: bool = False,
     ) -> PublishResult:
         """Publish one version made of ``artifacts`` (validated files on local disk)."""
         validate_project_name(name)
@@ -537,8 +532,7 @@ class Hub:
         version = versions.pop()
         with self.db.reader() as s:  # fail fast (before storing bytes) on permissions
             self._owner_for_publish(s, principal, owner, name)
-        if not already_stored:
-            self.store_artifacts(artifacts)
+        self.store_artifacts(artifacts)
         env, _ = self.ensure_environment(principal, owner, name, visibility)
         for attempt in range(3):
             try:
