@@ -178,3 +178,31 @@ def test_organisation_roles(server, uid):
             files={"content": (fn, data)},
         )
         assert r.status_code == 403
+
+
+def test_org_owners_manage_members_over_http(server, uid):
+    owner, owner_tok = server.new_user("mowner")
+    member, member_tok = server.new_user("mmember")
+    org = f"morg-{uid}"
+    server.hub.create_org(org, owner)
+    with server.client(owner_tok) as c:
+        assert (
+            c.put(f"/api/v1/orgs/{org}/members/{member}", json={"role": "reader"}).status_code
+            == 200
+        )
+        assert (
+            c.put(f"/api/v1/orgs/{org}/members/{member}", json={"role": "god"}).status_code == 400
+        )
+        listed = c.get(f"/api/v1/orgs/{org}/members").json()["members"]
+        assert {"username": member, "role": "reader"} in listed
+    with server.client(member_tok) as c:
+        assert c.get(f"/api/v1/orgs/{org}/members").status_code == 200
+        r = c.put(f"/api/v1/orgs/{org}/members/{member}", json={"role": "owner"})
+        assert r.status_code == 403  # a reader cannot promote themselves
+    with server.client() as anon:
+        assert anon.get(f"/api/v1/orgs/{org}/members").status_code == 404
+        assert anon.delete(f"/api/v1/orgs/{org}/members/{member}").status_code == 401
+    with server.client(owner_tok) as c:
+        assert c.delete(f"/api/v1/orgs/{org}/members/{member}").status_code == 200
+    with server.client(member_tok) as c:
+        assert c.get(f"/api/v1/orgs/{org}/members").status_code == 404

@@ -125,17 +125,44 @@ class Hub:
             s.add(Membership(org_id=org.id, user_id=user.id, role="owner"))
         return org
 
-    def set_member(self, org: str, user: str, role: str | None) -> None:
+    def _check_org_owner(self, by: Principal, org: Account) -> None:
+        if by.user is None:
+            raise Unauthorized("managing members needs an API token")
+        tok = by.token
+        if by.role_in(org) != "owner" or tok is None or tok.scope != "publish" or tok.environment:
+            raise Forbidden(
+                f"only an owner of {org.slug}, with an unrestricted publish token, manages members"
+            )
+
+    def set_member(
+        self, org: str, user: str, role: str | None, by: Principal | None = None
+    ) -> None:
+        """Add, change (role) or remove (None) a member; ``by`` None means the admin CLI."""
         if role is not None and role not in ROLES:
             raise BadRequest(f"role must be one of {', '.join(ROLES)}")
         with self.db.writer.begin() as s:
             o = self._account(s, org, kind="org")
+            if by is not None:
+                self._check_org_owner(by, o)
             u = self._account(s, user, kind="user")
             s.execute(
                 delete(Membership).where(Membership.org_id == o.id, Membership.user_id == u.id)
             )
             if role is not None:
                 s.add(Membership(org_id=o.id, user_id=u.id, role=role))
+
+    def members(self, principal: Principal, org: str) -> list[tuple[str, str]]:
+        with self.db.reader() as s:
+            o = self._account(s, org, kind="org")
+            if principal.role_in(o) is None:
+                raise NotFound(f"no org named {org!r}")
+            rows = s.execute(
+                select(Account.slug, Membership.role)
+                .join(Membership, Membership.user_id == Account.id)
+                .where(Membership.org_id == o.id)
+                .order_by(Account.slug)
+            ).all()
+        return [(slug, role) for slug, role in rows]
 
     def create_token(
         self,

@@ -286,3 +286,25 @@ def complete(request: Request, owner: str, name: str, body: CompleteRequest) -> 
     view = version_view(base_url(request), result.environment, result.version)
     view["created"] = result.created
     return JSONResponse(view, status_code=201 if result.added_files else 200)
+
+
+@router.get("/orgs/{org}/members", summary="Members of an organisation (members only)")
+def list_members(request: Request, org: str) -> dict[str, Any]:
+    rows = hub_of(request).members(principal_sync(request), org)
+    return {"members": [{"username": u, "role": r} for u, r in rows]}
+
+
+class MemberBody(BaseModel):
+    role: str = "publisher"
+
+
+@router.put("/orgs/{org}/members/{user}", summary="Add a member or change a role (org owners)")
+def put_member(request: Request, org: str, user: str, body: MemberBody) -> dict[str, Any]:
+    hub_of(request).set_member(org, user, body.role, by=principal_sync(request))
+    return {"username": user, "role": body.role}
+
+
+@router.delete("/orgs/{org}/members/{user}", summary="Remove a member (org owners)")
+def delete_member(request: Request, org: str, user: str) -> dict[str, Any]:
+    hub_of(request).set_member(org, user, None, by=principal_sync(request))
+    return {"removed": user}
