@@ -209,10 +209,16 @@ class TcpProxy:
                     s.shutdown(socket.SHUT_RDWR)
 
     def cut(self) -> None:
-        if self._listener is not None:
+        if self._listener is not None:  # shutdown wakes the accept() thread; close alone would not
+            with contextlib.suppress(OSError):
+                self._listener.shutdown(socket.SHUT_RDWR)
             self._listener.close()
             self._listener = None
-        for c in self._conns:
+        if self._thread is not None:
+            self._thread.join(5)
+        for c in self._conns:  # shutdown wakes the pipe threads; close alone would not
+            with contextlib.suppress(OSError):
+                c.shutdown(socket.SHUT_RDWR)
             with contextlib.suppress(OSError):
                 c.close()
         self._conns.clear()

@@ -207,3 +207,24 @@ def test_index_cache_follows_writes_made_by_another_process(server, user, uid):
         ]:
             assert time.monotonic() < deadline, "the cached page never noticed the other process"
             time.sleep(0.1)
+
+
+def test_garbage_collection_removes_only_unreferenced_objects(server, user, uid, tmp_path):
+    import datetime as dt
+
+    from prime_hub.storage.base import blob_key
+
+    owner, token = user
+    fn, data = make_wheel(uid, "1.0.0")
+    assert publish(server, token, owner, uid, [(fn, data)]).status_code == 201
+    orphan = tmp_path / "orphan.whl"
+    orphan.write_bytes(b"left behind by a crash between storing and committing")
+    key = blob_key("ab" * 32, f"{uid}-9.9.9-py3-none-any.whl")
+    server.hub.storage.put_file(key, orphan)
+    assert server.hub.storage.exists(key)
+    assert key not in server.hub.collect_garbage()  # too young: may be an upload in flight
+    removed = server.hub.collect_garbage(grace=dt.timedelta(seconds=-5))
+    assert key in removed and not server.hub.storage.exists(key)
+    with server.client() as c:  # published files are untouched
+        url = c.get(f"/api/v1/environments/{owner}/{uid}/versions/1.0.0").json()["files"][0]["url"]
+        assert c.get(url, follow_redirects=True).content == data

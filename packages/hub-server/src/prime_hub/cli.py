@@ -68,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     lt.add_argument("username")
     rt = admin.add_parser("revoke-token")
     rt.add_argument("token_id", type=int)
+    gc = admin.add_parser("gc", help="delete stored objects that no published file references")
+    gc.add_argument("--grace-minutes", type=float, default=60.0)
     args = parser.parse_args(argv)
     settings = Settings()
     try:
@@ -98,6 +100,11 @@ def main(argv: list[str] | None = None) -> int:
             for t in hub.list_tokens(args.username):
                 state = "revoked" if t.revoked_at else "active"
                 print(f"{t.id}\t{t.scope}\t{t.environment or '*'}\t{state}\t{t.name}")
+        elif args.action == "gc":
+            import datetime as dt
+
+            removed = hub.collect_garbage(dt.timedelta(minutes=args.grace_minutes))
+            print(f"removed {len(removed)} unreferenced objects")
         elif args.action == "revoke-token":
             hub.revoke_token(args.token_id)
             print(f"revoked token {args.token_id}")

@@ -519,10 +519,10 @@ class Hub:
         raise Conflict(f"environment {owner}/{name} was created concurrently; retry")
 
     def store_artifacts(self, staged: list[tuple[ArtifactInfo, Path]]) -> None:
+        # always written (never "already there, skip"): a fresh write also renews the
+        # object's age, so garbage collection cannot take it before the commit
         for info, path in staged:
-            key = blob_key(info.sha256, info.filename)
-            if self.storage.size(key) != info.size:
-                self.storage.put_file(key, path)
+            self.storage.put_file(blob_key(info.sha256, info.filename), path)
 
     def publish(
         self,
@@ -839,6 +839,23 @@ class Hub:
         if stale:
             self.drop_pending(stale)
         return len(stale)
+
+    def collect_garbage(self, grace: dt.timedelta = dt.timedelta(hours=1)) -> list[str]:
+        """Delete stored objects no file row references (left by a crash between storing
+        and committing, or by deletions) and stale staging objects. Objects younger than
+        ``grace`` are kept: they may belong to an upload that is about to commit."""
+        self.expire_pending()
+        cutoff = (utcnow() - grace).timestamp()
+        with self.db.reader() as s:
+            referenced = set(s.scalars(select(File.storage_key)))
+            staged = set(s.scalars(select(PendingUpload.staging_key)))
+        removed = []
+        for prefix, keep in (("blobs/", referenced), ("staging/", staged)):
+            for key, modified in list(self.storage.list_keys(prefix)):
+                if key not in keep and modified < cutoff:
+                    self.storage.delete(key)
+                    removed.append(key)
+        return removed
 
     def get_pending(self, upload_id: str) -> PendingUpload:
         with self.db.reader() as s:

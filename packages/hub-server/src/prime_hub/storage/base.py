@@ -33,6 +33,10 @@ class Storage(ABC):
     @abstractmethod
     def delete(self, key: str) -> None: ...
 
+    @abstractmethod
+    def list_keys(self, prefix: str) -> Iterator[tuple[str, float]]:
+        """(key, last-modified unix time) of every object under ``prefix``."""
+
     def presigned_get(self, key: str, filename: str) -> str | None:
         """A URL the client can download from directly, or None to stream through us."""
         return None

@@ -77,5 +77,13 @@ class LocalStorage(Storage):
         except OSError as exc:
             raise StorageError(f"artifact store failed: {exc}") from exc
 
+    def list_keys(self, prefix: str) -> Iterator[tuple[str, float]]:
+        base = self._path(prefix.rstrip("/"))
+        if not base.is_dir():
+            return
+        for path in base.rglob("*"):
+            if path.is_file() and not path.name.startswith(".tmp-"):
+                yield path.relative_to(self.root).as_posix(), path.stat().st_mtime
+
     def local_path(self, key: str) -> Path:
         return self._path(key)

@@ -89,6 +89,19 @@ class S3Storage(Storage):
         except (BotoCoreError, ClientError) as exc:
             raise StorageError(f"artifact store failed: {exc}") from exc
 
+    def list_keys(self, prefix: str) -> Iterator[tuple[str, float]]:
+        full = self._key(prefix)
+        strip = len(self.prefix) + 1 if self.prefix else 0
+        try:
+            pages = self.client.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=full
+            )
+            for page in pages:
+                for obj in page.get("Contents", []):
+                    yield obj["Key"][strip:], obj["LastModified"].timestamp()
+        except (BotoCoreError, ClientError) as exc:
+            raise StorageError(f"artifact store failed: {exc}") from exc
+
     def presigned_get(self, key: str, filename: str) -> str | None:
         if not self.redirect_downloads:
             return None
