@@ -3,15 +3,17 @@
 # Runs apt-get only as root; otherwise it says what is missing and leaves it to the user.
 set -euo pipefail
 # Each package: the command that proves it is present, then the Debian package name.
+# A command may be a glob (matched with compgen), e.g. a versioned server binary.
 needs=(
   bwrap:bubblewrap
   runsc:runsc
   /usr/bin/python3:python3
+  "/usr/lib/postgresql/*/bin/initdb:postgresql"   # prime-hub tests start a real PostgreSQL server
 )
 missing=()
 for pair in "${needs[@]}"; do
   cmd=${pair%%:*}; pkg=${pair#*:}
-  command -v "$cmd" >/dev/null 2>&1 || [ -x "$cmd" ] || missing+=("$pkg")
+  command -v "$cmd" >/dev/null 2>&1 || [ -x "$cmd" ] || compgen -G "$cmd" >/dev/null || missing+=("$pkg")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then

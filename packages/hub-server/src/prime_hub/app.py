@@ -1,0 +1,78 @@
+"""The application factory: no global state, everything hangs off ``app.state``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio.to_thread
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from . import __version__
+from .db.engine import open_database
+from .db.migrate import upgrade
+from .errors import HubError
+from .fastpath import IndexFastPath
+from .index_cache import IndexCache
+from .routes import api, compat, legacy, simple, staged, web
+from .service import Hub
+from .settings import Settings
+from .storage import make_storage
+
+
+def build_hub(settings: Settings, migrate: bool | None = None) -> Hub:
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    db = open_database(settings.resolved_database_url)
+    if settings.create_tables if migrate is None else migrate:
+        upgrade(db.write_engine)
+    return Hub(settings, db, make_storage(settings))
+
+
+def create_app(settings: Settings | None = None, hub: Hub | None = None) -> FastAPI:
+    """The FastAPI application (``app.state.hub`` holds the registry)."""
+    settings = settings or (hub.settings if hub else Settings())
+    hub = hub or build_hub(settings)
+    cache = IndexCache(settings.index_cache_seconds)
+    file_cache = IndexCache(settings.index_cache_seconds)
+    hub.on_change.append(cache.clear)
+    hub.on_change.append(file_cache.clear)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        anyio.to_thread.current_default_thread_limiter().total_tokens = 64
+        yield
+        hub.downloads.close()
+
+    app = FastAPI(
+        title="prime-hub",
+        version=__version__,
+        description="A registry for environment packages: PEP 503/691 simple API, legacy "
+        'upload, and a JSON API. Errors are JSON objects {"detail": ...}.',
+        lifespan=lifespan,
+    )
+    app.state.hub = hub
+    app.state.index_cache = cache
+    app.state.file_cache = file_cache
+
+    @app.exception_handler(HubError)
+    async def _hub_error(_request: Request, exc: HubError) -> JSONResponse:
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
+
+    @app.get("/health", tags=["ops"])
+    def health() -> dict[str, str]:
+        return {"status": "ok", "version": __version__}
+
+    app.include_router(api.router)
+    app.include_router(staged.router)
+    app.include_router(compat.router)
+    app.include_router(legacy.router)
+    app.include_router(simple.router)
+    app.include_router(web.router)
+    return app
+
+
+def create_asgi(settings: Settings | None = None, hub: Hub | None = None) -> IndexFastPath:
+    """What the server runs: the application behind the cached-index fast path."""
+    app = create_app(settings, hub)
+    return IndexFastPath(app, app.state.index_cache)

@@ -1,0 +1,113 @@
+"""API tokens and permission rules.
+
+A token is shown once (``phub_`` + 43 url-safe characters) and stored as its SHA-256. Scope is
+``read`` or ``publish`` (publish implies read), for all environments the user can reach or for
+one ``owner/name``. Roles in an organisation: ``owner`` and ``publisher`` may publish, yank
+and delete; ``reader`` may read private environments.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import secrets
+from dataclasses import dataclass, field
+
+from .db.models import Account, ApiToken, Environment
+from .names import normalize
+
+TOKEN_PREFIX = "phub_"
+SCOPES = ("read", "publish")
+ROLES = ("owner", "publisher", "reader")
+WRITE_ROLES = ("owner", "publisher")
+
+
+def new_token() -> str:
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def token_from_header(value: str | None) -> str | None:
+    """Bearer token, or the password of HTTP Basic auth (twine/uv/pip send ``__token__:<tok>``)."""
+    if not value:
+        return None
+    scheme, _, cred = value.partition(" ")
+    scheme = scheme.lower()
+    if scheme in ("bearer", "token"):
+        return cred.strip() or None
+    if scheme == "basic":
+        try:
+            decoded = base64.b64decode(cred.strip(), validate=True).decode()
+        except (ValueError, UnicodeDecodeError):
+            return None
+        user, _, password = decoded.partition(":")
+        return password or (user if user.startswith(TOKEN_PREFIX) else None)
+    return None
+
+
+@dataclass
+class Principal:
+    """Who is calling: a user through a token, or nobody."""
+
+    user: Account | None = None
+    token: ApiToken | None = None
+    memberships: dict[int, str] = field(default_factory=dict)  # org id -> role
+
+    @property
+    def authenticated(self) -> bool:
+        return self.user is not None
+
+    @property
+    def is_admin(self) -> bool:
+        return bool(self.user and self.user.is_admin)
+
+    def _token_allows(self, owner_slug: str, env_name: str | None, write: bool) -> bool:
+        if self.token is None:
+            return False
+        if write and self.token.scope != "publish":
+            return False
+        if self.token.environment is None:
+            return True
+        if env_name is None:
+            return False
+        return self.token.environment == f"{owner_slug}/{normalize(env_name)}"
+
+    def role_in(self, owner: Account) -> str | None:
+        return self._role(owner.id)
+
+    def _role(self, owner_id: int) -> str | None:
+        if self.user is None:
+            return None
+        if self.user.id == owner_id or self.user.is_admin:
+            return "owner"
+        return self.memberships.get(owner_id)
+
+    def can_read(self, env: Environment) -> bool:
+        return self.can_read_parts(env.visibility, env.owner_id, env.owner.slug, env.name)
+
+    def can_read_parts(self, visibility: str, owner_id: int, owner_slug: str, name: str) -> bool:
+        """``can_read`` from plain column values (the index and download fast paths)."""
+        if visibility == "public":
+            return True
+        if self.user is None or self._role(owner_id) is None:
+            return False
+        return self._token_allows(owner_slug, name, write=False)
+
+    def can_publish(self, owner: Account, env_name: str) -> bool:
+        if self.role_in(owner) not in WRITE_ROLES:
+            return False
+        return self._token_allows(owner.slug, env_name, write=True)
+
+
+def is_expired(token: ApiToken, now: dt.datetime | None = None) -> bool:
+    if token.expires_at is None:
+        return False
+    now = now or dt.datetime.now(dt.UTC)
+    exp = token.expires_at
+    if exp.tzinfo is None:
+        exp = exp.replace(tzinfo=dt.UTC)
+    return exp <= now

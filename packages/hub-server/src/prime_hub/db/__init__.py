@@ -1,0 +1,1 @@
+"""Database layer: models, engine/session factory, migrations."""

@@ -1,0 +1,67 @@
+"""Engines and session factories for a database URL.
+
+SQLite gets two engines on the same file: reads begin deferred transactions, writes begin with
+``BEGIN IMMEDIATE`` so concurrent writers queue on the busy timeout instead of failing on a
+lock upgrade. PostgreSQL uses one engine for both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.orm import Session, sessionmaker
+
+
+def _sqlite_engine(url: str, begin: str) -> Engine:
+    engine = create_engine(
+        url, connect_args={"check_same_thread": False, "timeout": 30}, pool_size=10
+    )
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(dbapi_conn, _record):  # type: ignore[no-untyped-def]
+        dbapi_conn.isolation_level = None  # autocommit at the driver; BEGIN issued below
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn):  # type: ignore[no-untyped-def]
+        conn.exec_driver_sql(begin)
+
+    return engine
+
+
+@dataclass
+class Database:
+    url: str
+    read_engine: Engine
+    write_engine: Engine
+    reader: sessionmaker[Session]
+    writer: sessionmaker[Session]
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.url.startswith("sqlite")
+
+    def dispose(self) -> None:
+        self.read_engine.dispose()
+        if self.write_engine is not self.read_engine:
+            self.write_engine.dispose()
+
+
+def open_database(url: str) -> Database:
+    if url.startswith("sqlite"):
+        read = _sqlite_engine(url, "BEGIN")
+        write = _sqlite_engine(url, "BEGIN IMMEDIATE")
+    else:
+        read = write = create_engine(url, pool_size=20, max_overflow=20, pool_pre_ping=True)
+    return Database(
+        url=url,
+        read_engine=read,
+        write_engine=write,
+        reader=sessionmaker(read, expire_on_commit=False),
+        writer=sessionmaker(write, expire_on_commit=False),
+    )

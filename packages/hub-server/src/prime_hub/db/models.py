@@ -1,0 +1,210 @@
+"""SQLAlchemy 2 models. The Alembic migrations in ``prime_hub/migrations`` create this schema."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Account(Base):
+    """An owner namespace: a user or an organisation (one slug space)."""
+
+    __tablename__ = "accounts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    slug: Mapped[str] = mapped_column(String(40), unique=True)
+    kind: Mapped[str] = mapped_column(String(8))  # "user" | "org"
+    display_name: Mapped[str] = mapped_column(String(200), default="")
+    email: Mapped[str | None] = mapped_column(String(320), nullable=True)
+    is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Membership(Base):
+    """A user's role in an organisation: owner (manage members), publisher, reader."""
+
+    __tablename__ = "memberships"
+
+    org_id: Mapped[int] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True
+    )
+    role: Mapped[str] = mapped_column(String(16))
+
+
+class ApiToken(Base):
+    """A bearer token; only its SHA-256 is stored. Scope: read or publish, all or one env."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(100), default="")
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    scope: Mapped[str] = mapped_column(String(16))  # "read" | "publish"
+    environment: Mapped[str | None] = mapped_column(String(200), nullable=True)  # owner/norm-name
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+    user: Mapped[Account] = relationship(lazy="joined")
+
+
+class Environment(Base):
+    __tablename__ = "environments"
+    __table_args__ = (UniqueConstraint("owner_id", "normalized_name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(100))
+    normalized_name: Mapped[str] = mapped_column(String(100), index=True)
+    description: Mapped[str] = mapped_column(Text, default="")
+    readme: Mapped[str] = mapped_column(Text, default="")
+    readme_content_type: Mapped[str] = mapped_column(String(100), default="text/markdown")
+    visibility: Mapped[str] = mapped_column(String(8), default="public")  # public | private
+    downloads: Mapped[int] = mapped_column(BigInteger, default=0)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    owner: Mapped[Account] = relationship(lazy="joined")
+    tags: Mapped[list[Tag]] = relationship(
+        cascade="all, delete-orphan", lazy="selectin", order_by="Tag.tag"
+    )
+    versions: Mapped[list[Version]] = relationship(
+        back_populates="environment", cascade="all, delete-orphan", lazy="raise"
+    )
+
+
+class Tag(Base):
+    __tablename__ = "environment_tags"
+
+    environment_id: Mapped[int] = mapped_column(
+        ForeignKey("environments.id", ondelete="CASCADE"), primary_key=True
+    )
+    tag: Mapped[str] = mapped_column(String(50), primary_key=True, index=True)
+
+
+class Version(Base):
+    __tablename__ = "versions"
+    __table_args__ = (UniqueConstraint("environment_id", "canonical_version"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    environment_id: Mapped[int] = mapped_column(
+        ForeignKey("environments.id", ondelete="CASCADE"), index=True
+    )
+    version: Mapped[str] = mapped_column(String(100))
+    canonical_version: Mapped[str] = mapped_column(String(100))
+    summary: Mapped[str] = mapped_column(Text, default="")
+    requires_python: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    dependencies: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    content_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    uploader_id: Mapped[int | None] = mapped_column(
+        ForeignKey("accounts.id", ondelete="SET NULL"), nullable=True
+    )
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    yanked: Mapped[bool] = mapped_column(Boolean, default=False)
+    yanked_reason: Mapped[str] = mapped_column(Text, default="")
+
+    environment: Mapped[Environment] = relationship(back_populates="versions")
+    uploader: Mapped[Account | None] = relationship(lazy="joined")
+    files: Mapped[list[File]] = relationship(
+        back_populates="version",
+        cascade="all, delete-orphan",
+        lazy="selectin",
+        order_by="File.filename",
+    )
+
+
+class File(Base):
+    __tablename__ = "files"
+    __table_args__ = (UniqueConstraint("environment_id", "filename"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    version_id: Mapped[int] = mapped_column(
+        ForeignKey("versions.id", ondelete="CASCADE"), index=True
+    )
+    environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"))
+    filename: Mapped[str] = mapped_column(String(300))
+    kind: Mapped[str] = mapped_column(String(16))  # wheel | sdist | source
+    sha256: Mapped[str] = mapped_column(String(64))
+    size: Mapped[int] = mapped_column(BigInteger)
+    storage_key: Mapped[str] = mapped_column(String(400))
+    requires_python: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    core_metadata: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    metadata_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    uploaded_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    uploader_id: Mapped[int | None] = mapped_column(
+        ForeignKey("accounts.id", ondelete="SET NULL"), nullable=True
+    )
+    downloads: Mapped[int] = mapped_column(BigInteger, default=0)
+
+    version: Mapped[Version] = relationship(back_populates="files")
+
+
+class UsedFilename(Base):
+    """Every filename ever published under an owner; never deleted, so never reused."""
+
+    __tablename__ = "used_filenames"
+
+    owner_id: Mapped[int] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True
+    )
+    filename: Mapped[str] = mapped_column(String(300), primary_key=True)
+    sha256: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class PendingUpload(Base):
+    """An artifact announced by a client that will PUT it (to us or to presigned S3) later."""
+
+    __tablename__ = "pending_uploads"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    environment_id: Mapped[int] = mapped_column(
+        ForeignKey("environments.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(16))
+    filename: Mapped[str] = mapped_column(String(300))
+    sha256: Mapped[str] = mapped_column(String(64))
+    size: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    version: Mapped[str] = mapped_column(String(100))
+    content_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    extra: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    staging_key: Mapped[str] = mapped_column(String(400))
+    state: Mapped[str] = mapped_column(String(16), default="pending")  # pending|uploaded
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class HubState(Base):
+    """One row: ``generation`` grows with every change that anonymous readers can see, so
+    server processes know when their cached index pages are out of date."""
+
+    __tablename__ = "hub_state"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    generation: Mapped[int] = mapped_column(BigInteger, default=0)

@@ -1,0 +1,310 @@
+"""The JSON API for the CLI and the web: environments, versions, uploads, tokens, whoami."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+
+from ..deps import base_url, check_content_length, hub_of, principal_async, principal_sync
+from ..errors import BadRequest, Forbidden, Unauthorized
+from ..publishing import publish_uploads
+from ..views import environment_view, iso, version_view
+from . import staged
+
+router = APIRouter(prefix="/api/v1", tags=["api"])
+
+
+@router.get("/whoami", summary="The caller's account and token")
+def whoami(request: Request) -> dict[str, Any]:
+    p = principal_sync(request)
+    if p.user is None:
+        raise Unauthorized("no API token given")
+    return {
+        "username": p.user.slug,
+        "email": p.user.email,
+        "is_admin": p.user.is_admin,
+        "token": {
+            "id": p.token.id if p.token else None,
+            "scope": p.token.scope if p.token else None,
+            "environment": p.token.environment if p.token else None,
+        },
+        "organizations": hub_of(request).owner_names(p),
+    }
+
+
+@router.get("/environments", summary="List and search environments (paginated)")
+def list_environments(
+    request: Request,
+    search: str | None = None,
+    owner: str | None = None,
+    tag: list[str] = Query(default=[]),
+    visibility: str | None = None,
+    mine: bool = False,
+    sort: str = "created_at",
+    order: str = "desc",
+    limit: int = Query(default=20, ge=1, le=200),
+    offset: int = Query(default=0, ge=0),
+) -> dict[str, Any]:
+    hub = hub_of(request)
+    p = principal_sync(request)
+    items, total = hub.list_environments(
+        p,
+        search=search,
+        owner=owner,
+        tags=tag,
+        visibility=visibility,
+        mine=mine,
+        sort=sort,
+        order=order,
+        limit=limit,
+        offset=offset,
+    )
+    base = base_url(request)
+    return {
+        "items": [environment_view(base, e, hub.latest_version(e)) for e in items],
+        "total": total,
+        "limit": limit,
+        "offset": offset,
+    }
+
+
+@router.get("/environments/{owner}/{name}", summary="Environment details")
+def get_environment(request: Request, owner: str, name: str) -> dict[str, Any]:
+    hub = hub_of(request)
+    env = hub.get_environment(principal_sync(request), owner, name)
+    return environment_view(base_url(request), env, hub.latest_version(env), with_readme=True)
+
+
+class EnvironmentPatch(BaseModel):
+    visibility: str | None = None
+    description: str | None = None
+    tags: list[str] | None = None
+    readme: str | None = None
+
+
+@router.patch("/environments/{owner}/{name}", summary="Change visibility, description, tags")
+def patch_environment(
+    request: Request, owner: str, name: str, body: EnvironmentPatch
+) -> dict[str, Any]:
+    hub = hub_of(request)
+    env = hub.update_environment(principal_sync(request), owner, name, **body.model_dump())
+    return environment_view(base_url(request), env, hub.latest_version(env), with_readme=True)
+
+
+@router.delete("/environments/{owner}/{name}", summary="Delete an environment (names stay taken)")
+def delete_environment(request: Request, owner: str, name: str) -> dict[str, Any]:
+    hub_of(request).delete_environment(principal_sync(request), owner, name)
+    return {"deleted": f"{owner}/{name}"}
+
+
+@router.get("/environments/{owner}/{name}/versions", summary="Versions, newest first")
+def list_versions(request: Request, owner: str, name: str) -> dict[str, Any]:
+    hub = hub_of(request)
+    env = hub.get_environment(principal_sync(request), owner, name)
+    base = base_url(request)
+    return {"versions": [version_view(base, env, v) for v in hub.versions(env)]}
+
+
+@router.get("/environments/{owner}/{name}/versions/{version}", summary="One version")
+def get_version(request: Request, owner: str, name: str, version: str) -> dict[str, Any]:
+    hub = hub_of(request)
+    env = hub.get_environment(principal_sync(request), owner, name)
+    return version_view(base_url(request), env, hub.find_version(env, version))
+
+
+@router.post(
+    "/environments/{owner}/{name}/versions",
+    summary="Publish a version: multipart 'files' (wheel and/or sdist), one transaction",
+)
+async def publish(request: Request, owner: str, name: str) -> JSONResponse:
+    check_content_length(request)
+    principal = await principal_async(request)
+    if principal.user is None:
+        raise Unauthorized("publishing needs an API token")
+    hub = hub_of(request)
+    async with request.form(max_files=10, max_fields=50) as form:
+        files = [f for f in form.getlist("files") if isinstance(f, UploadFile)]
+        vis = form.get("visibility")
+        desc = form.get("description")
+        tags = [t for t in form.getlist("tags") if isinstance(t, str)]
+        result = await run_in_threadpool(
+            publish_uploads,
+            hub,
+            principal,
+            owner,
+            name,
+            files,
+            visibility=vis if isinstance(vis, str) and vis else None,
+            description=desc if isinstance(desc, str) else None,
+            tags=tags or None,
+        )
+    body = version_view(base_url(request), result.environment, result.version)
+    body["created"] = result.created
+    body["added_files"] = result.added_files
+    return JSONResponse(body, status_code=201 if result.added_files else 200)
+
+
+class YankBody(BaseModel):
+    reason: str = Field(default="", max_length=1000)
+
+
+@router.post("/environments/{owner}/{name}/versions/{version}/yank", summary="Yank (PEP 592)")
+def yank(request: Request, owner: str, name: str, version: str, body: YankBody) -> dict[str, Any]:
+    v = hub_of(request).set_yanked(principal_sync(request), owner, name, version, True, body.reason)
+    return {"version": v.version, "yanked": True, "yanked_reason": v.yanked_reason}
+
+
+@router.post("/environments/{owner}/{name}/versions/{version}/unyank", summary="Un-yank")
+def unyank(request: Request, owner: str, name: str, version: str) -> dict[str, Any]:
+    v = hub_of(request).set_yanked(principal_sync(request), owner, name, version, False)
+    return {"version": v.version, "yanked": False}
+
+
+@router.delete(
+    "/environments/{owner}/{name}/versions/{version}",
+    summary="Delete a version (its file names are never reused)",
+)
+def delete_version(request: Request, owner: str, name: str, version: str) -> dict[str, Any]:
+    v = hub_of(request).delete_version(principal_sync(request), owner, name, version)
+    return {"deleted": v.version}
+
+
+class TokenRequest(BaseModel):
+    scope: str = "read"
+    environment: str | None = None
+    name: str = ""
+    expires_in_days: int | None = None
+
+
+@router.post("/tokens", summary="Create a token for yourself (shown once)", status_code=201)
+def create_token(request: Request, body: TokenRequest) -> dict[str, Any]:
+    p = principal_sync(request)
+    if p.user is None or p.token is None:
+        raise Unauthorized("creating a token needs an API token")
+    if p.token.environment is not None or (body.scope == "publish" and p.token.scope != "publish"):
+        raise Forbidden("a token can only create tokens with narrower or equal rights")
+    tok, plain = hub_of(request).create_token(
+        p.user.slug, body.scope, body.environment, body.name, body.expires_in_days
+    )
+    return {"id": tok.id, "token": plain, "scope": tok.scope, "environment": tok.environment}
+
+
+@router.get("/tokens", summary="Your tokens (without secrets)")
+def list_tokens(request: Request) -> dict[str, Any]:
+    p = principal_sync(request)
+    if p.user is None:
+        raise Unauthorized("no API token given")
+    return {
+        "tokens": [
+            {
+                "id": t.id,
+                "name": t.name,
+                "scope": t.scope,
+                "environment": t.environment,
+                "created_at": iso(t.created_at),
+                "revoked": t.revoked_at is not None,
+            }
+            for t in hub_of(request).list_tokens(p.user.slug)
+        ]
+    }
+
+
+@router.delete("/tokens/{token_id}", summary="Revoke a token")
+def revoke_token(request: Request, token_id: int) -> dict[str, Any]:
+    p = principal_sync(request)
+    if p.user is None:
+        raise Unauthorized("no API token given")
+    hub_of(request).revoke_token(token_id, by=p)
+    return {"revoked": token_id}
+
+
+class StagedFile(BaseModel):
+    filename: str
+    sha256: str = Field(pattern=r"^[0-9a-fA-F]{64}$")
+    size: int = Field(ge=1)
+
+
+class StageRequest(BaseModel):
+    version: str
+    files: list[StagedFile] = Field(min_length=1, max_length=10)
+    visibility: str | None = None
+
+
+@router.post(
+    "/environments/{owner}/{name}/uploads",
+    summary="Announce files and get URLs to PUT them to (presigned when the store is S3)",
+)
+def stage(request: Request, owner: str, name: str, body: StageRequest) -> dict[str, Any]:
+    hub = hub_of(request)
+    p = principal_sync(request)
+    env, _ = hub.ensure_environment(p, owner, name, body.visibility)
+    out = []
+    for f in body.files:
+        kind = "wheel" if f.filename.endswith(".whl") else "sdist"
+        pending = hub.create_pending(
+            p,
+            env,
+            kind=kind,
+            filename=f.filename,
+            sha256=f.sha256,
+            size=f.size,
+            version=body.version,
+            content_hash=None,
+            extra={},
+        )
+        out.append(
+            {
+                "upload_id": pending.id,
+                "filename": f.filename,
+                "upload_url": staged.upload_url(request, pending),
+            }
+        )
+    return {"uploads": out}
+
+
+class CompleteRequest(BaseModel):
+    upload_ids: list[str] = Field(min_length=1, max_length=10)
+
+
+@router.post(
+    "/environments/{owner}/{name}/uploads/complete",
+    summary="Publish the announced files as one version (one transaction)",
+)
+def complete(request: Request, owner: str, name: str, body: CompleteRequest) -> JSONResponse:
+    hub = hub_of(request)
+    p = principal_sync(request)
+    env = hub.get_environment(p, owner, name)
+    pendings = [hub.get_pending(i) for i in body.upload_ids]
+    if any(x.environment_id != env.id for x in pendings):
+        raise BadRequest("an upload id belongs to another environment")
+    result = staged.publish_pending(hub, p, env, pendings)
+    view = version_view(base_url(request), result.environment, result.version)
+    view["created"] = result.created
+    return JSONResponse(view, status_code=201 if result.added_files else 200)
+
+
+@router.get("/orgs/{org}/members", summary="Members of an organisation (members only)")
+def list_members(request: Request, org: str) -> dict[str, Any]:
+    rows = hub_of(request).members(principal_sync(request), org)
+    return {"members": [{"username": u, "role": r} for u, r in rows]}
+
+
+class MemberBody(BaseModel):
+    role: str = "publisher"
+
+
+@router.put("/orgs/{org}/members/{user}", summary="Add a member or change a role (org owners)")
+def put_member(request: Request, org: str, user: str, body: MemberBody) -> dict[str, Any]:
+    hub_of(request).set_member(org, user, body.role, by=principal_sync(request))
+    return {"username": user, "role": body.role}
+
+
+@router.delete("/orgs/{org}/members/{user}", summary="Remove a member (org owners)")
+def delete_member(request: Request, org: str, user: str) -> dict[str, Any]:
+    hub_of(request).set_member(org, user, None, by=principal_sync(request))
+    return {"removed": user}

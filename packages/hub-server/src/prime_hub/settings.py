@@ -1,0 +1,95 @@
+"""Server settings: environment variables ``PRIME_HUB_*`` and an optional TOML config file.
+
+Precedence (highest first): explicit keyword arguments, environment variables, the TOML file
+named by ``PRIME_HUB_CONFIG`` (top-level keys are the field names), defaults.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+
+class _TomlSource(PydanticBaseSettingsSource):
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        path = os.environ.get("PRIME_HUB_CONFIG")
+        if not path:
+            return {}
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+        return {k: v for k, v in data.items() if k in self.settings_cls.model_fields}
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="PRIME_HUB_", extra="ignore")
+
+    data_dir: Path = Field(
+        default=Path("./prime-hub-data"),
+        description="Directory for the default SQLite database and local artifacts.",
+    )
+    database_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy URL; default sqlite:///<data_dir>/hub.db. "
+        "PostgreSQL: postgresql+psycopg://user:pass@host/db",
+    )
+    storage: Literal["local", "s3"] = "local"
+    artifact_dir: Path | None = Field(default=None, description="Default <data_dir>/artifacts.")
+    s3_bucket: str | None = None
+    s3_endpoint_url: str | None = None
+    s3_region: str = "us-east-1"
+    s3_access_key_id: str | None = None
+    s3_secret_access_key: str | None = None
+    s3_prefix: str = ""
+    s3_presign_expiry: int = Field(default=900, description="Seconds a presigned URL is valid.")
+    s3_redirect_downloads: bool = Field(
+        default=True, description="Answer file downloads with a 302 to a presigned URL."
+    )
+    base_url: str | None = Field(
+        default=None,
+        description="Public URL of the hub (used in URLs handed to clients); "
+        "default: taken from each request.",
+    )
+    host: str = "127.0.0.1"
+    port: int = 8000
+    workers: int = 1
+    max_upload_bytes: int = Field(default=100 * 1024 * 1024, description="Per file.")
+    max_uncompressed_bytes: int = Field(
+        default=1024 * 1024 * 1024, description="Declared uncompressed size limit of an archive."
+    )
+    index_cache_seconds: float = Field(
+        default=1.0,
+        description="Anonymous index pages are cached in-process; every this many seconds one "
+        "request checks the database's change counter (writes through the same process "
+        "invalidate at once; 0 disables the cache).",
+    )
+    allow_anonymous_read: bool = True
+    create_tables: bool = Field(default=True, description="Run migrations at start-up.")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return init_settings, env_settings, _TomlSource(settings_cls)
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'hub.db').resolve()}"
+
+    @property
+    def resolved_artifact_dir(self) -> Path:
+        return (self.artifact_dir or self.data_dir / "artifacts").resolve()
