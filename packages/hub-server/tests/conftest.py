@@ -18,7 +18,6 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from prime_hub.settings import Settings
 from prime_hub_testkit import (
     HubServer,
     Postgres,
@@ -27,6 +26,8 @@ from prime_hub_testkit import (
     postgres_server,
     start_hub,
 )
+
+from prime_hub.settings import Settings
 
 LIMITS = {"max_upload_bytes": 3 * 1024 * 1024, "max_uncompressed_bytes": 12 * 1024 * 1024}
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import httpx
 import uvicorn
+
 from prime_hub.app import build_hub, create_asgi
 from prime_hub.service import Hub
 from prime_hub.settings import Settings
@@ -371,9 +372,10 @@ def publish(
 
 
 def row_counts(hub: Hub, env_name: str) -> dict[str, int]:
+    from sqlalchemy import func, select
+
     from prime_hub.db.models import Environment, File, PendingUpload, Version
     from prime_hub.names import normalize
-    from sqlalchemy import func, select
 
     with hub.db.reader() as s:
         env_ids = list(

@@ -126,8 +126,9 @@ def test_revoked_and_unknown_tokens(server, uid):
     with server.client() as c:
         assert c.get("/api/v1/whoami").status_code == 401
     # tokens are stored hashed
-    from prime_hub.db.models import ApiToken
     from sqlalchemy import select
+
+    from prime_hub.db.models import ApiToken
 
     with server.hub.db.reader() as s:
         hashes = list(s.scalars(select(ApiToken.token_hash)))

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from sqlalchemy import create_engine, inspect
+
 from prime_hub.db.migrate import upgrade
 from prime_hub.db.models import Base
 from prime_hub.settings import Settings
-from sqlalchemy import create_engine, inspect
 
 
 def _diff(engine) -> list:
@@ -29,6 +30,7 @@ def test_migrations_match_models(backend, tmp_path, request):
     assert _diff(engine) == []
     assert "alembic_version" in inspect(engine).get_table_names()
     from alembic import command
+
     from prime_hub.db.migrate import alembic_config
 
     with engine.connect() as conn:
