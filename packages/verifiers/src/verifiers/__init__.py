@@ -46,7 +46,14 @@ from verifiers.errors import (
 )
 from verifiers.loading import ensure_keys, load_environment
 from verifiers.parsers import MaybeThinkParser, Parser, ThinkParser, XMLParser
-from verifiers.rubrics import DEFAULT_JUDGE_PROMPT, JudgeError, JudgeRubric, Rubric, RubricGroup
+from verifiers.rubrics import (
+    DEFAULT_JUDGE_PROMPT,
+    JudgeError,
+    JudgeRubric,
+    MathRubric,
+    Rubric,
+    RubricGroup,
+)
 from verifiers.state import State
 from verifiers.tools import Tool, build_tool
 from verifiers.types import (
@@ -97,6 +104,7 @@ __all__ = [
     "InvalidModelResponseError",
     "JudgeError",
     "JudgeRubric",
+    "MathRubric",
     "MaybeThinkParser",
     "Message",
     "Messages",

@@ -380,6 +380,7 @@ def _generate(env, todo, client, model, sampling, args, run_dir, already_done):
             return await _run(env)
         finally:
             await client.aclose()
+            await env.teardown()  # worker pools, sandboxes, judge clients
 
     async def _run(env: Any) -> Any:
         return await env.generate(

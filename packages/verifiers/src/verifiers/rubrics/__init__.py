@@ -1,5 +1,13 @@
 from verifiers.rubrics.judge_rubric import DEFAULT_JUDGE_PROMPT, JudgeError, JudgeRubric
+from verifiers.rubrics.math_rubric import MathRubric
 from verifiers.rubrics.rubric import Rubric
 from verifiers.rubrics.rubric_group import RubricGroup
 
-__all__ = ["DEFAULT_JUDGE_PROMPT", "JudgeError", "JudgeRubric", "Rubric", "RubricGroup"]
+__all__ = [
+    "DEFAULT_JUDGE_PROMPT",
+    "JudgeError",
+    "JudgeRubric",
+    "MathRubric",
+    "Rubric",
+    "RubricGroup",
+]
