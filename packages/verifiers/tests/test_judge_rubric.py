@@ -305,6 +305,7 @@ def test_classic_env_module_via_load_environment(no_openai_env, server, judge_se
 
 
 def test_repeated_sync_evaluations_leave_no_open_sessions(server, judge_server, caplog):
+    gc.collect()  # what earlier tests left for the collector is not this test's business
     env = vf.SingleTurnEnv(dataset=dataset(2), rubric=judge_rubric(judge_server.base_url))
     with warnings.catch_warnings(record=True) as caught, caplog.at_level(logging.ERROR):
         warnings.simplefilter("always")
@@ -333,6 +334,5 @@ async def test_teardown_closes_only_owned_clients(judge_server):
     assert not owned._client._sessions
 
 
-@pytest.mark.skipif(not hasattr(vf, "JudgeRubric"), reason="not exported from verifiers yet")
 def test_exported():
     assert vf.JudgeRubric is JudgeRubric
