@@ -1,8 +1,9 @@
 """Sandbox benchmark: cold and warm latency, throughput, idle memory, 256 at once.
 
 Run as root from the repo root:  uv run python bench/sandbox/run.py [--quick]
-Writes bench/sandbox/results.json and prints a markdown table. CPU per op is the harness's own
-CPU plus the sandbox cgroup's CPU (cpuacct), which does not depend on the machine's load."""
+Writes bench/sandbox/results.json (results-quick.json for --quick) and prints a markdown
+table. CPU per op is the harness's own CPU plus the sandbox cgroup's CPU (cpuacct), which does
+not depend on the machine's load."""
 
 from __future__ import annotations
 
@@ -230,7 +231,8 @@ async def main() -> None:
         res |= await other_tier(RunscProvider, 5 if q else 20)
     res["load_after"] = os.getloadavg()
     await p.close()
-    OUT.write_text(json.dumps(res, indent=2) + "\n")
+    out = OUT.with_name("results-quick.json") if q else OUT  # a smoke run keeps the full figures
+    out.write_text(json.dumps(res, indent=2) + "\n")
     print("| metric | value |\n|---|---|")
     for k, v in res.items():
         print(f"| {k} | {v} |")

@@ -10,9 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from verifiers.sandbox.base import RuntimeSpec, SandboxCreationError
+from verifiers.sandbox.base import ProviderUnavailableError, RuntimeSpec
 
 CACHE = Path(os.environ.get("VF_SANDBOX_CACHE", "/var/cache/verifiers-sandbox"))
+_failed: dict[str, str] = {}  # runtime key -> why its build failed (not retried per rollout)
+
+
+class RuntimeBuildError(ProviderUnavailableError):
+    """A runtime's packages could not be installed; retrying per rollout would not help."""
 
 
 def ensure_runtime(runtime: RuntimeSpec, cache: Path = CACHE) -> Path | None:
@@ -20,6 +25,8 @@ def ensure_runtime(runtime: RuntimeSpec, cache: Path = CACHE) -> Path | None:
     file lock so concurrent processes build it once; a finished build is marked by `.ready`."""
     if not runtime.packages:
         return None
+    if runtime.key() in _failed:
+        raise RuntimeBuildError(_failed[runtime.key()])
     target = cache / "venvs" / runtime.key()
     if (target / ".ready").exists():
         return target
@@ -38,11 +45,16 @@ def ensure_runtime(runtime: RuntimeSpec, cache: Path = CACHE) -> Path | None:
             py = str(target / "bin" / "python")
             uv = installer()
             if uv is None:
-                raise SandboxCreationError("no installer found: need uv (or python -m uv)")
+                raise OSError("no installer found: need uv (or python -m uv)")
             _run([*uv, "pip", "install", "--quiet", "--python", py, *runtime.packages])
-        except (OSError, subprocess.CalledProcessError) as e:
+        except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
             shutil.rmtree(target, ignore_errors=True)
-            raise SandboxCreationError(f"building runtime {runtime.packages}: {e}") from e
+            detail = getattr(e, "stderr", None) or b""
+            if isinstance(detail, bytes):
+                detail = detail.decode(errors="replace")
+            why = f"building runtime {list(runtime.packages)}: {e} {detail[-500:]}".strip()
+            _failed[runtime.key()] = why
+            raise RuntimeBuildError(why) from e
         for root, dirs, files in os.walk(target):  # world-readable for the sandbox uid
             for name in dirs + files:
                 p = os.path.join(root, name)
