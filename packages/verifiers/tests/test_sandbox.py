@@ -24,11 +24,14 @@ SMALL = SandboxSpec(memory=96 * MiB, pids=48, disk=16 * MiB, output_limit=64 * 1
 
 
 def sandbox_uid_pids() -> list[int]:
+    """Sandbox-uid processes in this test process's sandbox cgroups (other test runs on the
+    same machine have their own)."""
     out = []
+    tag = f"{cgroups.PREFIX}-{os.getpid()}-"
     for p in Path("/proc").iterdir():
         if p.name.isdigit():
             try:
-                if p.stat().st_uid == SANDBOX_UID:
+                if p.stat().st_uid == SANDBOX_UID and tag in (p / "cgroup").read_text():
                     out.append(int(p.name))
             except OSError:
                 pass
@@ -177,7 +180,7 @@ async def test_fork_bomb_is_contained_host_responsive(provider):
             stop.set()
             th.join()
         assert r.exit_code != 0 or r.timed_out
-        assert max(ticks) < 1.5
+        assert max(ticks) < 3.0
         pids = box.cgroup.pids()
         assert len(pids) <= 3, pids  # bwrap's init and the agent only, the bomb swept away
         assert (await box.exec("echo alive")).stdout == "alive\n"

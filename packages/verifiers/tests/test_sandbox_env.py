@@ -121,7 +121,7 @@ async def test_rollouts_get_fresh_sandboxes_rewards_use_them_and_all_close():
 async def test_sandbox_is_acquired_while_the_first_model_call_runs():
     provider = Counting(BwrapProvider(), delay=0.3)
     env = make_env(provider, ["echo fresh > out.txt"], pool_size=0)
-    with ScriptedServer(bash_responder(delay=0.5)) as srv:
+    with ScriptedServer(bash_responder(delay=1.0)) as srv:
         t = time.perf_counter()
         out = await env.evaluate(
             client_for(srv), "m", num_examples=1, state_columns=["sandbox_state"]
@@ -129,9 +129,9 @@ async def test_sandbox_is_acquired_while_the_first_model_call_runs():
         elapsed = time.perf_counter() - t
     o = out["outputs"][0]
     assert o["reward"] == 1.0
-    # the 0.3 s start overlapped the 0.5 s model call: the tool call did not wait for it
-    assert o["metrics"]["sandbox_ready_wait_time"] < 0.15
-    assert elapsed < 0.5 + 0.5 + 0.3 + 1.0
+    # the 0.3 s start overlapped the 1 s model call: the tool call did not wait for it
+    assert o["metrics"]["sandbox_ready_wait_time"] < 0.3
+    assert elapsed < 1.0 + 1.0 + 0.3 + 2.0
     assert provider.open == set()
     await env.teardown()
 
@@ -210,7 +210,7 @@ async def test_warm_pool_hands_out_in_milliseconds_and_never_reuses():
     await pool.wait_warm()
     t = time.perf_counter()
     box = await pool.acquire()
-    assert time.perf_counter() - t < 0.005 and pool.hits == 1
+    assert time.perf_counter() - t < 0.05 and pool.hits == 1  # a deque pop, not a start
     await box.exec("touch mark")
     await pool.release(box)
     assert not box.alive
