@@ -18,9 +18,12 @@ from verifiers.client import (
 )
 from verifiers.decorators import advantage, cleanup, metric, reward, setup, stop, teardown, update
 from verifiers.envs import (
+    CodeEnv,
     EnvGroup,
     Environment,
     MultiTurnEnv,
+    PythonEnv,
+    SandboxEnv,
     SingleTurnEnv,
     StatefulToolEnv,
     ToolEnv,
@@ -54,6 +57,7 @@ from verifiers.rubrics import (
     Rubric,
     RubricGroup,
 )
+from verifiers.sandbox import SandboxCreationError, SandboxDeadError
 from verifiers.state import State
 from verifiers.tools import Tool, build_tool
 from verifiers.types import (
@@ -87,6 +91,7 @@ __all__ = [
     "AssistantMessage",
     "Client",
     "ClientConfig",
+    "CodeEnv",
     "ConfigError",
     "DatasetBuilder",
     "EmptyModelResponseError",
@@ -118,6 +123,7 @@ __all__ = [
     "OpenAIClient",
     "OverlongPromptError",
     "Parser",
+    "PythonEnv",
     "RewardError",
     "RewardFunc",
     "RolloutInput",
@@ -125,6 +131,9 @@ __all__ = [
     "Rubric",
     "RubricGroup",
     "SamplingArgs",
+    "SandboxCreationError",
+    "SandboxDeadError",
+    "SandboxEnv",
     "SandboxError",
     "SingleTurnEnv",
     "State",

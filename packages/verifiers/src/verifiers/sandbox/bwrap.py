@@ -55,10 +55,21 @@ _RUNNING: set[BwrapSandbox] = set()
 _SUPPORT: Path | None = None
 
 
-@atexit.register
+_EXIT_HOOK_REGISTERED = False
+
+
 def _kill_all_at_exit() -> None:
     for box in list(_RUNNING):
         box.kill_now()
+
+
+def _track(box: BwrapSandbox) -> None:
+    """Remember a running sandbox; the exit hook is installed with the first one, not at import."""
+    global _EXIT_HOOK_REGISTERED
+    if not _EXIT_HOOK_REGISTERED:
+        atexit.register(_kill_all_at_exit)
+        _EXIT_HOOK_REGISTERED = True
+    _RUNNING.add(box)
 
 
 class BwrapSandbox(AgentSandbox):
@@ -315,7 +326,7 @@ class BwrapProvider(Provider):
             os.close(filter_r)
         box = BwrapSandbox(sid, spec, proc)
         box.cgroup = cg
-        _RUNNING.add(box)
+        _track(box)
         self._live.add(box)
         box.on_close = lambda b: self._live.discard(b)  # type: ignore[arg-type]
         try:
