@@ -11,7 +11,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from verifiers.sandbox.base import ExecResult, Sandbox, SandboxDeadError, SandboxSpec
+from verifiers.sandbox.base import (
+    ExecResult,
+    Sandbox,
+    SandboxCreationError,
+    SandboxDeadError,
+    SandboxSpec,
+)
 
 GRACE = 5.0  # seconds past a command's own timeout before the agent is declared dead
 READ_LIMIT = 1 << 28  # one reply line may carry a whole file or tarball
@@ -54,6 +60,18 @@ class AgentSandbox(Sandbox):
         if not hello.get("ready"):
             raise SandboxDeadError(f"sandbox {self.id}: agent did not start")
         self.agent_pid: int = hello.get("pid", 0)  # as the agent sees it (its namespace)
+
+    async def started(self, timeout: float) -> AgentSandbox:  # noqa: ASYNC109
+        """Wait for the agent's hello; on failure close everything and raise
+        `SandboxCreationError` (a cancellation closes too, and propagates)."""
+        try:
+            await self.wait_ready(timeout)
+        except BaseException as e:
+            await self.close()
+            if isinstance(e, Exception):
+                raise SandboxCreationError(f"sandbox {self.id} did not start: {e!r}") from e
+            raise
+        return self
 
     async def _readline(self) -> bytes:
         assert self.proc.stdout is not None

@@ -156,14 +156,7 @@ class ProcessProvider(Provider):
             raise SandboxCreationError(f"cannot start the agent: {e}") from e
         box = ProcessSandbox(f"proc-{os.getpid()}-{n}", spec, proc)
         box.cgroup, box.workspace = cg, ws
-        try:
-            await box.wait_ready(self.start_timeout)
-        except BaseException as e:
-            await box.close()
-            if isinstance(e, Exception):
-                raise SandboxCreationError(f"sandbox {box.id} did not start: {e!r}") from e
-            raise
-        return box
+        return await box.started(self.start_timeout)
 
     async def close(self) -> None:
         if self._dir is not None:

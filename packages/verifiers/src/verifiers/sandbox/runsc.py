@@ -205,14 +205,7 @@ class RunscProvider(Provider):
         box.cgroup, box.bundle, box.provider = cg, bundle, self
         self._live.add(box)
         box.on_close = lambda b: self._live.discard(b)  # type: ignore[arg-type]
-        try:
-            await box.wait_ready(self.start_timeout)
-        except BaseException as e:
-            await box.close()
-            if isinstance(e, Exception):
-                raise SandboxCreationError(f"sandbox {sid} did not start: {e!r}") from e
-            raise
-        return box
+        return await box.started(self.start_timeout)
 
     async def close(self) -> None:
         await asyncio.gather(*(b.close() for b in list(self._live)), return_exceptions=True)
