@@ -340,10 +340,16 @@ def announce_wheel(request: Request, env_id: str, body: ArtifactBody) -> dict[st
             "installers look the environment up by its name, so they must agree"
         )
     _check_new_version(hub, env, body)
-    pending = hub.create_pending(
-        p,
+    pending = _stage(hub, p, env, body, "wheel")
+    return {"data": {"wheel_id": pending.id, "upload_url": staged.upload_url(request, pending)}}
+
+
+def _stage(hub: Any, principal: Any, env: Any, body: ArtifactBody, kind: str) -> Any:
+    """Record an announced artifact as pending until its bytes are PUT and finalized."""
+    return hub.create_pending(
+        principal,
         env,
-        kind="wheel",
+        kind=kind,
         filename=body.filename,
         sha256=body.sha256,
         size=body.size,
@@ -351,7 +357,6 @@ def announce_wheel(request: Request, env_id: str, body: ArtifactBody) -> dict[st
         content_hash=body.content_hash,
         extra={"metadata": body.metadata},
     )
-    return {"data": {"wheel_id": pending.id, "upload_url": staged.upload_url(request, pending)}}
 
 
 def _finalize_one(request: Request, env_id: str, upload_id: str) -> None:
@@ -378,17 +383,7 @@ def announce_version(request: Request, env_id: str, body: ArtifactBody) -> dict[
     p = _need_user(principal_sync(request))
     env = _env_by_id(request, env_id)
     _check_new_version(hub, env, body)
-    pending = hub.create_pending(
-        p,
-        env,
-        kind="source",
-        filename=body.filename,
-        sha256=body.sha256,
-        size=body.size,
-        version=body.semantic_version,
-        content_hash=body.content_hash,
-        extra={"metadata": body.metadata},
-    )
+    pending = _stage(hub, p, env, body, "source")
     return {"data": {"version_id": pending.id, "upload_url": staged.upload_url(request, pending)}}
 
 
