@@ -362,3 +362,13 @@ def test_missing_hidden_argument_is_an_env_error(server):
     env.add_tool(run, args_to_skip=["secret"])
     out = env.evaluate_sync(client_for(server), "m", num_examples=1)["outputs"][0]
     assert out["error"]["error"] == "ToolCallError" and "secret" in out["error"]["message"]
+
+
+def test_oai_tools_dict_era_name(server):
+    env = vf.SingleTurnEnv(dataset=dataset(1))
+    env.oai_tools = [vf.build_tool(add).openai_tool]  # how 0.1.x environments set tools
+    assert env.tool_defs[0]["function"]["name"] == "add"
+    env.evaluate_sync(client_for(server), "m", num_examples=1)
+    assert server.requests[0]["tools"][0]["function"]["name"] == "add"
+    tool_env = vf.ToolEnv(tools=[add], dataset=dataset(1))
+    assert tool_env.oai_tools[0]["type"] == "function"

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from verifiers.client import Client, ModelResponse, merge_sampling_args
+from verifiers.client import Client, ModelResponse, merge_sampling_args, to_openai_tool
 from verifiers.dataset import format_dataset, parse_info, with_system_prompt
 from verifiers.errors import ConfigError, Error
 from verifiers.rubrics import Rubric, RubricGroup
@@ -59,7 +59,6 @@ class Environment:
         self.rubric = rubric if rubric is not None else Rubric(parser=self.parser)
         self.message_type = message_type
         self.tool_defs = list(tool_defs or oai_tools or [])
-        self.oai_tools = self.tool_defs
         self.max_workers = max_workers
         self.env_id = env_id or ""
         self.env_args = dict(env_args or {})
@@ -137,6 +136,16 @@ class Environment:
             self.rubric.rubrics.append(rubric)
         else:
             self.rubric = RubricGroup([self.rubric, rubric])
+
+    @property
+    def oai_tools(self) -> list[dict[str, Any]]:
+        """The tools in OpenAI's `{"type": "function", ...}` shape (the dict-era name)."""
+        return [to_openai_tool(t) for t in self.tool_defs]
+
+    @oai_tools.setter
+    def oai_tools(self, tools: list[dict[str, Any]] | None) -> None:
+        # Dict-era environments assign OpenAI-shaped tools here; the client accepts both shapes.
+        self.tool_defs = list(tools or [])
 
     def metric_names(self) -> list[str]:
         """Names of the metrics every output record of this environment carries."""

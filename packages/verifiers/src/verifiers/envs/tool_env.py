@@ -68,14 +68,6 @@ class ToolEnv(MultiTurnEnv):
     def _refresh_tool_defs(self) -> None:
         self.tool_defs = [t.tool_def for t in self.tool_map.values()]
 
-    @property
-    def oai_tools(self) -> list[dict[str, Any]]:  # the dict-era name, OpenAI format
-        return [t.openai_tool for t in self.tool_map.values()]
-
-    @oai_tools.setter
-    def oai_tools(self, value: Any) -> None:  # Environment.__init__ assigns it
-        pass
-
     # -- the loop ----------------------------------------------------------------------------
     @stop
     async def no_tools_called(self, state: State) -> bool:
