@@ -99,8 +99,8 @@ class BwrapSandbox(AgentSandbox):
                 self.proc.kill()
             except ProcessLookupError:
                 pass
-        # bwrap's death takes its pid namespace with it; the cgroup sweep then finds it
-        # (nearly always) empty and only has to rmdir
+        # bwrap's death takes its pid namespace with it, so the groups are (nearly always)
+        # empty by now and only need an rmdir
         try:
             await asyncio.wait_for(self.proc.wait(), 5.0)
         except TimeoutError:
@@ -112,11 +112,10 @@ class BwrapSandbox(AgentSandbox):
             except TimeoutError:
                 logger.error("sandbox %s: bwrap did not exit after SIGKILL", self.id)
         if self.cgroup is not None:
-            cg = self.cgroup
-            if not cg.pids() and cg.remove():
-                pass
-            else:
-                await asyncio.to_thread(cg.destroy)
+            # rmdir fails while any process is left in a group, so it doubles as the
+            # emptiness check; the kill-and-retry loop runs (in a thread) only then
+            if not self.cgroup.remove():
+                await asyncio.to_thread(self.cgroup.destroy)
         if self.proc.stdin is not None:
             self.proc.stdin.close()
         _RUNNING.discard(self)
@@ -286,15 +285,11 @@ class BwrapProvider(Provider):
             )
         except cgroups.CgroupUnavailable as e:
             raise SandboxCreationError(str(e)) from e
-        procs = cg.procs_files()
+        procs = cg.join_files()
         uid = self.uid
 
         def child_setup() -> None:  # runs in the forked child, before exec
-            pid = str(os.getpid()).encode()
-            for f in procs:
-                fd = os.open(f, os.O_WRONLY)
-                os.write(fd, pid)
-                os.close(fd)
+            cgroups.join(procs)
             os.setgroups([])
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)

@@ -114,14 +114,10 @@ class ProcessProvider(Provider):
         except cgroups.CgroupUnavailable as e:
             shutil.rmtree(ws, ignore_errors=True)
             raise SandboxCreationError(str(e)) from e
-        procs, uid, disk = cg.procs_files(), self.uid, spec.disk
+        procs, uid, disk = cg.join_files(), self.uid, spec.disk
 
         def child_setup() -> None:
-            pid = str(os.getpid()).encode()
-            for f in procs:
-                fd = os.open(f, os.O_WRONLY)
-                os.write(fd, pid)
-                os.close(fd)
+            cgroups.join(procs)
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
             resource.setrlimit(resource.RLIMIT_FSIZE, (disk, disk))
             resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))

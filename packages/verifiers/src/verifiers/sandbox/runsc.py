@@ -173,14 +173,10 @@ class RunscProvider(Provider):
         except cgroups.CgroupUnavailable as e:
             shutil.rmtree(bundle, ignore_errors=True)
             raise SandboxCreationError(str(e)) from e
-        procs = cg.procs_files()
+        procs = cg.join_files()
 
         def child_setup() -> None:
-            pid = str(os.getpid()).encode()
-            for f in procs:
-                fd = os.open(f, os.O_WRONLY)
-                os.write(fd, pid)
-                os.close(fd)
+            cgroups.join(procs)
 
         argv = ["runsc", "--root", str(base / "state"), "--network=none", "--ignore-cgroups",
                 "--platform=ptrace", "run", "--bundle", str(bundle), sid]  # fmt: skip
