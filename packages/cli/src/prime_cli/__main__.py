@@ -1,0 +1,3 @@
+from prime_cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,76 @@
+"""`prime eval`: run vf-eval, find the run it wrote, and turn its metadata into a hub record."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+from .errors import PrimeError, UsageError
+
+
+def latest_run(output_dir: Path, since: float) -> Path | None:
+    """The newest run directory (one with metadata.json) written at or after `since`."""
+    runs = [
+        p.parent
+        for p in (output_dir / "evals").glob("*/*/metadata.json")
+        if p.stat().st_mtime >= since - 1
+    ]
+    return max(runs, key=lambda d: (d / "metadata.json").stat().st_mtime, default=None)
+
+
+def read_run(run_dir: Path) -> dict[str, Any]:
+    meta_path = run_dir / "metadata.json"
+    if not meta_path.is_file():
+        raise UsageError(f"{run_dir} has no metadata.json (is it a vf-eval run directory?)")
+    try:
+        meta = json.loads(meta_path.read_text())
+    except ValueError as e:
+        raise UsageError(f"{meta_path} is not valid JSON: {e}") from None
+    if meta.get("status") != "complete":
+        raise PrimeError(
+            f"the run in {run_dir} is {meta.get('status', 'unfinished')}; finish it with "
+            f"`vf-eval {meta.get('env_id', '<env>')} --resume {run_dir}` before pushing"
+        )
+    return meta
+
+
+def _num(x: Any) -> float | None:
+    if x is None:
+        return None
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def eval_record(meta: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+    """The hub's evaluation record from vf-eval's metadata.json."""
+    errors = meta.get("errors") or {}
+    return {
+        "model": str(meta.get("model") or "unknown"),
+        "sampling_args": meta.get("sampling_args") or {},
+        "env_args": meta.get("env_args") or {},
+        "num_examples": int(meta.get("num_examples") or 0),
+        "rollouts_per_example": int(meta.get("rollouts_per_example") or 0),
+        "reward_mean": _num(meta.get("avg_reward")),
+        "reward_std": _num(meta.get("std_reward")),
+        "pass_at_k": {
+            str(k): v for k, v in (meta.get("pass_at_k") or {}).items() if _num(v) is not None
+        },
+        "metrics": {
+            str(k): v for k, v in (meta.get("avg_metrics") or {}).items() if _num(v) is not None
+        },
+        "num_rollouts": int(meta.get("num_rollouts") or 0),
+        "num_errors": int(sum(errors.values())) if isinstance(errors, dict) else 0,
+        "run_id": run_dir.name,
+        "verifiers_version": (meta.get("version_info") or {}).get("vf_version"),
+        "duration_s": _num(meta.get("time")),
+    }
+
+
+def now() -> float:
+    return time.time()
