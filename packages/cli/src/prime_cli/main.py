@@ -15,7 +15,7 @@ from . import config, installer, project
 from .archive import safe_extract
 from .client import HubClient
 from .errors import ConfigError, PrimeError, UsageError
-from .output import emit_json, err, fmt_float, note, out, transfer
+from .output import emit_json, err, fmt_float, note, out, say, transfer
 from .refs import EnvRef, parse_ref
 
 app = typer.Typer(
@@ -98,7 +98,7 @@ def login(
         changes["hub_url"] = s.hub_url
     path = config.update_file(**changes)
     scope = (me.get("token") or {}).get("scope") or "?"
-    out.print(f"logged in to {s.hub_url} as {escape(me['username'])} (token scope {scope})")
+    say(f"logged in to {s.hub_url} as {me['username']} (token scope {scope})")
     note(f"token stored in {path} (readable only by you)")
 
 
@@ -116,9 +116,9 @@ def logout(
             if token_id is None:
                 raise PrimeError("the hub did not say which token this is; nothing revoked")
             c.revoke_token(int(token_id))
-        out.print(f"revoked token {token_id} on {s.hub_url}")
+        say(f"revoked token {token_id} on {s.hub_url}")
     config.update_file(token=None)
-    out.print("logged out")
+    say("logged out")
 
 
 @app.command()
@@ -131,8 +131,8 @@ def whoami(json_: JsonOpt = False) -> None:
         return
     tok = me.get("token") or {}
     orgs = ", ".join(me.get("organizations") or []) or "-"
-    out.print(
-        f"{escape(me['username'])} on {settings().hub_url} · token scope {tok.get('scope')}"
+    say(
+        f"{me['username']} on {settings().hub_url} · token scope {tok.get('scope')}"
         f"{' for ' + tok['environment'] if tok.get('environment') else ''} · owners: {orgs}"
     )
 
@@ -167,14 +167,14 @@ def config_set(key: str, value: str) -> None:
     if key == "hub_url":
         config.load(hub_url=value)  # validates
     path = config.update_file(**{key: value})
-    out.print(f"{key} set in {path}")
+    say(f"{key} set in {path}")
 
 
 @config_app.command("unset")
 def config_unset(key: str) -> None:
     """Remove a setting from the file."""
     path = config.update_file(**{key: None})
-    out.print(f"{key} removed from {path}")
+    say(f"{key} removed from {path}")
 
 
 # ====================================================================== authoring
@@ -188,7 +188,7 @@ def env_init(
     from .scaffold import init_environment
 
     target = init_environment(name, path, description)
-    out.print(f"created {target}")
+    say(f"created {target}")
     note(f"next: cd {target} && uv pip install -e . && pytest tests && prime env push")
 
 
@@ -207,7 +207,7 @@ def env_build(
     proj = project.read_project(path)
     files, provider = _build_checked(proj, out_dir or path / "dist")
     for f in files:
-        out.print(f"built {f}")
+        say(f"built {f}")
     note(f"load_environment() found in {provider}")
 
 
@@ -262,9 +262,9 @@ def env_push(
         emit_json({**body, "owner": who, "name": proj.name, "page": page})
         return
     state_word = "published" if status == 201 else "already published (identical files)"
-    out.print(f"{state_word} {who}/{proj.name} {proj.version} ({provider})")
-    out.print(f"page:    {page}")
-    out.print(f"install: prime env install {who}/{proj.name}@{proj.version}")
+    say(f"{state_word} {who}/{proj.name} {proj.version} ({provider})")
+    say(f"page:    {page}")
+    say(f"install: prime env install {who}/{proj.name}@{proj.version}")
 
 
 # ====================================================================== installing
@@ -307,7 +307,7 @@ def env_install(
                 f"after installing, {target.python} has {a.dist} {got or 'missing'}, not the "
                 f"hub's {a.version}"
             )
-        out.print(
+        say(
             f"installed {a.ref.slug} {a.version} (sha256 {a.sha256[:12]}…) with {tool_name} "
             f"into {target}"
         )
@@ -325,7 +325,7 @@ def env_uninstall(
     tool_name = installer.choose_tool(tool, target, info["pip"])
     dists = [installer.normalize(n.split("@")[0].split("/")[-1]) for n in names]
     installer.uninstall(tool_name, target, dists)
-    out.print(f"uninstalled {', '.join(dists)} from {target}")
+    say(f"uninstalled {', '.join(dists)} from {target}")
 
 
 @env_app.command("pull")
@@ -349,7 +349,7 @@ def env_pull(
             with transfer(f"downloading {f['filename']}", f.get("size")) as advance:
                 c.download(f["url"], archive, f["sha256"], advance)
             written = safe_extract(archive, dest)
-    out.print(f"pulled {r.slug} {version['version']} into {dest} ({len(written)} files)")
+    say(f"pulled {r.slug} {version['version']} into {dest} ({len(written)} files)")
 
 
 # ====================================================================== browsing
@@ -446,14 +446,14 @@ def env_info(
         return
     out.print(f"[bold]{escape(r.slug)}[/] · {env.get('visibility')} · {c.hub_url}/{r.slug}")
     if env.get("description"):
-        out.print(escape(env["description"]))
-    out.print(f"latest: {env.get('latest_version') or '-'} · downloads: {env.get('downloads', 0)}")
-    out.print(f"install: prime env install {r.slug}")
+        say(env["description"])
+    say(f"latest: {env.get('latest_version') or '-'} · downloads: {env.get('downloads', 0)}")
+    say(f"install: prime env install {r.slug}")
     out.print(_versions_table(versions))
     if evals:
         out.print(_evals_table(evals))
     elif evals is not None:
-        out.print("no evaluation results yet (prime eval ... --push adds one)")
+        say("no evaluation results yet (prime eval ... --push adds one)")
 
 
 @env_app.command("versions")
@@ -483,7 +483,7 @@ def env_yank(
         raise UsageError(f"{ref!r}: say which version to yank (owner/name@version)")
     with client(need_token=True) as c:
         c.set_yanked(r, r.version, not undo, reason)
-    out.print(f"{'un-yanked' if undo else 'yanked'} {r}")
+    say(f"{'un-yanked' if undo else 'yanked'} {r}")
 
 
 @env_app.command("delete")
@@ -500,7 +500,7 @@ def env_delete(
         typer.confirm(f"delete {what}?", abort=True)
     with client(need_token=True) as c:
         c.delete(r)
-    out.print(f"deleted {what}")
+    say(f"deleted {what}")
 
 
 # ====================================================================== evaluating
@@ -548,7 +548,7 @@ def eval(
             version = c.resolve_version(r)["version"]
             note(f"{r.slug} is not installed here; attaching to the latest version {version}")
         stored = c.post_eval(r, version, record)
-    out.print(
+    say(
         f"pushed eval {stored.get('id')} for {r.slug} {version}: model {record['model']}, "
         f"reward {fmt_float(record['reward_mean'])} over {record['num_rollouts']} rollouts"
     )

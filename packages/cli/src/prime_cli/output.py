@@ -48,3 +48,8 @@ def transfer(description: str, total: int | None) -> Iterator[Any]:
 
 def fmt_float(x: Any, digits: int = 3) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
+
+
+def say(message: str) -> None:
+    """A plain line on stdout (no markup: names and paths are printed as they are)."""
+    out.print(message, markup=False)

@@ -155,7 +155,7 @@ def check_wheel(wheel: Path, project_name: str) -> str:
         for ep in entry_points:
             text = zf.read(ep).decode(errors="replace")
             if f"[{ENTRY_POINT_GROUP}]" in text:
-                return f"entry point in [{ENTRY_POINT_GROUP}]"
+                return f"an entry point in {ENTRY_POINT_GROUP}"
         candidates = [
             n
             for n in names

@@ -104,8 +104,8 @@ README = """\
 
 {description}
 
-A single-turn environment for [verifiers](https://github.com/): arithmetic questions generated
-from a seed, reward 1.0 when the model's `\\\\boxed{{}}` answer is exactly right.
+A single-turn verifiers environment: arithmetic questions generated from a seed, reward 1.0
+when the model's `\\boxed{{}}` answer is exactly right.
 
 ```bash
 uv pip install -e .                      # or: prime env install <owner>/{name}
