@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import importlib.util
 import inspect
 import logging
 import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 from verifiers.errors import ConfigError, EnvironmentLoadError, MissingKeyError
@@ -14,6 +20,7 @@ from verifiers.errors import ConfigError, EnvironmentLoadError, MissingKeyError
 logger = logging.getLogger("verifiers")
 
 ENTRY_POINT_GROUP = "verifiers.environments"
+HUB_INSTALL_VAR = "VF_HUB_INSTALL"  # "0" turns off installing owner/name ids from the hub
 
 
 def environment_module_name(env_id: str) -> str:
@@ -31,10 +38,78 @@ def _entry_point(env_id: str, module_name: str) -> importlib.metadata.EntryPoint
     return None
 
 
+def _hub_install_allowed() -> bool:
+    value = os.environ.get(HUB_INSTALL_VAR, "1").strip().lower()
+    return value not in ("0", "false", "no", "off")
+
+
+def _prime_command() -> list[str] | None:
+    """The `prime` CLI: $PRIME_CLI, else beside this interpreter, else on PATH."""
+    if explicit := os.environ.get("PRIME_CLI"):
+        return shlex.split(explicit)
+    beside = Path(sys.executable).parent / "prime"
+    if beside.exists():
+        return [str(beside)]
+    found = shutil.which("prime")
+    return [found] if found else None
+
+
+def _installed_version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _needs_hub_install(env_id: str, module_name: str) -> bool:
+    """An `owner/name[@version]` id whose package is missing, or installed at another version."""
+    body, _, version = env_id.partition("@")
+    if body.count("/") != 1:
+        return False
+    dist = body.split("/")[1]
+    installed = _installed_version(dist)
+    if installed is None:
+        return (
+            importlib.util.find_spec(module_name) is None
+            and _entry_point(env_id, module_name) is None
+        )
+    return bool(version) and installed != version
+
+
+def install_from_hub(env_id: str) -> None:
+    """Install `owner/name[@version]` into this interpreter with `prime env install`, under the
+    CLI's rules (the package only from the hub, hash-checked; `verifiers` never from PyPI)."""
+    cmd = _prime_command()
+    if cmd is None:
+        raise EnvironmentLoadError(
+            f"{env_id!r} is not installed and the `prime` CLI was not found to install it from "
+            f"the hub (install the `prime` package, or set PRIME_CLI)"
+        )
+    logger.info("installing %s from the hub", env_id)
+    proc = subprocess.run(
+        [*cmd, "env", "install", env_id, "--python", sys.executable],
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        lines = [x for x in proc.stderr.splitlines() if x.strip()] or ["no output"]
+        raise EnvironmentLoadError(
+            f"installing {env_id!r} from the hub failed: {lines[-1].removeprefix('error: ')}"
+        )
+    importlib.invalidate_caches()
+
+
 def _find_loader(env_id: str) -> Any:
     module_name = environment_module_name(env_id)
     if not module_name.isidentifier():
         raise EnvironmentLoadError(f"{env_id!r} is not a valid environment id")
+    if _hub_install_allowed() and _needs_hub_install(env_id, module_name):
+        if module_name in sys.modules:
+            raise EnvironmentLoadError(
+                f"{env_id!r}: another version of {module_name!r} is already imported in this "
+                f"process; install it with `prime env install {env_id}` and start again"
+            )
+        install_from_hub(env_id)
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as e:
@@ -71,7 +146,11 @@ def _find_loader(env_id: str) -> Any:
 
 
 def load_environment(env_id: str, **env_args: Any) -> Any:
-    """Import the environment `env_id` and call its `load_environment(**env_args)`."""
+    """Import the environment `env_id` and call its `load_environment(**env_args)`.
+
+    An `owner/name[@version]` id that is not installed (or installed at another version) is
+    first installed from the hub with the `prime` CLI, unless VF_HUB_INSTALL=0.
+    """
     from verifiers.envs.environment import Environment
 
     loader = _find_loader(env_id)

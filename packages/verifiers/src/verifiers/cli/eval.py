@@ -23,6 +23,7 @@ import orjson
 
 from verifiers.client import Client, MultiEndpointClient, OpenAIClient
 from verifiers.errors import ConfigError, Error
+from verifiers.loading import HUB_INSTALL_VAR
 from verifiers.results import read_metadata, read_results, summarize, write_metadata
 
 DEFAULT_MODEL = "gpt-4.1-mini"
@@ -91,6 +92,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--request-retries", type=int, default=5, help="retries of one request (429/5xx/timeouts)"
     )
     p.add_argument("--timeout", type=float, default=None, help="per-rollout wall clock seconds")
+    p.add_argument(
+        "--no-install",
+        action="store_true",
+        help="do not install an owner/name environment from the hub on first use",
+    )
     p.add_argument("-d", "--disable-tui", "--no-progress", dest="no_progress", action="store_true")
     p.add_argument("-v", "--verbose", action="store_true")
     return p
@@ -230,6 +236,8 @@ def run(args: argparse.Namespace) -> int:
     extra_kwargs = parse_json_arg(args.extra_env_kwargs, "--extra-env-kwargs")
     sampling = sampling_args_from(args)
     client, model = build_client(args)
+    if args.no_install:
+        os.environ[HUB_INSTALL_VAR] = "0"
     try:
         env = vf.load_environment(args.env, **env_args)
     except ConfigError as e:
