@@ -1,0 +1,14 @@
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from e2e_kit import (  # noqa: F401 - fixtures
+    hub,
+    hub_client,
+    make_venv,
+    other_index,
+    prime_as,
+    scripted_model,
+    verifiers_wheel,
+)

@@ -1,0 +1,330 @@
+"""Helpers and fixtures for the cross-package end-to-end tests: a real hub process, the real `prime` CLI,
+fresh virtual environments made with uv, the scripted model server, and a second package index.
+
+Everything expensive (the hub, the verifiers wheel, accounts, the published environment) is
+built once per session.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import io
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import zipfile
+from collections.abc import Iterator
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, proc: subprocess.Popen, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"process exited ({proc.returncode}) before listening on {port}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise TimeoutError(f"nothing listens on {port}")
+
+
+def uv() -> str:
+    found = shutil.which("uv", path=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    assert found, "uv must be on PATH (it is a dev dependency of the workspace)"
+    return found
+
+
+def base_env() -> dict[str, str]:
+    """A subprocess environment without the caller's virtualenv, pip or uv index settings."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PIP_", "VIRTUAL_ENV", "PRIME_", "CONDA_"))
+        and not (k.startswith("UV_") and k != "UV_CACHE_DIR")
+    }
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"  # uv and prime of the workspace
+    env.update(
+        PIP_CONFIG_FILE=os.devnull,
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        UV_NO_CONFIG="1",
+        UV_PYTHON_DOWNLOADS="never",
+        PYTHONDONTWRITEBYTECODE="1",
+    )
+    return env
+
+
+# ------------------------------------------------------------------ the hub
+@dataclass
+class Hub:
+    url: str
+    data_dir: Path
+    tokens: dict[str, str] = field(default_factory=dict)
+
+    def admin(self, *args: str) -> str:
+        """`prime-hub admin ...` against this hub's database; returns what it printed."""
+        from prime_hub.cli import main as hub_cli
+
+        buf, errbuf = io.StringIO(), io.StringIO()
+        old = os.environ.get("PRIME_HUB_DATA_DIR")
+        os.environ["PRIME_HUB_DATA_DIR"] = str(self.data_dir)
+        try:
+            with redirect_stdout(buf), redirect_stderr(errbuf):
+                rc = hub_cli(["admin", *args])
+        finally:
+            if old is None:
+                os.environ.pop("PRIME_HUB_DATA_DIR", None)
+            else:
+                os.environ["PRIME_HUB_DATA_DIR"] = old
+        assert rc == 0, errbuf.getvalue()
+        return buf.getvalue().strip()
+
+    def user(self, name: str) -> str:
+        """Create `name` (once) and return a publish token for them."""
+        if name not in self.tokens:
+            self.admin("create-user", name)
+            self.tokens[name] = self.admin("create-token", name)
+        return self.tokens[name]
+
+
+@pytest.fixture(scope="session")
+def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
+    data = tmp_path_factory.mktemp("hub-data")
+    port = free_port()
+    env = base_env() | {"PRIME_HUB_DATA_DIR": str(data)}
+    log = open(data / "server.log", "wb")
+    proc = subprocess.Popen(
+        [str(BIN / "prime-hub"), "serve", "--port", str(port), "--log-level", "warning"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        wait_port(port, proc)
+        yield Hub(f"http://127.0.0.1:{port}", data)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        log.close()
+
+
+# ------------------------------------------------------------------ the CLI
+@dataclass
+class Result:
+    rc: int
+    out: str
+    err: str
+
+    def ok(self) -> Result:
+        assert self.rc == 0, f"exit {self.rc}\nstdout: {self.out}\nstderr: {self.err}"
+        return self
+
+
+@dataclass
+class Prime:
+    """Runs the real `prime` console script with its own config and cache folders."""
+
+    hub: Hub
+    home: Path
+    token: str | None = None
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = base_env() | {
+            "PRIME_HUB_URL": self.hub.url,
+            "PRIME_CONFIG_DIR": str(self.home / "config"),
+            "PRIME_CACHE_DIR": str(self.home / "cache"),
+            "PRIME_CLI": str(BIN / "prime"),
+        }
+        if self.token:
+            env["PRIME_TOKEN"] = self.token
+        return env | extra
+
+    def __call__(self, *args: str | Path, cwd: Path | None = None, **extra: str) -> Result:
+        r = subprocess.run(
+            [str(BIN / "prime"), *map(str, args)],
+            cwd=cwd or self.home,
+            env=self.env(**extra),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        return Result(r.returncode, r.stdout, r.stderr)
+
+
+@pytest.fixture(scope="session")
+def prime_as(hub: Hub, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """`prime_as("alice")` → a Prime for that user (None: anonymous)."""
+    made: dict[str | None, Prime] = {}
+
+    def get(user: str | None) -> Prime:
+        if user not in made:
+            home = tmp_path_factory.mktemp(f"prime-{user or 'anon'}")
+            made[user] = Prime(hub, home, hub.user(user) if user else None)
+        return made[user]
+
+    return get
+
+
+# ------------------------------------------------------------------ Python environments
+@pytest.fixture(scope="session")
+def verifiers_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Our verifiers SDK as a wheel, built once from the workspace."""
+    out = tmp_path_factory.mktemp("verifiers-wheel")
+    subprocess.run(
+        [uv(), "build", "--wheel", "-q", "-o", str(out), str(ROOT / "packages" / "verifiers")],
+        check=True,
+        env=base_env(),
+        capture_output=True,
+    )
+    return next(out.glob("verifiers-*.whl"))
+
+
+@pytest.fixture
+def make_venv(tmp_path: Path, verifiers_wheel: Path):  # type: ignore[no-untyped-def]
+    """`make_venv(name, sdk=True, pip=False)` → the python of a fresh virtualenv."""
+
+    def make(name: str = "venv", sdk: bool = True, pip: bool = False) -> Path:
+        venv = tmp_path / name
+        cmd = [uv(), "venv", "-q", *(["--seed"] if pip else []), str(venv)]
+        subprocess.run(cmd, check=True, env=base_env(), capture_output=True)
+        python = venv / "bin" / "python"
+        if sdk:
+            r = subprocess.run(
+                [uv(), "pip", "install", "-q", "--python", str(python), str(verifiers_wheel)],
+                env=base_env(),
+                capture_output=True,
+                text=True,
+            )
+            assert r.returncode == 0, r.stderr
+        return python
+
+    return make
+
+
+def run_py(python: Path, code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(python), "-c", code],
+        capture_output=True,
+        text=True,
+        env=base_env() | env,
+        timeout=300,
+    )
+
+
+def installed_version(python: Path, dist: str) -> str | None:
+    r = run_py(python, f"import importlib.metadata as m; print(m.version({dist!r}))")
+    return r.stdout.strip() if r.returncode == 0 else None
+
+
+# ------------------------------------------------------------------ model server
+@pytest.fixture(scope="session")
+def scripted_model() -> Iterator[str]:
+    """`python -m verifiers.testing serve`: an OpenAI-compatible server that does arithmetic."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "verifiers.testing", "serve"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=base_env(),
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        assert line.startswith("READY "), line
+        yield line.split(" ", 1)[1]
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+# ------------------------------------------------------------------ packages and indexes
+def wheel_bytes(name: str, version: str, module_body: str, deps: list[str] = ()) -> bytes:  # type: ignore[assignment]
+    """A minimal valid pure-Python wheel (hand-written, for the impostor index)."""
+    dist = name.replace("-", "_")
+    di = f"{dist}-{version}.dist-info"
+    meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+    meta += "".join(f"Requires-Dist: {d}\n" for d in deps)
+    files = {
+        f"{dist}/__init__.py": module_body.encode(),
+        f"{di}/METADATA": meta.encode(),
+        f"{di}/WHEEL": b"Wheel-Version: 1.0\nGenerator: e2e\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    for path, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(data)}")
+    files[f"{di}/RECORD"] = ("\n".join([*record, f"{di}/RECORD,,"]) + "\n").encode()
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for path, data in files.items():
+            zf.writestr(path, data)
+    return buf.getvalue()
+
+
+@dataclass
+class StaticIndex:
+    url: str  # .../simple/
+    root: Path
+
+    def add(self, name: str, version: str, data: bytes) -> None:
+        norm = name.replace("_", "-").lower()
+        filename = f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
+        (self.root / "files").mkdir(exist_ok=True)
+        (self.root / "files" / filename).write_bytes(data)
+        page = self.root / "simple" / norm
+        page.mkdir(parents=True, exist_ok=True)
+        digest = hashlib.sha256(data).hexdigest()
+        (page / "index.html").write_text(
+            f'<!DOCTYPE html><html><body><a href="../../files/{filename}#sha256={digest}">'
+            f"{filename}</a></body></html>\n"
+        )
+
+
+@pytest.fixture(scope="session")
+def other_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StaticIndex]:
+    """A second package index: a static PEP 503 folder served over HTTP."""
+    root = tmp_path_factory.mktemp("other-index")
+    (root / "simple").mkdir()
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_port(port, proc)
+        yield StaticIndex(f"http://127.0.0.1:{port}/simple/", root)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@pytest.fixture(scope="session")
+def hub_client(hub: Hub):  # type: ignore[no-untyped-def]
+    @contextlib.contextmanager
+    def make(token: str | None = None) -> Iterator[httpx.Client]:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        with httpx.Client(base_url=hub.url, headers=headers, timeout=30) as c:
+            yield c
+
+    return make
