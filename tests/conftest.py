@@ -9,6 +9,8 @@ from e2e_kit import (  # noqa: F401 - fixtures
     make_venv,
     other_index,
     prime_as,
+    published,
     scripted_model,
+    shared_venv,
     verifiers_wheel,
 )

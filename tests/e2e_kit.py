@@ -27,6 +27,8 @@ import httpx
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+ENV = "e2e-arith"  # the environment every test installs
+REF = f"alice/{ENV}"
 BIN = Path(sys.executable).parent
 
 
@@ -328,3 +330,43 @@ def hub_client(hub: Hub):  # type: ignore[no-untyped-def]
             yield c
 
     return make
+
+
+@pytest.fixture(scope="session")
+def shared_venv(tmp_path_factory: pytest.TempPathFactory, verifiers_wheel: Path) -> Path:
+    """One virtualenv (with pip and our verifiers) for tests that need not start empty."""
+    venv = tmp_path_factory.mktemp("shared") / "venv"
+    subprocess.run([uv(), "venv", "-q", "--seed", str(venv)], check=True, env=base_env())
+    python = venv / "bin" / "python"
+    subprocess.run(
+        [uv(), "pip", "install", "-q", "--python", str(python), str(verifiers_wheel)],
+        check=True,
+        env=base_env(),
+    )
+    return python
+
+
+@pytest.fixture(scope="session")
+def published(prime_as, tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
+    """alice's environment from `prime env init`, pushed as 0.1.0 and (bumped) 0.1.1."""
+    alice: Prime = prime_as("alice")
+    work = tmp_path_factory.mktemp("authoring")
+    alice("env", "init", ENV, "--path", work).ok()
+    project = work / ENV
+    pyproject = project / "pyproject.toml"
+    # keys that a regex bump would clobber (the public CLI's bug): they must survive
+    pyproject.write_text(
+        pyproject.read_text() + '\n[tool.ruff]\ntarget-version = "py311"\n'
+        '\n[tool.other]\nmin_version = "1.0"\n'
+    )
+    first = alice("env", "push", project).ok()
+    assert f"published {REF} 0.1.0" in first.out, first.out
+    before = pyproject.read_text()
+    second = alice("env", "push", project, "--bump", "patch").ok()
+    assert f"published {REF} 0.1.1" in second.out
+    after = pyproject.read_text()
+    changed = [
+        (a, b) for a, b in zip(before.splitlines(), after.splitlines(), strict=True) if a != b
+    ]
+    assert changed == [('version = "0.1.0"', 'version = "0.1.1"')]
+    return project

@@ -5,18 +5,21 @@ from __future__ import annotations
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
-from . import config, installer, project
-from .archive import safe_extract
-from .client import HubClient
+from . import config
 from .errors import ConfigError, PrimeError, UsageError
 from .output import emit_json, err, fmt_float, note, out, say, transfer
 from .refs import EnvRef, parse_ref
+
+if TYPE_CHECKING:  # imported where used: `prime --help` stays quick
+    from rich.table import Table
+
+    from . import project
+    from .client import HubClient
 
 app = typer.Typer(
     name="prime",
@@ -63,6 +66,8 @@ def settings() -> config.Settings:
 
 
 def client(need_token: bool = False) -> HubClient:
+    from .client import HubClient
+
     s = settings()
     if need_token and not s.token:
         raise ConfigError(
@@ -85,6 +90,8 @@ def login(
     hub: Annotated[str | None, typer.Option("--hub", help="Hub URL to log in to.")] = None,
 ) -> None:
     """Check a token with the hub and store it (file mode 0600)."""
+    from .client import HubClient
+
     s = config.load(hub or state.hub_url)
     tok = token or state.token or s.token
     if not tok:
@@ -107,6 +114,8 @@ def logout(
     revoke: Annotated[bool, typer.Option(help="Also revoke the token on the hub.")] = False,
 ) -> None:
     """Forget the stored token (and with --revoke, invalidate it on the hub)."""
+    from .client import HubClient
+
     s = settings()
     if revoke:
         if not s.token:
@@ -146,6 +155,8 @@ def _masked(token: str | None) -> str | None:
 @config_app.command("show")
 def config_show(json_: JsonOpt = False) -> None:
     """Effective settings and where each comes from."""
+    from rich.table import Table
+
     s = settings()
     rows = {
         "hub_url": (s.hub_url, s.sources["hub_url"]),
@@ -193,6 +204,8 @@ def env_init(
 
 
 def _build_checked(proj: project.Project, out_dir: Path) -> tuple[list[Path], str]:
+    from . import project
+
     files = project.build(proj, out_dir)
     provider = project.check_wheel(files[0], proj.name)
     return files, provider
@@ -204,6 +217,8 @@ def env_build(
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Output folder.")] = None,
 ) -> None:
     """Build the wheel and sdist and check that they provide load_environment()."""
+    from . import project
+
     proj = project.read_project(path)
     files, provider = _build_checked(proj, out_dir or path / "dist")
     for f in files:
@@ -229,6 +244,8 @@ def env_push(
     json_: JsonOpt = False,
 ) -> None:
     """Build, check and publish a new version (wheel + sdist in one transaction)."""
+    from . import project
+
     if visibility is not None and visibility.lower() not in ("public", "private"):
         raise UsageError(f"--visibility must be public or private, not {visibility!r}")
     if bump is not None and bump not in ("patch", "minor", "rc"):
@@ -276,6 +293,8 @@ def env_install(
     verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
 ) -> None:
     """Install environments from the hub into the active Python environment."""
+    from . import installer
+
     parsed = list(dict.fromkeys(parse_ref(r) for r in refs))
     target = installer.find_target(python)
     with client() as c:
@@ -320,6 +339,8 @@ def env_uninstall(
     tool: WithOpt = "auto",
 ) -> None:
     """Remove installed environment packages."""
+    from . import installer
+
     target = installer.find_target(python)
     info = installer.probe(target, [])
     tool_name = installer.choose_tool(tool, target, info["pip"])
@@ -334,6 +355,9 @@ def env_pull(
     target: Annotated[Path | None, typer.Option("--target", "-t", help="Folder.")] = None,
 ) -> None:
     """Download an environment's source into a folder (safely extracted)."""
+    from . import installer
+    from .archive import safe_extract
+
     r = parse_ref(ref)
     with client() as c:
         version = c.resolve_version(r)
@@ -354,6 +378,8 @@ def env_pull(
 
 # ====================================================================== browsing
 def _env_table(items: list[dict[str, Any]], title: str) -> Table:
+    from rich.table import Table
+
     table = Table("environment", "latest", "visibility", "downloads", "description", title=title)
     for e in items:
         table.add_row(
@@ -401,6 +427,8 @@ def env_search(
 
 
 def _versions_table(versions: list[dict[str, Any]]) -> Table:
+    from rich.table import Table
+
     table = Table("version", "published", "by", "files", "yanked")
     for v in versions:
         table.add_row(
@@ -414,6 +442,8 @@ def _versions_table(versions: list[dict[str, Any]]) -> Table:
 
 
 def _evals_table(evals: list[dict[str, Any]]) -> Table:
+    from rich.table import Table
+
     table = Table("id", "version", "model", "reward", "pass@1", "rollouts", "errors", "by")
     for e in evals:
         mean, std = e.get("reward_mean"), e.get("reward_std")
@@ -555,6 +585,8 @@ def eval(
 
 
 def _installed_version(r: EnvRef, python: str | None) -> str | None:
+    from . import installer
+
     try:
         target = installer.find_target(python)
     except installer.InstallError:
@@ -566,7 +598,7 @@ def _run_vf_eval(env: str, args: list[str], python: str | None) -> Path:
     import shutil
     import subprocess
 
-    from . import evalrun
+    from . import evalrun, installer
 
     try:
         cmd = [str(installer.find_target(python).python), "-m", "verifiers.cli.eval"]
