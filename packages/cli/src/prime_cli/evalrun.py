@@ -55,7 +55,7 @@ def eval_record(meta: dict[str, Any], run_dir: Path) -> dict[str, Any]:
         "sampling_args": meta.get("sampling_args") or {},
         "env_args": meta.get("env_args") or {},
         "num_examples": int(meta.get("num_examples") or 0),
-        "rollouts_per_example": int(meta.get("rollouts_per_example") or 0),
+        "rollouts_per_example": int(meta.get("rollouts_per_example") or 1),
         "reward_mean": _num(meta.get("avg_reward")),
         "reward_std": _num(meta.get("std_reward")),
         "pass_at_k": {

@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 
 from . import config
-from .errors import ConfigError, PrimeError, UsageError
+from .errors import AuthError, ConfigError, PrimeError, UsageError
 from .output import emit_json, err, fmt_float, note, out, say, transfer
 from .refs import EnvRef, parse_ref
 
@@ -74,13 +74,6 @@ def client(need_token: bool = False) -> HubClient:
             f"this needs an API token for {s.hub_url}: run `prime login` or set PRIME_TOKEN"
         )
     return HubClient(s.hub_url, s.token)
-
-
-def default_owner(c: HubClient) -> str:
-    s = settings()
-    if s.owner:
-        return s.owner
-    return str(c.whoami()["username"])
 
 
 # ====================================================================== accounts and settings
@@ -258,7 +251,17 @@ def env_push(
             f"{path} has uncommitted changes ({shown}): commit them or pass --allow-dirty"
         )
     with client(need_token=True) as c:
-        who = owner or default_owner(c)
+        me = c.whoami()
+        who = owner or settings().owner or str(me["username"])
+        mine = [me["username"], *(me.get("organizations") or [])]
+        if who not in mine and not me.get(
+            "is_admin"
+        ):  # the hub decides; this only saves a build that would be refused
+            raise AuthError(
+                f"not allowed: {me['username']} cannot publish under {who!r} "
+                f"(you can publish under: {', '.join(mine)})",
+                403,
+            )
         if bump:
             new = project.bump_version(proj, bump)
             note(f"version {proj.version} -> {new} (pyproject.toml [project].version)")

@@ -1,0 +1,231 @@
+"""Unit tests of the CLI's pieces that need no hub: references, versions, settings, archives,
+package checks, the verifiers rule, evaluation records, and how errors are printed."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import stat
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+
+from prime_cli import config, evalrun, installer, project
+from prime_cli.archive import safe_extract
+from prime_cli.errors import InstallError, PackageError, UsageError
+from prime_cli.main import main
+from prime_cli.refs import EnvRef, parse_ref
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path, monkeypatch):
+    for var in ("PRIME_HUB_URL", "PRIME_TOKEN", "PRIME_API_KEY", "PRIME_OWNER", "VIRTUAL_ENV"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PRIME_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.setenv("PRIME_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def test_parse_ref():
+    assert parse_ref("alice/my-env@1.2.0") == EnvRef("alice", "my-env", "1.2.0")
+    assert parse_ref("alice/my-env") == EnvRef("alice", "my-env", None)
+    assert parse_ref("my-env", default_owner="bob") == EnvRef("bob", "my-env", None)
+    for bad in ("my-env", "a/b@", "a/b@not a version", "/b", "a/", "a/b c"):
+        with pytest.raises(UsageError):
+            parse_ref(bad)
+    with pytest.raises(UsageError, match="without @version"):
+        parse_ref("a/b@1", allow_version=False)
+
+
+@pytest.mark.parametrize(
+    "old, part, new",
+    [
+        ("1.2.3", "patch", "1.2.4"),
+        ("1.2", "patch", "1.2.1"),
+        ("1.2.3rc1", "patch", "1.2.3"),
+        ("1.2.3", "minor", "1.3.0"),
+        ("1.2.3", "rc", "1.2.4rc1"),
+        ("1.2.4rc1", "rc", "1.2.4rc2"),
+    ],
+)
+def test_bumped(old, part, new):
+    assert project.bumped(old, part) == new
+
+
+def test_bump_edits_only_project_version(tmp_path):
+    text = (
+        '[project]\nname = "x"  # the name\nversion = "1.0.0"\n\n'
+        '[tool.ruff]\ntarget-version = "py311"\n\n[tool.x]\nmin_version = "1.0"\n'
+        'version = "1.0.0"\n'
+    )
+    (tmp_path / "pyproject.toml").write_text(text)
+    proj = project.read_project(tmp_path)
+    assert project.bump_version(proj, "minor") == "1.1.0"
+    assert (tmp_path / "pyproject.toml").read_text() == text.replace(
+        'version = "1.0.0"\n\n[tool.ruff]', 'version = "1.1.0"\n\n[tool.ruff]'
+    )
+
+
+def test_read_project_reasons(tmp_path):
+    with pytest.raises(PackageError, match="no pyproject.toml"):
+        project.read_project(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndynamic = ["version"]\n')
+    with pytest.raises(PackageError, match="version is missing"):
+        project.read_project(tmp_path)
+
+
+def test_config_file_is_private_and_env_wins(tmp_path, monkeypatch):
+    path = config.update_file(token="phub_secret", hub_url="http://hub.example:1")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    s = config.load()
+    assert (s.hub_url, s.token, s.sources["token"]) == (
+        "http://hub.example:1",
+        "phub_secret",
+        "file",
+    )
+    monkeypatch.setenv("PRIME_TOKEN", "phub_env")
+    monkeypatch.setenv("PRIME_HUB_URL", "http://other:2/api/v1")
+    s = config.load()
+    assert (s.hub_url, s.token, s.sources["token"]) == (
+        "http://other:2",
+        "phub_env",
+        "env PRIME_TOKEN",
+    )
+    assert config.load(token="phub_opt").token == "phub_opt"
+
+
+def _tar(tmp_path: Path, members: dict[str, bytes], link: str | None = None) -> Path:
+    path = tmp_path / "a.tar.gz"
+    with tarfile.open(path, "w:gz") as tf:
+        for name, data in members.items():
+            ti = tarfile.TarInfo(name)
+            ti.size = len(data)
+            tf.addfile(ti, io.BytesIO(data))
+        if link:
+            ti = tarfile.TarInfo(link)
+            ti.type = tarfile.SYMTYPE
+            ti.linkname = "/etc/passwd"
+            tf.addfile(ti)
+    return path
+
+
+def test_safe_extract(tmp_path):
+    ok = _tar(tmp_path, {"env-1.0/pyproject.toml": b"x", "env-1.0/env/__init__.py": b"y"})
+    assert sorted(safe_extract(ok, tmp_path / "out")) == ["env/__init__.py", "pyproject.toml"]
+    for members, link in (
+        ({"env-1.0/../../evil": b"x"}, None),
+        ({"/abs/evil": b"x"}, None),
+        ({"env-1.0/a": b"x"}, "env-1.0/link"),
+    ):
+        dest = tmp_path / "bad"
+        with pytest.raises(InstallError, match="nothing extracted"):
+            safe_extract(_tar(tmp_path, members, link), dest)
+        assert not dest.exists()
+
+
+def _wheel(tmp_path: Path, files: dict[str, str]) -> Path:
+    path = tmp_path / "x-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, text in files.items():
+            zf.writestr(name, text)
+    return path
+
+
+def test_check_wheel_finds_or_misses_load_environment(tmp_path):
+    good = _wheel(tmp_path, {"x/__init__.py": "def load_environment(**kw):\n    pass\n"})
+    assert project.check_wheel(good, "x") == "x"
+    reexport = _wheel(tmp_path, {"x/__init__.py": "from .env import load_environment\n"})
+    assert project.check_wheel(reexport, "x") == "x"
+    bad = _wheel(tmp_path, {"x/__init__.py": "def make():\n    pass\n", "x/sub.py": ""})
+    with pytest.raises(PackageError, match=r"has no load_environment\(\).*x/__init__.py"):
+        project.check_wheel(bad, "x")
+
+
+def _artifact(requires: list[str]) -> installer.Artifact:
+    art = installer.Artifact(EnvRef("a", "e"), "1.0", "e-1.0-py3-none-any.whl", "0" * 64, "u")
+    art.path = Path("/tmp/e.whl")
+    art.requires = [Requirement(r) for r in requires]
+    return art
+
+
+def test_installed_verifiers_is_pinned_never_replaced():
+    plan = installer.plan(None, [_artifact(["verifiers>=0.5", "numpy"])], {"verifiers": "0.5.0"})  # type: ignore[arg-type]
+    assert plan.constraints == ["verifiers==0.5.0"] and plan.files == [Path("/tmp/e.whl")]
+    with pytest.raises(InstallError, match="needs verifiers>=0.6"):
+        installer.plan(None, [_artifact(["verifiers>=0.6"])], {"verifiers": "0.5.0"})  # type: ignore[arg-type]
+    no_sdk = installer.plan(None, [_artifact(["numpy"])], {})  # type: ignore[arg-type]
+    assert no_sdk.constraints == []
+
+
+def test_find_target(tmp_path, monkeypatch):
+    venv = tmp_path / "proj" / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("")
+    (venv / "pyvenv.cfg").write_text("")
+    deep = tmp_path / "proj" / "src" / "pkg"
+    deep.mkdir(parents=True)
+    assert installer.find_target(cwd=deep).python == venv / "bin" / "python"
+    monkeypatch.setenv("VIRTUAL_ENV", str(venv))
+    assert installer.find_target(cwd=tmp_path).how == "$VIRTUAL_ENV"
+    monkeypatch.delenv("VIRTUAL_ENV")
+    with pytest.raises(InstallError, match="pass --python"):
+        installer.find_target(cwd=tmp_path)
+    with pytest.raises(UsageError, match="no such interpreter"):
+        installer.find_target(str(tmp_path / "nope"))
+
+
+def test_eval_record_from_metadata(tmp_path):
+    meta = {
+        "status": "complete",
+        "model": "m",
+        "env_args": {"n": 1},
+        "sampling_args": {"temperature": 0.5},
+        "num_examples": 3,
+        "rollouts_per_example": 2,
+        "num_rollouts": 6,
+        "avg_reward": math.nan,
+        "std_reward": 0.0,
+        "pass_at_k": {"1": 0.5, "2": 0.75},
+        "avg_metrics": {"answered": 1.0},
+        "errors": {"ModelError": 2},
+        "version_info": {"vf_version": "0.5.0"},
+        "time": 1.5,
+    }
+    (tmp_path / "metadata.json").write_text(json.dumps(meta))
+    rec = evalrun.eval_record(evalrun.read_run(tmp_path), tmp_path)
+    assert rec["reward_mean"] is None and rec["num_errors"] == 2
+    assert rec["pass_at_k"] == {"1": 0.5, "2": 0.75} and rec["metrics"] == {"answered": 1.0}
+    assert rec["run_id"] == tmp_path.name and rec["duration_s"] == 1.5
+    (tmp_path / "metadata.json").write_text(json.dumps({**meta, "status": "interrupted"}))
+    with pytest.raises(evalrun.PrimeError, match="--resume"):
+        evalrun.read_run(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "argv, code, needle",
+    [
+        (["env", "info", "nope"], 2, "expected owner/name"),
+        (["env", "install"], 2, "Missing argument"),
+        (["env", "bogus"], 2, "No such command"),
+        (["whoami"], 1, "needs an API token"),
+        (["--hub", "ftp://x", "env", "list"], 1, "must start with http"),
+        (["env", "init", "Bad Name"], 2, "not a valid environment name"),
+    ],
+)
+def test_errors_are_one_line(capsys, argv, code, needle):
+    assert main(argv) == code
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], captured.err
+
+
+def test_init_creates_a_valid_package(tmp_path):
+    assert main(["env", "init", "my-env", "--path", str(tmp_path)]) == 0
+    proj = project.read_project(tmp_path / "my-env")
+    assert (proj.name, proj.version) == ("my-env", "0.1.0")
+    assert (tmp_path / "my-env" / "tests" / "test_my_env.py").exists()
+    assert main(["env", "init", "my-env", "--path", str(tmp_path)]) == 2  # not over an existing one
