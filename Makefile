@@ -26,7 +26,7 @@ test: sync system-deps lint
 	$(UV) run --no-sync pytest
 
 demo: sync
-	$(UV) run --no-sync python -m verifiers.demo
+	$(UV) run --no-sync python scripts/demo.py
 
 bench: sync
 	$(UV) run --no-sync python bench/rollouts/run.py

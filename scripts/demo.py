@@ -1,0 +1,196 @@
+"""`make demo`: the whole loop on the embedded default, with real processes only.
+
+1. start a hub (`prime-hub serve`: SQLite + a local folder) and create a user and a token;
+2. publish our verifiers SDK to it (so installs never take PyPI's unrelated `verifiers`);
+3. `prime env init` an arithmetic environment and `prime env push` it, plus every package
+   under environments/ that builds;
+4. `prime env install` it by name into a fresh virtualenv;
+5. `prime eval ... --push`: vf-eval against a model (OPENAI_BASE_URL if set, else the scripted
+   stand-in server) and the summary attached to the version on the hub;
+6. `prime env info` shows it.
+
+Everything lives in a temporary folder (kept with --keep, or set DEMO_DIR).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+USER = "demo"
+ENV_NAME = "demo-arithmetic"
+
+
+def step(text: str) -> None:
+    print(f"\n\033[1m==> {text}\033[0m", flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, proc: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"demo: a server exited with {proc.returncode} before listening")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise SystemExit(f"demo: nothing listens on port {port} after {timeout}s")
+
+
+class Demo:
+    def __init__(self, work: Path) -> None:
+        self.work = work
+        self.env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("VIRTUAL_ENV", "PRIME_", "PIP_INDEX", "UV_INDEX"))
+        }
+        self.env["PATH"] = f"{BIN}{os.pathsep}{self.env.get('PATH', '')}"
+        self.env.update(
+            PRIME_HUB_DATA_DIR=str(work / "hub"),
+            PRIME_CONFIG_DIR=str(work / "prime-config"),
+            PRIME_CACHE_DIR=str(work / "prime-cache"),
+            UV_PYTHON_DOWNLOADS="never",
+        )
+        self.procs: list[subprocess.Popen] = []
+
+    def run(self, *cmd: str | Path, check: bool = True, quiet: bool = False) -> str:
+        printable = " ".join(str(c) for c in cmd).replace(str(BIN) + "/", "")
+        print(f"$ {printable}", flush=True)
+        r = subprocess.run(
+            [str(c) for c in cmd], env=self.env, cwd=self.work, text=True, capture_output=True
+        )
+        if not quiet or r.returncode != 0:
+            sys.stdout.write(r.stdout)
+            sys.stderr.write(r.stderr)
+        if check and r.returncode != 0:
+            raise SystemExit(f"demo: step failed with exit status {r.returncode}")
+        return r.stdout
+
+    def start(self, *cmd: str | Path) -> subprocess.Popen:
+        proc = subprocess.Popen(
+            [str(c) for c in cmd],
+            env=self.env,
+            cwd=self.work,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        self.procs.append(proc)
+        return proc
+
+    def stop(self) -> None:
+        for p in self.procs:
+            p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--keep", action="store_true", help="keep the demo folder")
+    ap.add_argument("-n", "--num-examples", type=int, default=20)
+    ap.add_argument("-r", "--rollouts", type=int, default=3)
+    ap.add_argument(
+        "--no-reference", action="store_true", help="do not push the packages in environments/"
+    )
+    args = ap.parse_args()
+    started = time.monotonic()
+    work = Path(os.environ.get("DEMO_DIR") or tempfile.mkdtemp(prefix="prime-demo-"))
+    work.mkdir(parents=True, exist_ok=True)
+    uv = shutil.which("uv", path=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}") or "uv"
+    d = Demo(work)
+    try:
+        step("a hub on the embedded default (SQLite + a local folder), a user and a token")
+        d.run(BIN / "prime-hub", "admin", "create-user", USER)
+        token = d.run(BIN / "prime-hub", "admin", "create-token", USER, quiet=True).strip()
+        print(f"token {token[:10]}… (shown once)")
+        port = free_port()
+        hub = d.start(BIN / "prime-hub", "serve", "--port", str(port), "--log-level", "warning")
+        wait_port(port, hub)
+        d.env["PRIME_HUB_URL"] = f"http://127.0.0.1:{port}"
+        d.run(BIN / "prime", "login", "--token", token)
+
+        step("the verifiers SDK on the hub (PyPI's 'verifiers' is another project)")
+        wheels = work / "sdk"
+        d.run(uv, "build", "--wheel", "-q", "-o", wheels, ROOT / "packages" / "verifiers")
+        url = f"http://127.0.0.1:{port}/legacy/"
+        d.run(uv, "publish", "--publish-url", url, "--token", token, *sorted(wheels.glob("*.whl")))
+
+        step("a new environment with `prime env init`, pushed with `prime env push`")
+        d.run(BIN / "prime", "env", "init", ENV_NAME, "--path", work)
+        d.run(BIN / "prime", "env", "push", work / ENV_NAME)
+
+        reference = sorted(p for p in (ROOT / "environments").glob("*/pyproject.toml"))
+        if reference and not args.no_reference:
+            step(f"the reference environments ({len(reference)} under environments/)")
+            for pyproject in reference:
+                # a copy, so that a bump or build output never touches the checkout
+                src = work / "reference" / pyproject.parent.name
+                shutil.copytree(
+                    pyproject.parent,
+                    src,
+                    ignore=shutil.ignore_patterns("dist", "__pycache__", ".venv", "outputs"),
+                )
+                d.run(BIN / "prime", "env", "push", src, check=False)
+        d.run(BIN / "prime", "env", "list")
+
+        step("install it by name into a fresh virtualenv")
+        venv = work / "venv"
+        d.run(uv, "venv", "-q", venv)
+        d.run(BIN / "prime", "env", "install", f"{USER}/{ENV_NAME}", "--python", venv)
+
+        step("evaluate it with vf-eval and attach the summary on the hub")
+        base_url = os.environ.get("OPENAI_BASE_URL")
+        model = os.environ.get("VF_MODEL", "gpt-4.1-mini")
+        if not base_url:
+            server = d.start(
+                BIN / "python", "-m", "verifiers.testing", "serve", "--wrong-rate", "0.25"
+            )
+            assert server.stdout is not None
+            line = server.stdout.readline().strip()
+            if not line.startswith("READY "):
+                raise SystemExit(f"demo: the scripted server did not start ({line!r})")
+            base_url, model = line.split(" ", 1)[1], "scripted-model"
+            print(
+                "no OPENAI_BASE_URL: the replies come from a SCRIPTED stand-in server, not a "
+                "model (right about 75% of the time)"
+            )
+        d.run(
+            BIN / "prime", "eval", f"{USER}/{ENV_NAME}@0.1.0", "--push", "--python", venv,
+            "-m", model, "-b", base_url, "-n", str(args.num_examples),
+            "-r", str(args.rollouts), "--no-progress",
+        )  # fmt: skip
+        d.run(BIN / "prime", "env", "info", f"{USER}/{ENV_NAME}")
+        print(
+            f"\ndemo: done in {time.monotonic() - started:.0f}s (hub at {d.env['PRIME_HUB_URL']})"
+        )
+    finally:
+        d.stop()
+        if args.keep or os.environ.get("DEMO_DIR"):
+            print(f"demo: files kept in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
