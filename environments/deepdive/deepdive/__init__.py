@@ -174,8 +174,8 @@ def load_environment(
 
     Args:
         source: Questions. "auto": with the local backend the bundled sample (the corpus only
-            answers those), with the HTTP backend `dataset_name` from the hub, falling back to
-            the sample. Also "hub", "sample", a .jsonl/.parquet path or a list of rows.
+            answers those), with any other backend `dataset_name` from the hub (an error when
+            it cannot be loaded). Also "hub", "sample", a .jsonl/.parquet path or a list of rows.
         dataset_name / dataset_split: The hub dataset (`zai-org/DeepDive`, `qa_rl`).
         dataset_test_size / dataset_seed: Eval split of datasets with 20 rows or more
             (`train_test_split`); smaller ones (the sample) use the same rows for both.
@@ -203,8 +203,10 @@ def load_environment(
         system_prompt: Optional system message.
     """
     backend = _backend(search_backend, corpus, search_url, search_api_key_var, search_timeout)
-    if isinstance(source, str) and source == "auto" and isinstance(backend, LocalSearchBackend):
-        source = "sample"
+    if isinstance(source, str) and source == "auto":
+        # The bundled questions are about the bundled corpus: they only make sense with it, and
+        # the real questions need the web.
+        source = "sample" if isinstance(backend, LocalSearchBackend) else "hub"
     raw = vf.load_dataset_source(
         dataset_name,
         source=source,

@@ -136,8 +136,6 @@ class DeepDiveEnv(vf.StatefulToolEnv):
         if not 1 <= part <= len(parts):
             raise ValueError(f"{page.url} has parts 1 to {len(parts)}, not {part}")
         state["open_page"] = page_to_dict(page)
-        opened = state.setdefault("opened_urls", [])
-        opened.append(page.url)
         body = parts[part - 1]
         header = [f"Title: {page.title}", f"URL: {page.url}"]
         if len(parts) > 1:

@@ -11,6 +11,7 @@ reads, whichever backend produced it.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import sqlite3
 import threading
@@ -126,7 +127,8 @@ class LocalSearchBackend(SearchBackend):
         ]
 
     async def search(self, query: str, num_results: int) -> dict[str, Any]:
-        hits = self.query(query, num_results)
+        # In a worker thread: a large corpus must not stall the event loop.
+        hits = await asyncio.to_thread(self.query, query, num_results)
         return {
             "searchParameters": {"q": query, "num": num_results, "engine": "local-fts5"},
             "organic": [{k: h[k] for k in ("title", "link", "snippet")} for h in hits],
@@ -239,7 +241,10 @@ class HTTPSearchBackend(SearchBackend):
                 final_url = str(resp.url)
         except (aiohttp.ClientError, TimeoutError) as e:
             raise PageFetchError(f"could not fetch {url}: {type(e).__name__}: {e}") from e
-        text = body.decode(charset, "replace")
+        try:
+            text = body.decode(charset, "replace")
+        except LookupError:  # a charset Python does not know
+            text = body.decode("utf-8", "replace")
         if ctype in ("text/html", "application/xhtml+xml") or (
             not ctype and "<html" in text[:2000].lower()
         ):

@@ -474,6 +474,18 @@ async def test_boxed_answer_without_finish_tool(judge):
     assert row["reward"] == 1.0 and row["stop_condition"] == "no_tools_called"
 
 
+@pytest.mark.parametrize(
+    "final",
+    ["I think the answer is Dunmere.", "<think>Dunmere, so \\boxed{Dunmere}", ""],
+)
+async def test_malformed_final_message_scores_zero_without_the_judge(judge, final):
+    plan = [*OBSERVATORY_CHAIN[:2], ("say", final)]
+    row = await run_one(make_env(judge), ChainAgent({"observatory on a ridge": plan}), "1")
+    assert row["stop_condition"] == "no_tools_called"
+    assert row["reward"] == 0.0 and row["error"] is None
+    assert judge.requests == []
+
+
 async def test_never_finishing_hits_max_turns_and_scores_zero(judge):
     env = make_env(judge, max_turns=4)
     agent = ChainAgent(
@@ -506,15 +518,17 @@ async def test_tool_errors_go_back_to_the_model(judge):
             call("open", url="https://fictopedia.example/wiki/Nowhere"),
             call("search", query=5),
             call("fly", to="moon"),
+            {"name": "open", "arguments": "{not json"},
         ]
     )
     agent = ScriptResponder([(lambda body: True, [first_turn, Reply(tool_calls=[FINISH_CALL])])])
     row = await run_one(env, agent, "1")
-    errors = tool_texts(row)[:4]
+    errors = tool_texts(row)[:5]
     assert "no page is open" in errors[0]
     assert "PageNotFoundError" in errors[1] and "Nowhere" in errors[1]
     assert errors[2].startswith("Error: invalid arguments for tool 'search'")
     assert errors[3].startswith("Error: unknown tool 'fly'")
+    assert "not valid JSON" in tool_texts(row)[4]
     assert row["error"] is None and row["reward"] == 1.0
 
 
