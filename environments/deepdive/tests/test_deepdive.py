@@ -292,15 +292,31 @@ def test_corpus_errors(tmp_path):
         dd.load_corpus(tmp_path / "missing")
 
 
+def test_custom_corpus_and_rows(tmp_path):
+    corpus = tmp_path / "pages.jsonl"
+    pages = [
+        {"url": "Quorn", "title": "Quorn Mill", "text": "A mill run by [Ada](Ada_Vell)."},
+        {"url": "Ada_Vell", "title": "Ada Vell", "text": "Miller, born in Tebbit."},
+    ]
+    corpus.write_text("\n".join(json.dumps(p) for p in pages))
+    rows = [{"question": "Where was the miller of Quorn Mill born?", "answer": "Tebbit"}]
+    env = dd.load_environment(source=rows, corpus=str(corpus), judge_model=None)
+    state: dict = {}
+    assert asyncio_run(env.search("Quorn mill", state=state)).startswith("Result 1: Quorn Mill")
+    page = asyncio_run(env.open(WIKI + "Quorn", state=state))
+    assert "run by Ada [1]." in page
+    assert "born in Tebbit" in asyncio_run(env.click(1, state=state))
+
+
 def test_sample_dataset_rows():
     env = dd.load_environment(judge_model=None)  # no key, no network: local index + sample
     assert isinstance(env.backend, dd.LocalSearchBackend)
     rows = env.eval_inputs()
     assert len(rows) == 8 and all(r["task"] == "deepdive" for r in rows)
-    prompt = rows[0]["prompt"] if "prompt" in rows[0] else None
-    question = rows[0]["question"] if prompt is None else prompt[-1]["content"]
-    assert question.startswith(rows[0]["info"]["raw_question"])
-    assert "call finish" in question
+    (message,) = rows[0]["prompt"]  # no system prompt by default
+    assert message["role"] == "user"
+    assert message["content"].startswith(rows[0]["info"]["raw_question"] + "\n\n")
+    assert message["content"].endswith("then call finish with your final answer.")
     assert [t["name"] for t in env.tool_defs] == ["search", "open", "click", "finish"]
 
 
