@@ -62,9 +62,16 @@ class LogicParser(vf.Parser):
         return strip_think(text)
 
 
-def _info_row(question: str, task: str, puzzle: Puzzle, extra: dict[str, Any] | None = None) -> dict:
+def _info_row(
+    question: str, task: str, puzzle: Puzzle, extra: dict[str, Any] | None = None
+) -> dict:
     info = {"task": task, "game_data_str": puzzle.game_data_str()}
-    return {"question": question, "answer": "", "info": orjson.dumps(info).decode(), **(extra or {})}
+    return {
+        "question": question,
+        "answer": "",
+        "info": orjson.dumps(info).decode(),
+        **(extra or {}),
+    }
 
 
 def generate_rows(

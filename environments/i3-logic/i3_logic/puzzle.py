@@ -33,7 +33,9 @@ __all__ = [
 #: Longest answer block a verifier will parse; longer answers score 0.
 MAX_ANSWER_CHARS = 4000
 
-ANSWER_INSTRUCTION = "Write your final answer inside <answer></answer> tags at the end of your reply."
+ANSWER_INSTRUCTION = (
+    "Write your final answer inside <answer></answer> tags at the end of your reply."
+)
 
 
 class AnswerError(ValueError):
@@ -119,7 +121,7 @@ def final_answer(text: str | None) -> str:
         return ""
     tags = _ANSWER_TAG.findall(text)
     if tags:
-        return tags[-1].strip()
+        return _unwrap(tags[-1])
     boxed = _last_boxed(text)
     if boxed is not None:
         return boxed
@@ -136,10 +138,25 @@ def final_answer(text: str | None) -> str:
     return ""
 
 
+def _unwrap(block: str) -> str:
+    """``$\\boxed{x}$`` or ``\\boxed{x}`` as a whole answer block is just ``x``."""
+    block = block.strip()
+    inner = block.strip("$").strip()
+    if inner.startswith("\\boxed{"):
+        found = _boxed_at(inner, 0)
+        if found is not None and found[1] == len(inner):
+            return found[0]
+    return block
+
+
 def _last_boxed(text: str) -> str | None:
     start = text.rfind("\\boxed{")
-    if start < 0:
-        return None
+    found = _boxed_at(text, start) if start >= 0 else None
+    return found[0] if found is not None else None
+
+
+def _boxed_at(text: str, start: int) -> tuple[str, int] | None:
+    """Content of the ``\\boxed{`` at ``start`` and the index after its closing brace."""
     i = start + len("\\boxed{")
     depth = 1
     for j in range(i, len(text)):
@@ -148,7 +165,7 @@ def _last_boxed(text: str) -> str | None:
         elif text[j] == "}":
             depth -= 1
             if depth == 0:
-                return text[i:j].strip()
+                return text[i:j].strip(), j + 1
     return None
 
 

@@ -41,7 +41,12 @@ class Family:
     def from_module(cls, module: ModuleType) -> Family:
         summary = (module.__doc__ or "").strip().splitlines()[0]
         return cls(
-            module.NAME, tuple(module.ALIASES), module.generate, module.verify, module.check, summary
+            module.NAME,
+            tuple(module.ALIASES),
+            module.generate,
+            module.verify,
+            module.check,
+            summary,
         )
 
 
@@ -66,9 +71,7 @@ FAMILIES: dict[str, Family] = {
 }
 
 #: Task key (family name or alias, e.g. SynLogic's ``mathador``) -> family.
-TASKS: dict[str, Family] = {
-    key: f for f in FAMILIES.values() for key in (f.name, *f.aliases)
-}
+TASKS: dict[str, Family] = {key: f for f in FAMILIES.values() for key in (f.name, *f.aliases)}
 
 
 def get_family(task: str) -> Family:
@@ -110,4 +113,13 @@ def verify(puzzle: Puzzle, text: str) -> float:
     return float(fam.verify(puzzle, text or ""))
 
 
-__all__ = ["FAMILIES", "TASKS", "Family", "PuzzleDataError", "generate", "get_family", "level", "verify"]
+__all__ = [
+    "FAMILIES",
+    "TASKS",
+    "Family",
+    "PuzzleDataError",
+    "generate",
+    "get_family",
+    "level",
+    "verify",
+]

@@ -11,7 +11,14 @@ from __future__ import annotations
 import random
 import re
 
-from i3_logic.puzzle import ANSWER_INSTRUCTION, AnswerError, Puzzle, PuzzleDataError, answer_text, require
+from i3_logic.puzzle import (
+    ANSWER_INSTRUCTION,
+    AnswerError,
+    Puzzle,
+    PuzzleDataError,
+    answer_text,
+    require,
+)
 
 NAME = "boolean_expressions"
 ALIASES = ()
@@ -25,7 +32,7 @@ def tokenize(expression: str) -> list[str]:
     while pos < len(expression):
         m = _TOKEN.match(expression, pos)
         if not m:
-            raise ValueError(f"unexpected text at {pos}: {expression[pos:pos + 10]!r}")
+            raise ValueError(f"unexpected text at {pos}: {expression[pos : pos + 10]!r}")
         tokens.append(m.group(1))
         pos = m.end()
     return tokens
@@ -106,7 +113,9 @@ def generate(rng: random.Random, difficulty: int) -> Puzzle:
         "tighter than `or`. The answer is True or False.\n\n"
         f"{expression}\n\n{ANSWER_INSTRUCTION}"
     )
-    return Puzzle(NAME, question, str(value), difficulty, {"expression": expression, "value": value})
+    return Puzzle(
+        NAME, question, str(value), difficulty, {"expression": expression, "value": value}
+    )
 
 
 def check(puzzle: Puzzle) -> None:
@@ -123,7 +132,7 @@ def check(puzzle: Puzzle) -> None:
 def verify(puzzle: Puzzle, text: str) -> float:
     truth = evaluate(puzzle.metadata["expression"])
     try:
-        answer = answer_text(text).strip().rstrip(".").strip("*` ").lower()
+        answer = answer_text(text).strip(" .*`_").lower()
     except AnswerError:
         return 0.0
     if answer not in ("true", "false"):

@@ -13,7 +13,14 @@ import random
 import re
 import string
 
-from i3_logic.puzzle import ANSWER_INSTRUCTION, AnswerError, Puzzle, PuzzleDataError, answer_text, require
+from i3_logic.puzzle import (
+    ANSWER_INSTRUCTION,
+    AnswerError,
+    Puzzle,
+    PuzzleDataError,
+    answer_text,
+    require,
+)
 
 NAME = "cryptarithm"
 ALIASES = ()
@@ -69,7 +76,7 @@ def verify(puzzle: Puzzle, text: str) -> float:
         answer = answer_text(text)
     except AnswerError:
         return 0.0
-    m = _EQUATION.match(answer.replace("$", ""))
+    m = _EQUATION.match(answer.replace("$", "").rstrip(". "))
     if not m:
         return 0.0
     numbers = [s.strip() for s in m.group(1).split("+")] + [m.group(2)]

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 import random
 
-from i3_logic.puzzle import ANSWER_INSTRUCTION, AnswerError, Puzzle, PuzzleDataError, answer_text, require
+from i3_logic.puzzle import (
+    ANSWER_INSTRUCTION,
+    AnswerError,
+    Puzzle,
+    PuzzleDataError,
+    answer_text,
+    require,
+)
 
 NAME = "dyck_language"
 ALIASES = ()
@@ -72,7 +79,9 @@ def check(puzzle: Puzzle) -> None:
         if not isinstance(sequence, str) or not open_stack(sequence):
             raise ValueError("nothing left to close")
     except ValueError as e:
-        raise PuzzleDataError(f"{NAME} metadata 'sequence' is not an open Dyck prefix: {e}") from None
+        raise PuzzleDataError(
+            f"{NAME} metadata 'sequence' is not an open Dyck prefix: {e}"
+        ) from None
 
 
 def verify(puzzle: Puzzle, text: str) -> float:

@@ -18,7 +18,14 @@ from fractions import Fraction
 from typing import Any
 
 from i3_logic.arith import evaluate
-from i3_logic.puzzle import ANSWER_INSTRUCTION, AnswerError, Puzzle, PuzzleDataError, answer_text, require
+from i3_logic.puzzle import (
+    ANSWER_INSTRUCTION,
+    AnswerError,
+    Puzzle,
+    PuzzleDataError,
+    answer_text,
+    require,
+)
 
 NAME = "game_of_24"
 ALIASES = ("mathador", "game24")

@@ -13,7 +13,14 @@ from __future__ import annotations
 import random
 import re
 
-from i3_logic.puzzle import ANSWER_INSTRUCTION, AnswerError, Puzzle, PuzzleDataError, answer_text, require
+from i3_logic.puzzle import (
+    ANSWER_INSTRUCTION,
+    AnswerError,
+    Puzzle,
+    PuzzleDataError,
+    answer_text,
+    require,
+)
 
 NAME = "minesweeper"
 ALIASES = ()
@@ -95,6 +102,9 @@ def verify(puzzle: Puzzle, text: str) -> float:
         return 0.0
     for r in range(rows):
         for c in range(cols):
-            if board[r][c] >= 0 and sum(n in placed for n in neighbours(r, c, rows, cols)) != board[r][c]:
+            if (
+                board[r][c] >= 0
+                and sum(n in placed for n in neighbours(r, c, rows, cols)) != board[r][c]
+            ):
                 return 0.0
     return 1.0

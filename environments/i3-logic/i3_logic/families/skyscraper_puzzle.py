@@ -54,6 +54,7 @@ def generate(rng: random.Random, difficulty: int) -> Puzzle:
     clues = clues_of(solution)
     for side in SIDES:
         clues[side] = [v if rng.random() < share else 0 for v in clues[side]]
+
     def fmt(values: list[int]) -> str:
         return " ".join(str(v) if v else "-" for v in values)
 
@@ -78,8 +79,10 @@ def _parts(puzzle: Puzzle) -> tuple[int, dict[str, list[int]]]:
     if type(n) is not int or n < 2:
         raise PuzzleDataError(f"{NAME} metadata 'size' must be an integer >= 2")
     for side, values in zip(SIDES, sides, strict=True):
-        if not isinstance(values, list) or len(values) != n or any(
-            type(v) is not int or not 0 <= v <= n for v in values
+        if (
+            not isinstance(values, list)
+            or len(values) != n
+            or any(type(v) is not int or not 0 <= v <= n for v in values)
         ):
             raise PuzzleDataError(f"{NAME} metadata {side!r} must be {n} clues from 0 to {n}")
     return n, dict(zip(SIDES, sides, strict=True))

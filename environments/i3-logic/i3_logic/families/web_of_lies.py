@@ -10,7 +10,14 @@ from __future__ import annotations
 
 import random
 
-from i3_logic.puzzle import ANSWER_INSTRUCTION, AnswerError, Puzzle, PuzzleDataError, answer_text, require
+from i3_logic.puzzle import (
+    ANSWER_INSTRUCTION,
+    AnswerError,
+    Puzzle,
+    PuzzleDataError,
+    answer_text,
+    require,
+)
 
 NAME = "web_of_lies"
 ALIASES = ()
@@ -54,7 +61,9 @@ def generate(rng: random.Random, difficulty: int) -> Puzzle:
 def check(puzzle: Puzzle) -> None:
     people, first, claims = require(puzzle.metadata, NAME, "people", "first_truthful", "claims")
     if not isinstance(first, bool) or not isinstance(claims, list) or not isinstance(people, list):
-        raise PuzzleDataError(f"{NAME} metadata: first_truthful must be a bool, people and claims lists")
+        raise PuzzleDataError(
+            f"{NAME} metadata: first_truthful must be a bool, people and claims lists"
+        )
     if not all(isinstance(c, bool) for c in claims) or len(people) != len(claims) + 1:
         raise PuzzleDataError(f"{NAME} metadata: one boolean claim per person after the first")
 
@@ -63,7 +72,7 @@ def verify(puzzle: Puzzle, text: str) -> float:
     meta = puzzle.metadata
     truthful = truths(meta["first_truthful"], meta["claims"])[-1]
     try:
-        answer = answer_text(text).strip().rstrip(".").strip("*` ").lower()
+        answer = answer_text(text).strip(" .*`_").lower()
     except AnswerError:
         return 0.0
     if answer not in ("yes", "no"):

@@ -11,7 +11,14 @@ from __future__ import annotations
 import random
 import re
 
-from i3_logic.puzzle import ANSWER_INSTRUCTION, AnswerError, Puzzle, PuzzleDataError, answer_text, require
+from i3_logic.puzzle import (
+    ANSWER_INSTRUCTION,
+    AnswerError,
+    Puzzle,
+    PuzzleDataError,
+    answer_text,
+    require,
+)
 
 NAME = "word_sorting"
 ALIASES = ()
@@ -59,7 +66,9 @@ def generate(rng: random.Random, difficulty: int) -> Puzzle:
         "Sort the following words alphabetically (A to Z) and list them separated by spaces.\n\n"
         f"Words: {' '.join(words)}\n\n{ANSWER_INSTRUCTION}"
     )
-    return Puzzle(NAME, question, answer, difficulty, {"words": words, "sorted_words": sorted(words)})
+    return Puzzle(
+        NAME, question, answer, difficulty, {"words": words, "sorted_words": sorted(words)}
+    )
 
 
 def check(puzzle: Puzzle) -> None:
