@@ -133,13 +133,19 @@ def load_rows(
     difficulty_key: str = DIFFICULTY_KEY,
     min_avg_reward: float = 0.0,
     max_avg_reward: float = 1.0,
+    invalid_rows: str = "error",
 ) -> list[dict[str, Any]]:
     """Rows of the families this package verifies, validated; unknown tasks are skipped.
 
-    A row whose ``info`` or puzzle data is broken is a ``ConfigError`` naming the row. The
-    pass-rate filter keeps ``min_avg_reward <= row[difficulty_key] <= max_avg_reward``; with
-    non-default bounds the column must exist.
+    A row whose ``info`` is not an object with a ``task`` or whose ``question`` is empty is a
+    ``ConfigError`` naming the row. A row of a known task whose puzzle data the family cannot
+    verify (missing or malformed ground truth) is a ``ConfigError`` too, or, with
+    ``invalid_rows="skip"``, dropped with a warning. The pass-rate filter keeps
+    ``min_avg_reward <= row[difficulty_key] <= max_avg_reward``; with non-default bounds the
+    column must exist.
     """
+    if invalid_rows not in ("error", "skip"):
+        raise vf.ConfigError(f"invalid_rows must be 'error' or 'skip'; got {invalid_rows!r}")
     wanted = {f.name for f in _select(families)}
     filtering = (min_avg_reward, max_avg_reward) != (0.0, 1.0)
     if filtering and difficulty_key not in dataset.column_names:
@@ -147,22 +153,27 @@ def load_rows(
             f"difficulty filter needs column {difficulty_key!r}; the dataset has "
             f"{', '.join(dataset.column_names)}"
         )
-    rows, skipped, filtered = [], Counter(), 0
+    rows, skipped, invalid, filtered = [], Counter(), Counter(), 0
+    first_invalid = ""
     for i, row in enumerate(dataset):
         question = row.get("question")
         if not isinstance(question, str) or not question.strip():
             raise vf.ConfigError(f"row {i}: 'question' must be non-empty text")
         info = row.get("info")
-        task = _task_of(info)
-        if task is None or task not in TASKS:
-            skipped[str(task)] += 1
+        task = _task_of(info, i)
+        if task not in TASKS:
+            skipped[task] += 1
             continue
         if TASKS[task].name not in wanted:
             continue
         try:
             puzzle = puzzle_from_info(info)
         except PuzzleDataError as e:
-            raise vf.ConfigError(f"row {i} ({task}): {e}") from None
+            if invalid_rows == "error":
+                raise vf.ConfigError(f"row {i} ({task}): {e}") from None
+            invalid[task] += 1
+            first_invalid = first_invalid or f"row {i} ({task}): {e}"
+            continue
         extra = {}
         if difficulty_key in row and row[difficulty_key] is not None:
             value = row[difficulty_key]
@@ -179,24 +190,36 @@ def load_rows(
             sum(skipped.values()),
             ", ".join(f"{t} ({n})" for t, n in skipped.most_common()),
         )
+    if invalid:
+        logger.warning(
+            "i3-logic: skipped %d row(s) whose puzzle data cannot be verified: %s; first: %s",
+            sum(invalid.values()),
+            ", ".join(f"{t} ({n})" for t, n in invalid.most_common()),
+            first_invalid,
+        )
     if not rows:
         raise vf.ConfigError(
-            f"no rows left (skipped {sum(skipped.values())} of unknown tasks, {filtered} by the "
-            f"difficulty filter); known tasks: {', '.join(sorted(TASKS))}"
+            f"no rows left (skipped {sum(skipped.values())} of unknown tasks, "
+            f"{sum(invalid.values())} unverifiable, {filtered} by the difficulty filter); "
+            f"known tasks: {', '.join(sorted(TASKS))}"
         )
     return rows
 
 
-def _task_of(info: Any) -> str | None:
+def _task_of(info: Any, i: int) -> str:
     if isinstance(info, str | bytes):
         try:
             info = orjson.loads(info)
         except orjson.JSONDecodeError:
-            raise vf.ConfigError(f"info is not JSON: {str(info)[:80]!r}") from None
+            raise vf.ConfigError(f"row {i}: info is not JSON: {str(info)[:80]!r}") from None
     if not isinstance(info, dict):
-        raise vf.ConfigError("info must be an object (or its JSON) with 'task' and 'game_data_str'")
+        raise vf.ConfigError(
+            f"row {i}: info must be an object (or its JSON) with 'task' and 'game_data_str'"
+        )
     task = info.get("task")
-    return task if isinstance(task, str) else None
+    if not isinstance(task, str) or not task:
+        raise vf.ConfigError(f"row {i}: info has no 'task'")
+    return task
 
 
 def load_environment(
@@ -211,6 +234,7 @@ def load_environment(
     difficulty_key: str = DIFFICULTY_KEY,
     min_avg_reward: float = 0.0,
     max_avg_reward: float = 1.0,
+    invalid_rows: str = "error",
     system_prompt: str | None = None,
 ) -> vf.Environment:
     """Single-turn logic puzzles scored by per-family verifiers.
@@ -225,6 +249,8 @@ def load_environment(
             INTELLECT-3-RL-style rows (``question``, ``info``) via ``vf.load_dataset_source``.
         split, config: dataset split and config for ``source`` (hub default: ``logic``/``train``).
         difficulty_key, min_avg_reward, max_avg_reward: pass-rate filter for loaded rows.
+        invalid_rows: "error" (default) stops on a loaded row whose puzzle data its family
+            cannot verify; "skip" drops such rows with a warning.
         system_prompt: optional system prompt (none by default; prompts carry the format).
     """
     if not isinstance(num_examples, int) or num_examples < 1:
@@ -245,7 +271,9 @@ def load_environment(
             config=config,
             required_columns=["question", "info"],
         )
-        rows = load_rows(dataset, families, difficulty_key, min_avg_reward, max_avg_reward)
+        rows = load_rows(
+            dataset, families, difficulty_key, min_avg_reward, max_avg_reward, invalid_rows
+        )
     if shuffle:
         random.Random(seed).shuffle(rows)
 

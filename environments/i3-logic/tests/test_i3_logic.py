@@ -348,7 +348,12 @@ def row(task="sudoku", **info_overrides):
 @pytest.mark.parametrize(
     ("bad", "message"),
     [
-        ({"question": "q", "info": "{not json"}, "info is not JSON"),
+        ({"question": "q", "info": "{not json"}, "row 1: info is not JSON"),
+        ({"question": "q", "info": "[1]"}, "row 1: info must be an object"),
+        (
+            {"question": "q", "info": json.dumps({"game_data_str": "{}"})},
+            "row 1: info has no 'task'",
+        ),
         ({"question": "q", "info": json.dumps({"task": "sudoku"})}, "row 1 (sudoku): info of task"),
         (row(game_data_str=json.dumps({"metadata": {}})), "lacks original_sudoku"),
         (
@@ -362,6 +367,18 @@ def row(task="sudoku", **info_overrides):
 def test_broken_rows_fail_loudly(bad, message):
     with pytest.raises(vf.ConfigError, match=re.escape(message)):
         load_environment(source=[row(), bad, row()])
+
+
+def test_unverifiable_rows_can_be_skipped_instead(caplog):
+    bad = row(game_data_str=json.dumps({"metadata": {"original_sudoku": "53..7...."}}))
+    with caplog.at_level(logging.WARNING, logger="i3_logic"):
+        env = load_environment(source=[row(), bad, bad], invalid_rows="skip")
+    assert len(env.dataset) == 1
+    assert "sudoku (2)" in caplog.text and "row 1 (sudoku)" in caplog.text
+    with pytest.raises(vf.ConfigError, match="2 unverifiable"):
+        load_environment(source=[bad, bad], invalid_rows="skip")
+    with pytest.raises(vf.ConfigError, match="row 0: info is not JSON"):
+        load_environment(source=[{"question": "q", "info": "{"}], invalid_rows="skip")
 
 
 def test_unknown_tasks_are_skipped_with_a_warning(caplog):
@@ -404,6 +421,7 @@ def test_filter_without_the_pass_rate_column_fails_loudly():
         {"difficulty": 4},
         {"difficulty": "extreme"},
         {"num_examples": 0},
+        {"source": "sample", "invalid_rows": "ignore"},
     ],
 )
 def test_bad_arguments_are_config_errors(kwargs):
