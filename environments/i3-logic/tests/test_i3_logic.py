@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import math
@@ -108,6 +109,8 @@ LIES = puzzle(
 LIES_2 = puzzle(
     "web_of_lies", people=["Amara", "Bruno", "Celia"], first_truthful=True, claims=[False, False]
 )
+STARS = puzzle("star_placement_puzzle", regions=["AABB", "AABB", "CCDD", "CCDD"])
+STARS_BAD = puzzle("star_placement_puzzle", regions=["AAAA", "AAAA", "BBCC", "BDDD"])
 LATIN_A = "1 2 3\n2 3 1\n3 1 2"
 LATIN_B = "1 3 2\n3 2 1\n2 1 3"
 
@@ -196,6 +199,14 @@ GRADING = [
     (KUKU, "1 0 1\n1 1 0", 0.0),
     (KUKU, "1 0 1\n0 2 0", 0.0),
     (KUKU, "1 0 1", 0.0),
+    # Star placement 4x4.
+    (STARS, "(1, 2), (2, 4), (3, 1), (4, 3)", 1.0),
+    (STARS, "[[1, 3], [2, 1], [3, 4], [4, 2]]", 1.0),  # the other valid placement
+    (STARS, "(1, 2), (2, 3), (3, 1), (4, 4)", 0.0),  # (1, 2) and (2, 3) touch
+    (STARS, "(1, 2), (2, 4), (3, 1)", 0.0),
+    (STARS, "(1, 2), (1, 4), (3, 1), (4, 3)", 0.0),  # two in row 1
+    (STARS, "(1, 2), (2, 4), (3, 1), (5, 3)", 0.0),
+    (STARS_BAD, "(1, 2), (2, 4), (3, 1), (4, 3)", 0.0),  # two stars in region A
     # Web of lies.
     (LIES, "No", 1.0),
     (LIES, "no.", 1.0),
@@ -271,6 +282,7 @@ SIZE = {
     "skyscraper_puzzle": lambda m: m["size"],
     "kukurasu": lambda m: len(m["row_sums"]),
     "web_of_lies": lambda m: len(m["people"]),
+    "star_placement_puzzle": lambda m: len(m["regions"]),
 }
 
 
@@ -328,6 +340,14 @@ def test_sample_rows_load_and_their_solutions_verify():
         assert row["prompt"][-1]["content"] == row["question"]
         assert verify(pz, tagged(pz.answer)) == 1.0
         assert verify(pz, tagged(pz.answer + " 0")) == 0.0
+
+
+def test_shipped_sample_is_what_the_script_writes():
+    script = PACKAGE.parent / "scripts" / "make_sample.py"
+    spec = importlib.util.spec_from_file_location("i3_logic_make_sample", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert (PACKAGE / "data" / "sample.jsonl").read_bytes() == module.render()
 
 
 def test_difficulty_filter_and_family_filter_on_loaded_rows():
@@ -452,6 +472,7 @@ def test_vf_eval_rewards_match_the_answers_given(tmp_path):
     from verifiers.testing import ScriptedServer, run_vf_eval
 
     args = {"num_examples": 2, "difficulty": "mixed", "seed": 5}
+    n = 2 * len(FAMILIES)
     solutions = {}
     for r in generate_rows(None, 2, "mixed", 5):
         solutions[r["question"]] = i3_logic.puzzle_from_info(r["info"]).answer
@@ -470,9 +491,9 @@ def test_vf_eval_rewards_match_the_answers_given(tmp_path):
 
     with ScriptedServer(responder) as server:
         rows, meta = run_vf_eval(
-            tmp_path, "i3-logic", server.base_url, "-n", 22, "-r", 2, "--env-args", json.dumps(args)
+            tmp_path, "i3-logic", server.base_url, "-n", n, "-r", 2, "--env-args", json.dumps(args)
         )
-    assert meta["status"] == "complete" and meta["num_rollouts"] == 44 and meta["errors"] == {}
+    assert meta["status"] == "complete" and meta["num_rollouts"] == 2 * n and meta["errors"] == {}
     expected = []
     for r in rows:
         question = r["prompt"][-1]["content"]

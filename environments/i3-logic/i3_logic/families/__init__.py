@@ -19,6 +19,7 @@ from i3_logic.families import (
     kukurasu,
     minesweeper,
     skyscraper_puzzle,
+    star_placement_puzzle,
     sudoku,
     web_of_lies,
     word_sorting,
@@ -65,6 +66,7 @@ FAMILIES: dict[str, Family] = {
             futoshiki,
             skyscraper_puzzle,
             kukurasu,
+            star_placement_puzzle,
             web_of_lies,
         ),
     )
