@@ -24,9 +24,15 @@ __all__ = [
     "AnswerError",
     "Puzzle",
     "PuzzleDataError",
+    "answer_text",
     "final_answer",
+    "format_grid",
+    "int_grid",
+    "is_latin",
     "parse_grid",
     "parse_literal",
+    "random_latin_square",
+    "require",
     "strip_think",
 ]
 
