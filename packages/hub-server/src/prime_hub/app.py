@@ -8,7 +8,8 @@ from contextlib import asynccontextmanager
 import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
 
 from . import __version__
 from .db.engine import open_database
@@ -57,7 +58,9 @@ def create_app(settings: Settings | None = None, hub: Hub | None = None) -> Fast
     app.state.file_cache = file_cache
 
     @app.exception_handler(HubError)
-    async def _hub_error(_request: Request, exc: HubError) -> JSONResponse:
+    async def _hub_error(request: Request, exc: HubError) -> Response:
+        if getattr(request.state, "html_errors", False):
+            return await run_in_threadpool(web.error_page, request, exc)
         return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
 
     @app.exception_handler(RequestValidationError)
