@@ -68,9 +68,12 @@ class Demo:
             UV_PYTHON_DOWNLOADS="never",
         )
         self.procs: list[subprocess.Popen] = []
+        self.token = ""
 
     def run(self, *cmd: str | Path, check: bool = True, quiet: bool = False) -> str:
         printable = " ".join(str(c) for c in cmd).replace(str(BIN) + "/", "")
+        if self.token:
+            printable = printable.replace(self.token, self.token[:10] + "…")
         print(f"$ {printable}", flush=True)
         r = subprocess.run(
             [str(c) for c in cmd], env=self.env, cwd=self.work, text=True, capture_output=True
@@ -121,8 +124,10 @@ def main() -> int:
     try:
         step("a hub on the embedded default (SQLite + a local folder), a user and a token")
         d.run(BIN / "prime-hub", "admin", "create-user", USER)
-        token = d.run(BIN / "prime-hub", "admin", "create-token", USER, quiet=True).strip()
-        print(f"token {token[:10]}… (shown once)")
+        token = d.token = d.run(
+            BIN / "prime-hub", "admin", "create-token", USER, quiet=True
+        ).strip()
+        print(f"{token[:10]}… (printed once; the hub stores only its hash)")
         port = free_port()
         hub = d.start(BIN / "prime-hub", "serve", "--port", str(port), "--log-level", "warning")
         wait_port(port, hub)

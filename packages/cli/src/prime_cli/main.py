@@ -383,7 +383,11 @@ def env_pull(
 def _env_table(items: list[dict[str, Any]], title: str) -> Table:
     from rich.table import Table
 
-    table = Table("environment", "latest", "visibility", "downloads", "description", title=title)
+    table = Table(title=title)
+    table.add_column("environment", no_wrap=True)
+    for col in ("latest", "visibility", "downloads"):
+        table.add_column(col, no_wrap=True)
+    table.add_column("description", no_wrap=True, overflow="ellipsis", max_width=60)
     for e in items:
         table.add_row(
             f"{e['owner']}/{e['name']}",
@@ -432,7 +436,11 @@ def env_search(
 def _versions_table(versions: list[dict[str, Any]]) -> Table:
     from rich.table import Table
 
-    table = Table("version", "published", "by", "files", "yanked")
+    table = Table()
+    for col in ("version", "published", "by"):
+        table.add_column(col, no_wrap=True)
+    table.add_column("files", overflow="fold")
+    table.add_column("yanked")
     for v in versions:
         table.add_row(
             v["version"],
@@ -447,7 +455,9 @@ def _versions_table(versions: list[dict[str, Any]]) -> Table:
 def _evals_table(evals: list[dict[str, Any]]) -> Table:
     from rich.table import Table
 
-    table = Table("id", "version", "model", "reward", "pass@1", "rollouts", "errors", "by")
+    table = Table()
+    for col in ("id", "version", "model", "reward", "pass@1", "rollouts", "errors", "by"):
+        table.add_column(col, no_wrap=True, overflow="ellipsis")
     for e in evals:
         mean, std = e.get("reward_mean"), e.get("reward_std")
         table.add_row(
