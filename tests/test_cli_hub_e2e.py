@@ -17,8 +17,13 @@ def test_push_is_idempotent_and_info_lists_both_versions(prime_as, published):
     assert "already published" in again.out
     info = json.loads(prime_as(None)("env", "info", REF, "--json").ok().out)
     assert info["environment"]["latest_version"] == "0.1.1"
-    assert [v["version"] for v in info["versions"]] == ["0.1.1", "0.1.0"]
-    kinds = sorted(f["kind"] for f in info["versions"][0]["files"])
+    versions = json.loads(prime_as(None)("env", "versions", REF, "--json").ok().out)["versions"]
+    assert (
+        [v["version"] for v in versions]
+        == ["0.1.1", "0.1.0"]
+        == [v["version"] for v in info["versions"]]
+    )
+    kinds = sorted(f["kind"] for f in versions[0]["files"])
     assert kinds == ["sdist", "wheel"]
     listed = json.loads(prime_as(None)("env", "search", "e2e-arith", "--json").ok().out)
     assert [f"{e['owner']}/{e['name']}" for e in listed["items"]] == [REF]

@@ -41,6 +41,15 @@ def test_private_environment_installs_only_with_a_granting_token(
     yank = anon("env", "yank", f"{private_env}@0.1.0", PRIME_TOKEN=scoped)
     assert yank.rc == 1 and yank.err.startswith("error: not allowed"), yank.err
 
+    # the owner deletes it; then nobody finds it
+    carol = prime_as("carol")
+    assert (
+        "deleted carol/e2e-secret and all its versions"
+        in carol("env", "delete", private_env, "--yes").ok().out
+    )
+    gone = carol("env", "info", private_env)
+    assert gone.rc == 1 and "not found" in gone.err
+
 
 @pytest.fixture(scope="module")
 def impostor(other_index: StaticIndex, published) -> StaticIndex:  # type: ignore[no-untyped-def]

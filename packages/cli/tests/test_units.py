@@ -229,3 +229,15 @@ def test_init_creates_a_valid_package(tmp_path):
     assert (proj.name, proj.version) == ("my-env", "0.1.0")
     assert (tmp_path / "my-env" / "tests" / "test_my_env.py").exists()
     assert main(["env", "init", "my-env", "--path", str(tmp_path)]) == 2  # not over an existing one
+
+
+def test_config_commands(capsys):
+    assert main(["config", "set", "owner", "my-org"]) == 0
+    assert main(["config", "set", "token", "phub_abcdefghijklmnopqrstuvwxyz"]) == 0
+    capsys.readouterr()
+    assert main(["config", "show", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["owner"] == "my-org" and shown["token"] == "phub_abcd…wxyz"  # masked
+    assert main(["config", "unset", "owner"]) == 0
+    assert config.read_file() == {"token": "phub_abcdefghijklmnopqrstuvwxyz"}
+    assert main(["config", "set", "colour", "red"]) == 1
