@@ -200,6 +200,16 @@ def verifiers_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return next(out.glob("verifiers-*.whl"))
 
 
+def install_sdk(python: Path, wheel: Path) -> None:
+    """Our verifiers wheel and its dependencies: from uv's cache when it has them all."""
+    cmd = [uv(), "pip", "install", "-q", "--python", str(python), str(wheel)]
+    for extra in (["--offline"], []):
+        r = subprocess.run(cmd + extra, env=base_env(), capture_output=True, text=True)
+        if r.returncode == 0:
+            return
+    raise AssertionError(f"installing {wheel.name} failed: {r.stderr}")
+
+
 @pytest.fixture
 def make_venv(tmp_path: Path, verifiers_wheel: Path):  # type: ignore[no-untyped-def]
     """`make_venv(name, sdk=True, pip=False)` → the python of a fresh virtualenv."""
@@ -210,13 +220,7 @@ def make_venv(tmp_path: Path, verifiers_wheel: Path):  # type: ignore[no-untyped
         subprocess.run(cmd, check=True, env=base_env(), capture_output=True)
         python = venv / "bin" / "python"
         if sdk:
-            r = subprocess.run(
-                [uv(), "pip", "install", "-q", "--python", str(python), str(verifiers_wheel)],
-                env=base_env(),
-                capture_output=True,
-                text=True,
-            )
-            assert r.returncode == 0, r.stderr
+            install_sdk(python, verifiers_wheel)
         return python
 
     return make
@@ -338,11 +342,7 @@ def shared_venv(tmp_path_factory: pytest.TempPathFactory, verifiers_wheel: Path)
     venv = tmp_path_factory.mktemp("shared") / "venv"
     subprocess.run([uv(), "venv", "-q", "--seed", str(venv)], check=True, env=base_env())
     python = venv / "bin" / "python"
-    subprocess.run(
-        [uv(), "pip", "install", "-q", "--python", str(python), str(verifiers_wheel)],
-        check=True,
-        env=base_env(),
-    )
+    install_sdk(python, verifiers_wheel)
     return python
 
 

@@ -44,6 +44,15 @@ class _ProgressReader:
             self._progress(len(data))
         return data
 
+    def fileno(self) -> int:  # lets httpx size the body (a Content-Length, not chunked)
+        return self._f.fileno()
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self._f.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._f.tell()
+
     def __iter__(self) -> Iterator[bytes]:
         while chunk := self.read(64 * 1024):
             yield chunk
