@@ -53,13 +53,20 @@ def test_package_without_load_environment(prime_as, tmp_path):
         '[project]\nname = "no-loader"\nversion = "0.1.0"\n\n'
         '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n'
     )
-    one_clear_line(prime_as("alice")("env", "push", pkg), "has no load_environment()")
+    r = prime_as("alice")("env", "push", pkg, "--bump", "patch")
+    one_clear_line(r, "has no load_environment()")
+    assert 'version = "0.1.0"' in (pkg / "pyproject.toml").read_text()  # the bump was undone
 
 
-def test_name_taken_by_someone_else(prime_as, published):
+def test_name_taken_by_someone_else(prime_as, hub, published):
+    bob = prime_as("bob")
     # bob tries to publish into alice's namespace (alice/e2e-arith exists)
-    r = prime_as("bob")("env", "push", published, "--owner", "alice")
-    one_clear_line(r, "not allowed")
+    one_clear_line(bob("env", "push", published, "--owner", "alice"), "not allowed")
+    # an organisation bob only reads is not his to publish under either
+    hub.admin("create-org", "e2e-team", "--owner", "alice")
+    hub.admin("set-member", "e2e-team", "bob", "--role", "reader")
+    assert "e2e-team (reader)" in bob("whoami").ok().out
+    one_clear_line(bob("env", "push", published, "--owner", "e2e-team"), "not allowed")
 
 
 @pytest.mark.parametrize(

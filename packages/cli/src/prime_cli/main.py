@@ -132,11 +132,22 @@ def whoami(json_: JsonOpt = False) -> None:
         emit_json(me)
         return
     tok = me.get("token") or {}
-    orgs = ", ".join(me.get("organizations") or []) or "-"
+    orgs = ", ".join(f"{slug} ({role})" for slug, role in _orgs(me)) or "-"
     say(
         f"{me['username']} on {settings().hub_url} · token scope {tok.get('scope')}"
-        f"{' for ' + tok['environment'] if tok.get('environment') else ''} · owners: {orgs}"
+        f"{' for ' + tok['environment'] if tok.get('environment') else ''} · organisations: {orgs}"
     )
+
+
+def _orgs(me: dict[str, Any]) -> list[tuple[str, str]]:
+    """(slug, role) of the organisations in a whoami answer."""
+    out = []
+    for o in me.get("organizations") or []:
+        if isinstance(o, dict):
+            out.append((str(o.get("slug")), str(o.get("role") or "?")))
+        else:
+            out.append((str(o), "?"))
+    return out
 
 
 def _masked(token: str | None) -> str | None:
@@ -253,30 +264,38 @@ def env_push(
     with client(need_token=True) as c:
         me = c.whoami()
         who = owner or settings().owner or str(me["username"])
-        mine = [me["username"], *(me.get("organizations") or [])]
-        if who not in mine and not me.get(
-            "is_admin"
-        ):  # the hub decides; this only saves a build that would be refused
+        mine = [me["username"], *(o for o, role in _orgs(me) if role in ("owner", "publisher"))]
+        # the hub decides; asking first only saves a build that it would refuse
+        if who not in mine and not me.get("is_admin"):
             raise AuthError(
                 f"not allowed: {me['username']} cannot publish under {who!r} "
                 f"(you can publish under: {', '.join(mine)})",
                 403,
             )
-        if bump:
-            new = project.bump_version(proj, bump)
-            note(f"version {proj.version} -> {new} (pyproject.toml [project].version)")
-            proj = project.read_project(path)
-        with tempfile.TemporaryDirectory(prefix="prime-build-") as tmp:
-            files, provider = _build_checked(proj, Path(tmp))
-            total = sum(f.stat().st_size for f in files)
-            with transfer(f"uploading {proj.name} {proj.version}", total) as advance:
-                body, status = c.publish(
-                    who,
-                    proj.name,
-                    files,
-                    visibility=visibility and visibility.lower(),
-                    progress=advance,
-                )
+        pyproject = path / "pyproject.toml"
+        original = pyproject.read_text()
+        try:
+            old_version = proj.version
+            if bump:
+                project.bump_version(proj, bump)
+                proj = project.read_project(path)
+            with tempfile.TemporaryDirectory(prefix="prime-build-") as tmp:
+                files, provider = _build_checked(proj, Path(tmp))
+                total = sum(f.stat().st_size for f in files)
+                with transfer(f"uploading {proj.name} {proj.version}", total) as advance:
+                    body, status = c.publish(
+                        who,
+                        proj.name,
+                        files,
+                        visibility=visibility and visibility.lower(),
+                        progress=advance,
+                    )
+        except BaseException:
+            if bump:  # nothing was published: the bump is undone
+                pyproject.write_text(original)
+            raise
+    if bump:
+        note(f"version {old_version} -> {proj.version} (pyproject.toml [project].version)")
     page = f"{c.hub_url}/{who}/{proj.name}"
     if json_:
         emit_json({**body, "owner": who, "name": proj.name, "page": page})
