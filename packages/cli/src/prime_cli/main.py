@@ -352,6 +352,11 @@ def env_install(
             f"installed {a.ref.slug} {a.version} (sha256 {a.sha256[:12]}…) with {tool_name} "
             f"into {target}"
         )
+    if target.how.startswith("project environment"):
+        note(
+            "note: this is a uv project's .venv; `uv sync` removes packages the project does "
+            "not declare"
+        )
 
 
 @env_app.command("uninstall")
