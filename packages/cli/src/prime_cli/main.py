@@ -479,20 +479,22 @@ def _versions_table(versions: list[dict[str, Any]]) -> Table:
 def _evals_table(evals: list[dict[str, Any]]) -> Table:
     from rich.table import Table
 
-    table = Table()
-    for col in ("id", "version", "model", "reward", "pass@1", "rollouts", "errors", "by"):
-        table.add_column(col, no_wrap=True, overflow="ellipsis")
+    table = Table(title="evaluation results")
+    table.add_column("version", no_wrap=True)
+    table.add_column("model", overflow="fold")
+    for col in ("reward", "pass@1", "rollouts", "errors"):
+        table.add_column(col, no_wrap=True, justify="right")
+    table.add_column("by", overflow="fold")
     for e in evals:
         mean, std = e.get("reward_mean"), e.get("reward_std")
         table.add_row(
-            str(e.get("id", "")),
             str(e.get("version", "")),
             escape(str(e.get("model", ""))),
             f"{fmt_float(mean)} ± {fmt_float(std)}",
             fmt_float((e.get("pass_at_k") or {}).get("1")),
             str(e.get("num_rollouts", "")),
             str(e.get("num_errors", "")),
-            str(e.get("submitted_by", "")),
+            escape(str(e.get("submitted_by", ""))),
         )
     return table
 
