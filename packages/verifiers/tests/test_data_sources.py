@@ -67,6 +67,16 @@ def test_broken_json_sample_is_a_config_error(tmp_path):
         vf.load_dataset_source(None, source=bad)
 
 
+def test_rows_with_clashing_types_are_a_config_error(tmp_path):
+    rows = [{"question": "q1", "answer": 5}, {"question": "q2", "answer": "7"}]
+    with pytest.raises(vf.ConfigError, match="source rows: a column holds values of different"):
+        vf.load_dataset_source(None, source=rows)
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(vf.ConfigError, match="mixed.jsonl: a column holds values of different"):
+        vf.load_dataset_source(None, source=path)
+
+
 @pytest.fixture
 def unreachable_hub(monkeypatch):
     """HF_ENDPOINT at a closed local port: a hub that cannot be reached."""

@@ -103,7 +103,7 @@ def _resolve(
         rows = list(source)
         if not all(isinstance(r, dict) for r in rows):
             raise ConfigError("source rows must be dicts of column -> value")
-        return datasets.Dataset.from_list(rows)
+        return _from_rows(rows, "source rows")
     if source == "sample":
         return _load_sample(sample)
     if source == "hub":
@@ -162,7 +162,7 @@ def _load_path(path: Path, split: str) -> Any:
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".json"):
         # Read directly: no builder cache files for the small samples environments ship.
-        return datasets.Dataset.from_list(_read_json_rows(path))
+        return _from_rows(_read_json_rows(path), str(path))
     builder = _FILE_BUILDERS.get(suffix)
     if builder is None:
         raise ConfigError(
@@ -172,6 +172,20 @@ def _load_path(path: Path, split: str) -> Any:
         return datasets.load_dataset(builder, data_files=str(path), split="train")
     except Exception as e:
         raise ConfigError(f"could not read {path}: {e}") from e
+
+
+def _from_rows(rows: list[dict[str, Any]], what: str) -> Any:
+    """``Dataset.from_list``, with Arrow's type clashes (a column holding ``5`` in one row and
+    ``"7"`` in another) reported as a `ConfigError` instead of a raw pyarrow error."""
+    import datasets
+
+    try:
+        return datasets.Dataset.from_list(rows)
+    except (TypeError, ValueError) as e:  # pyarrow.ArrowTypeError / ArrowInvalid
+        raise ConfigError(
+            f"{what}: a column holds values of different types across rows ({e}); "
+            "give each column one type"
+        ) from None
 
 
 def _read_json_rows(path: Path) -> list[dict[str, Any]]:
