@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import verifiers as vf
 from verifiers.errors import ConfigError
@@ -23,14 +23,11 @@ DATA_DIR = Path(__file__).parent / "data"
 INSTRUCTION = "Please reason step by step, and put your final answer within \\boxed{}."
 
 
-class _YearSource:
-    def __init__(
-        self, hub_id: str, configs: tuple[str | None, ...], split: str, question_column: str
-    ):
-        self.hub_id = hub_id
-        self.configs = configs
-        self.split = split
-        self.question_column = question_column
+class _YearSource(NamedTuple):
+    hub_id: str
+    configs: tuple[str | None, ...]
+    split: str
+    question_column: str
 
 
 #: Where each year's problems come from (dataset id, configs, split, question column).
