@@ -14,6 +14,7 @@ from i3_code import (
     SAMPLE,
     load_environment,
     outputs_equivalent,
+    prelude_for,
     process_row,
     select_tests,
     strip_reasoning,
@@ -67,6 +68,16 @@ def test_output_comparison(actual, expected, ok):
 )
 def test_strip_reasoning(text, answer):
     assert strip_reasoning(text) == answer
+
+
+def test_prelude_imports_only_what_a_program_mentions():
+    assert prelude_for("print(sum(map(int, input().split())))") == ""
+    code = "def f(xs: List[int]):\n    return math.gcd(*xs), defaultdict(list), sys.maxsize"
+    assert prelude_for(code).splitlines() == [
+        "import sys, math",
+        "from collections import defaultdict",
+        "from typing import List",
+    ]
 
 
 def test_subsample_is_deterministic_and_seeded():
@@ -208,13 +219,23 @@ async def test_bad_programs_and_malformed_output(provider):
         ),
         # killed by the memory cgroup (or slowed into the timeout while it reclaims)
         "memory_bomb": (fence("x = bytearray(4 << 30)\n"), ("runtime_error", "timeout")),
+        "unknown_name": (fence("print(numpy.add(1, 2))\n"), "runtime_error"),
         "output_flood": (
             fence("while True: print('y' * 1000)\n"),
             ("wrong_answer", "runtime_error"),
         ),
     }
+    # no imports: the prelude supplies the names it mentions (a future import stays first)
+    uses_prelude = fence(
+        "from __future__ import annotations\n"
+        "def total(xs: List[int]) -> int:\n    return reduce(operator.add, xs, 0)\n"
+        "d = defaultdict(int)\nd[0] = total(list(map(int, sys.stdin.read().split())))\n"
+        "print(d[0])\n"
+    )
     states = [state_for(row, text) for text, _ in cases.values()]
-    await grade(env, states)
+    ok = state_for(row, uses_prelude)
+    await grade(env, [*states, ok])
+    assert ok["reward"] == 1.0, ok["test_results"]
     for (name, (_, status)), s in zip(cases.items(), states, strict=True):
         assert s.get("error") is None and s["reward"] == 0.0, name
         expected = (status,) if isinstance(status, str) else status

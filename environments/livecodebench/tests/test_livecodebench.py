@@ -19,6 +19,7 @@ from livecodebench import (
     encode_private_tests,
     extract_python,
     load_environment,
+    prelude_for,
     process_row,
     release_files,
     stdout_matches,
@@ -118,6 +119,17 @@ def test_extract_python(text, code):
 )
 def test_stdout_matches(actual, expected, ok):
     assert stdout_matches(actual, expected) is ok
+
+
+def test_prelude_imports_only_what_a_program_mentions():
+    assert prelude_for("print(input())").splitlines() == [
+        "import sys",
+        "sys.setrecursionlimit(50000)",
+    ]
+    text = prelude_for("x: List[int] = []\nprint(gcd(4, 6), Counter(x), re.escape('a'))")
+    exec(compile(text, "<prelude>", "exec"), ns := {})
+    assert {"List", "gcd", "Counter", "re", "sys"} <= ns.keys() and "deque" not in ns
+    assert ns["Counter"].__module__ == "collections"  # collections' star import wins over typing
 
 
 # -- dataset --------------------------------------------------------------------------------
@@ -276,10 +288,21 @@ async def test_strictness_loops_and_crashes(provider):
         "syntax": (fence("x = = 1\n"), "runtime_error"),
         "loop": (fence("while True:\n    pass\n"), "timeout"),
     }
+    # starter-code style with no imports of its own: the prelude provides List and friends
+    func_row = next(r for r in env.get_eval_dataset() if r["info"]["question_id"] == "lc2001")
+    prelude_user = state_for(
+        func_row,
+        fence(
+            "class Solution:\n    def maxProfit(self, prices: List[int]) -> int:\n"
+            "        lows = list(accumulate(prices, min))\n"
+            "        return max(p - lo for p, lo in zip(prices, lows))\n"
+        ),
+    )
     states = [state_for(row, text) for text, _ in cases.values()]
     t0 = time.perf_counter()
-    await asyncio.gather(*(env.rubric.score_rollout(s) for s in states))
+    await asyncio.gather(*(env.rubric.score_rollout(s) for s in [*states, prelude_user]))
     elapsed = time.perf_counter() - t0
+    assert prelude_user["reward"] == 1.0, prelude_user["test_results"]
     for (name, (_, status)), s in zip(cases.items(), states, strict=True):
         assert s.get("error") is None and s["reward"] == 0.0, name
         assert s["test_results"][0]["status"] == status, (name, s["test_results"][0])
