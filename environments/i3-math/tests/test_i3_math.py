@@ -41,7 +41,7 @@ async def score(env: vf.Environment, completion: str, answer: str) -> dict:
 
 @pytest.fixture(scope="module")
 def env():
-    e = load_environment(source="sample", math_verify_workers=2, math_verify_timeout=1)
+    e = load_environment(source="sample", math_verify_workers=2)
     yield e
     asyncio.run(e.rubric.teardown())
 
@@ -115,10 +115,9 @@ def test_require_think_close_for_templates_that_inject_think():
 
 
 async def test_answer_length_cap(env):
-    at_cap = "1+" * 249 + "1"  # 499 characters
-    over_cap = "1+" * 250 + "1"  # 501 characters
+    at_cap, over_cap = "7" * 500, "7" * 501
     short, long = await asyncio.gather(
-        score(env, f"\\boxed{{{at_cap}}}", "250"), score(env, f"\\boxed{{{over_cap}}}", "251")
+        score(env, f"\\boxed{{{at_cap}}}", at_cap), score(env, f"\\boxed{{{over_cap}}}", over_cap)
     )
     assert (short["reward"], long["reward"]) == (1.0, 0.0)
     with pytest.raises(vf.ConfigError, match="max_answer_chars"):
@@ -318,6 +317,7 @@ def test_vf_eval_against_scripted_server(tmp_path):
             2,
             "--env-args",
             json.dumps({"source": "sample", "math_verify_workers": 1}),
+            timeout=300,  # a subprocess that starts grading workers; generous on loaded CI
         )
     assert meta["status"] == "complete" and meta["num_rollouts"] == 8
     by_example = {}

@@ -73,7 +73,7 @@ _VARIABLES = frozenset("xyznkijabcrepqvwf")
 _UNIT_SYMBOLS = {"\\mu": "µ", "μ": "µ", "\\Omega": "Ω", "\\AA": "Å", "\\%": "%", "\\cdot": "·"}
 
 
-def quantity(text: str) -> tuple[float, str, bool] | None:
+def quantity(text: str) -> tuple[int | float, str, bool] | None:
     """``(value, unit, inexact)`` for a number optionally followed by a unit, else None.
 
     ``inexact``: written with a decimal point or a power of ten (a measured or rounded value,
@@ -94,12 +94,14 @@ def quantity(text: str) -> tuple[float, str, bool] | None:
         return None  # 3/4, 10^3, 2.5.1
     mantissa = m.group("mantissa").replace(",", "")
     exponent = m.group("exp1") or m.group("exp2")
-    sign = -1.0 if m.group("sign") in ("-", "−") else 1.0
+    sign = -1 if m.group("sign") in ("-", "−") else 1
+    inexact = "." in mantissa or exponent is not None
+    if not inexact:
+        return sign * int(mantissa), unit, False  # exact: big integers stay exact
     value = sign * float(mantissa)
     if exponent is not None:
         value *= 10.0 ** int(exponent.replace("−", "-"))
-    inexact = "." in mantissa or exponent is not None
-    return value, unit, inexact
+    return value, unit, True
 
 
 def close(gold: float, value: float, inexact: bool, rel_tol: float) -> bool:
