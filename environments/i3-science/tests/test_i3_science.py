@@ -160,7 +160,7 @@ async def test_pathological_answer_times_out_without_stalling_others(env):
     assert [s["reward"] for s in states] == [1.0] * len(others)
     assert bad["reward"] == 0.0 and bad["error"] is None and bad["math_verify_timeout"] is True
     assert max(finished[i] for i in range(len(others))) < finished[-1]
-    assert finished[-1] < env.rubric.math.hard_timeout_seconds + 3.0
+    assert finished[-1] < env.rubric.math.hard_timeout_seconds + 10.0  # killed at the latest
 
 
 # -- the judge fallback ------------------------------------------------------------------------
