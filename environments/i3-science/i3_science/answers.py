@@ -50,6 +50,14 @@ def choice_letter(gold: str, question: str) -> str | None:
     return m.group(1) if m.group(1) in options and len(options) >= 2 else None
 
 
+_OPTION_LINE = re.compile(r"^\s*\(?([A-J])[).:]\s*(\S.*?)\s*$", re.M)
+
+
+def option_texts(question: str) -> dict[str, str]:
+    """``{letter: normalised option text}`` for options listed one per line (``B. neon``)."""
+    return {letter: normalize_text(text) for letter, text in _OPTION_LINE.findall(question)}
+
+
 def response_letter(response: str) -> str | None:
     """``C``, ``(C)``, ``C.``, ``C)``, ``C: text``, ``(C) text``; None for anything else
     (option text without its letter, several letters, ``CO_2``)."""
@@ -151,8 +159,12 @@ def check_answer(
     letter = choice_letter(gold, question)
     if letter is not None:
         given = response_letter(response)
-        if given is None:
-            return 0.0, False, "choice", False  # no letter: the judge may still read the text
+        if given is None:  # the option's text instead of its letter?
+            texts = option_texts(question)
+            matches = [k for k, v in texts.items() if v and v == normalize_text(response)]
+            if len(matches) != 1:
+                return 0.0, False, "choice", False  # neither: the judge may still read it
+            given = matches[0]
         return (1.0 if given == letter else 0.0), False, "choice", True
 
     gold_q = quantity(gold)

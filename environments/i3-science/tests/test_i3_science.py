@@ -59,7 +59,9 @@ TABLE = [
     ("(C)", "C", PAREN_CHOICES, 1.0, "choice"),
     ("B", "C", CHOICES, 0.0, "choice"),
     ("B", "A and B", CHOICES, 0.0, "choice"),  # several letters are not one answer
-    ("B", "neon", CHOICES, 0.0, "choice"),  # option text without its letter: not by rule
+    ("B", "neon", CHOICES, 1.0, "choice"),  # exactly the text of option B
+    ("B", "\\text{Argon}", CHOICES, 0.0, "choice"),  # the text of another option: final
+    ("B", "a noble gas", CHOICES, 0.0, "choice"),  # neither letter nor option: for the judge
     # numbers with units
     ("5\\text{ cm}", "5", "", 1.0, "quantity"),  # unit left out: the number decides
     ("5\\text{ cm}", "5\\text{ cm}", "", 1.0, "quantity"),
@@ -170,7 +172,7 @@ def judge_reply(body) -> str:
     return {
         "4.32\\times10^{5}\\text{ J}": "432 kJ is 432000 J.\nFinal Judgment: \\boxed{A}",
         "4.32\\text{ J}": "no, the factor 1000 is missing ... yes, the digits match",
-        "neon": "The candidate names option B's text.\nFinal Judgment: \\boxed{A}",
+        "the neon one": "The candidate means option B.\nFinal Judgment: \\boxed{A}",
         "ClNa": "Final Judgment: \\boxed{A}\nHmm, though ClNa is not a standard formula.",
     }.get(candidate, "Final Judgment: \\boxed{B}")
 
@@ -200,7 +202,9 @@ async def test_judge_decides_what_the_rules_cannot(judge_env, judge_server):
         ("\\boxed{432\\text{ kJ}}", "432\\text{ kJ}", "", 1.0, 0.0, False),
         ("\\boxed{4.32\\times10^{5}\\text{ J}}", "432\\text{ kJ}", "", 1.0, 1.0, True),
         ("\\boxed{4.32\\text{ J}}", "432\\text{ kJ}", "", 0.0, 0.0, True),  # "no ... yes"
-        ("\\boxed{neon}", "B", CHOICES, 1.0, 1.0, True),  # option text, no letter
+        ("\\boxed{neon}", "B", CHOICES, 1.0, 0.0, False),  # option B's text: by rule
+        ("\\boxed{the neon one}", "B", CHOICES, 1.0, 1.0, True),  # for the judge
+        ("\\boxed{argon}", "B", CHOICES, 0.0, 0.0, False),  # another option's text: final
         ("\\boxed{C}", "B", CHOICES, 0.0, 0.0, False),  # a wrong letter is final
         ("\\boxed{ClNa}", "NaCl", "", 0.0, 0.0, True),  # box, then second thoughts
         ("The energy is 432 kJ.", "432\\text{ kJ}", "", 0.0, 0.0, False),  # no box
