@@ -7,7 +7,7 @@
 4. `prime env install` it by name into a fresh virtualenv;
 5. `prime eval ... --push`: vf-eval against a model (OPENAI_BASE_URL if set, else the scripted
    stand-in server) and the summary attached to the version on the hub;
-6. `prime env info` shows it.
+6. `prime env info` shows it; then the same for the reference environment i3-math.
 
 Everything lives in a temporary folder (kept with --keep, or set DEMO_DIR).
 """
@@ -66,6 +66,7 @@ class Demo:
             PRIME_CONFIG_DIR=str(work / "prime-config"),
             PRIME_CACHE_DIR=str(work / "prime-cache"),
             UV_PYTHON_DOWNLOADS="never",
+            HF_HUB_OFFLINE=os.environ.get("HF_HUB_OFFLINE", "1"),  # bundled samples, no downloads
         )
         self.procs: list[subprocess.Popen] = []
         self.token = ""
@@ -144,6 +145,7 @@ def main() -> int:
         d.run(BIN / "prime", "env", "init", ENV_NAME, "--path", work)
         d.run(BIN / "prime", "env", "push", work / ENV_NAME)
 
+        pushed_reference: list[str] = []
         reference = sorted(p for p in (ROOT / "environments").glob("*/pyproject.toml"))
         if reference and not args.no_reference:
             step(f"the reference environments ({len(reference)} under environments/)")
@@ -155,7 +157,9 @@ def main() -> int:
                     src,
                     ignore=shutil.ignore_patterns("dist", "__pycache__", ".venv", "outputs"),
                 )
-                d.run(BIN / "prime", "env", "push", src, check=False)
+                out = d.run(BIN / "prime", "env", "push", src, check=False)
+                if "published" in out:
+                    pushed_reference.append(src.name)
         d.run(BIN / "prime", "env", "list")
 
         step("install it by name into a fresh virtualenv")
@@ -185,6 +189,16 @@ def main() -> int:
             "-r", str(args.rollouts), "--no-progress",
         )  # fmt: skip
         d.run(BIN / "prime", "env", "info", f"{USER}/{ENV_NAME}")
+
+        if pushed_reference and "i3-math" in pushed_reference:
+            step("a reference environment too: demo/i3-math, installed by name and evaluated")
+            if model == "scripted-model":
+                print("(the scripted stand-in only does arithmetic: expect reward 0 on these)")
+            d.run(BIN / "prime", "env", "install", f"{USER}/i3-math", "--python", venv)
+            d.run(
+                BIN / "prime", "eval", f"{USER}/i3-math", "--push", "--python", venv,
+                "-m", model, "-b", base_url, "-n", "10", "-r", "1", "--no-progress",
+            )  # fmt: skip
         print(
             f"\ndemo: done in {time.monotonic() - started:.0f}s (hub at {d.env['PRIME_HUB_URL']})"
         )
