@@ -47,8 +47,13 @@ def test_pip_install_into_fresh_venv(prime_as, published, make_venv):
     r = prime_as(None)("env", "install", f"{REF}@0.1.0", "--python", python, "--with", "pip").ok()
     assert f"installed {REF} 0.1.0" in r.out and "with pip" in r.out
     assert installed_version(python, ENV) == "0.1.0"
-    found = run_py(python, "import e2e_arith; print(callable(e2e_arith.load_environment))")
-    assert found.stdout.strip() == "True", found.stderr
+    loaded = run_py(
+        python,
+        "import verifiers as vf\n"
+        "env = vf.load_environment('e2e-arith', num_examples=2)\n"
+        "print(type(env).__name__, len(env.get_dataset()))",
+    )
+    assert loaded.stdout.strip() == "SingleTurnEnv 2", loaded.stderr
 
 
 def test_eval_installs_on_first_use_pushes_and_reads_back(

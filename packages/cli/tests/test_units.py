@@ -241,3 +241,30 @@ def test_config_commands(capsys):
     assert main(["config", "unset", "owner"]) == 0
     assert config.read_file() == {"token": "phub_abcdefghijklmnopqrstuvwxyz"}
     assert main(["config", "set", "colour", "red"]) == 1
+
+
+def test_download_refuses_bytes_that_do_not_match_the_hub_hash(tmp_path):
+    import hashlib
+
+    import httpx
+
+    from prime_cli.client import HubClient
+
+    good = b"the real wheel"
+    served = {"body": b"a tampered wheel"}
+    c = HubClient("http://hub.test")
+    c._http = httpx.Client(
+        base_url="http://hub.test",
+        transport=httpx.MockTransport(lambda req: httpx.Response(200, content=served["body"])),
+    )
+    art = installer.Artifact(
+        EnvRef("a", "e"), "1.0", "e-1.0.tar.gz", hashlib.sha256(good).hexdigest(),
+        "http://hub.test/files/a/e/e-1.0.tar.gz",
+    )  # fmt: skip
+    with pytest.raises(InstallError, match="does not match the hub's"):
+        installer.fetch(c, art)
+    served["body"] = good
+    cached = installer.fetch(c, art)
+    assert cached.read_bytes() == good
+    cached.write_bytes(b"altered in the cache")  # a damaged cache entry is fetched again
+    assert installer.fetch(c, art).read_bytes() == good

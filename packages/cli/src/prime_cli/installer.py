@@ -14,6 +14,7 @@ Rules (see the README):
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -136,11 +137,21 @@ def pick_file(ref: EnvRef, version: dict[str, Any]) -> Artifact:
 def fetch(client: HubClient, art: Artifact, progress: Progress | None = None) -> Path:
     """The verified file in the cache (keyed by its SHA-256, so a cached file is never stale)."""
     dest = cache_dir() / "files" / art.sha256[:2] / art.sha256 / art.filename
+    if dest.exists() and _sha256(dest) != art.sha256.lower():
+        dest.unlink()  # damaged or altered since it was cached: fetch it again
     if not dest.exists():
         client.download(art.url, dest, art.sha256, progress)
     art.path = dest
     art.requires = wheel_requirements(dest) if dest.suffix == ".whl" else []
     return dest
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1024 * 1024):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def wheel_requirements(wheel: Path) -> list[Requirement]:
