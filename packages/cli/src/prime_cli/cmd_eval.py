@@ -1,0 +1,104 @@
+"""`prime eval`: run vf-eval, and with --push attach the summary to the hub."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .app import PythonOpt, app, client, settings
+from .errors import PrimeError, UsageError
+from .output import fmt_float, note, say
+from .refs import EnvRef, parse_ref
+
+
+@app.command(
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def eval(
+    ctx: typer.Context,
+    env: Annotated[
+        str | None, typer.Argument(help="Environment id (owner/name[@version] for --push).")
+    ] = None,
+    push: Annotated[bool, typer.Option("--push", help="Attach the run's summary on the hub.")] = (
+        False
+    ),
+    results: Annotated[
+        Path | None,
+        typer.Option("--results", help="Push this finished run directory instead of running."),
+    ] = None,
+    hub_env: Annotated[
+        str | None, typer.Option("--env", help="owner/name[@version] the results belong to.")
+    ] = None,
+    python: PythonOpt = None,
+) -> None:
+    """Run vf-eval (options after ENV go to it); with --push, attach the summary on the hub."""
+    from . import evalrun
+
+    if results is None:
+        if env is None:
+            raise UsageError("give an environment to evaluate (or --results DIR with --push)")
+        run_dir = _run_vf_eval(env, list(ctx.args), python)
+        if not push:
+            return
+    else:
+        if not push:
+            raise UsageError("--results only makes sense with --push")
+        run_dir = results
+    meta = evalrun.read_run(run_dir)
+    ref_text = hub_env or env or str(meta.get("env_id") or "")
+    s = settings()
+    r = parse_ref(ref_text, default_owner=s.owner)
+    record = evalrun.eval_record(meta, run_dir)
+    with client(need_token=True) as c:
+        version = r.version or _installed_version(r, python)
+        if version is None:
+            version = c.resolve_version(r)["version"]
+            note(f"{r.slug} is not installed here; attaching to the latest version {version}")
+        stored = c.post_eval(r, version, record)
+    say(
+        f"pushed eval {stored.get('id')} for {r.slug} {version}: model {record['model']}, "
+        f"reward {fmt_float(record['reward_mean'])} over {record['num_rollouts']} rollouts"
+    )
+
+
+def _installed_version(r: EnvRef, python: str | None) -> str | None:
+    from . import installer
+
+    try:
+        target = installer.find_target(python)
+    except installer.InstallError:
+        return None
+    return installer.probe(target, [installer.dist_name(r)])["dists"].get(installer.dist_name(r))
+
+
+def _run_vf_eval(env: str, args: list[str], python: str | None) -> Path:
+    import shutil
+    import subprocess
+
+    from . import evalrun, installer
+
+    try:
+        cmd = [str(installer.find_target(python).python), "-m", "verifiers.cli.eval"]
+    except installer.InstallError:
+        found = shutil.which("vf-eval")
+        if found is None:
+            raise PrimeError(
+                "vf-eval not found: activate the environment that has verifiers, or pass --python"
+            ) from None
+        cmd = [found]
+    output_dir = Path("outputs")
+    for i, a in enumerate(args):
+        if a in ("-o", "--output-dir") and i + 1 < len(args):
+            output_dir = Path(args[i + 1])
+        elif a.startswith("--output-dir="):
+            output_dir = Path(a.split("=", 1)[1])
+    started = evalrun.now()
+    rc = subprocess.run([*cmd, env, *args]).returncode
+    if rc != 0:
+        raise PrimeError(f"vf-eval exited with status {rc}; nothing pushed")
+    run_dir = evalrun.latest_run(output_dir, started)
+    if run_dir is None:
+        raise PrimeError(f"vf-eval wrote no run under {output_dir}/evals (was --no-save given?)")
+    return run_dir
