@@ -48,10 +48,12 @@ def eval(
         run_dir = results
     meta = evalrun.read_run(run_dir)
     ref_text = hub_env or env or str(meta.get("env_id") or "")
-    s = settings()
-    r = parse_ref(ref_text, default_owner=s.owner)
     record = evalrun.eval_record(meta, run_dir)
     with client(need_token=True) as c:
+        owner = None
+        if "/" not in ref_text.partition("@")[0]:  # a local name: your own environment
+            owner = settings().owner or str(c.whoami()["username"])
+        r = parse_ref(ref_text, default_owner=owner)
         version = r.version or _installed_version(r, python)
         if version is None:
             version = c.resolve_version(r)["version"]
