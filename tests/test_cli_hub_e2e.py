@@ -84,8 +84,8 @@ def test_eval_installs_on_first_use_pushes_and_reads_back(
     assert record["pass_at_k"]["1"] == 1.0 and record["submitted_by"] == "alice"
     assert record["num_errors"] == 0 and record["rollouts_per_example"] == 2
     assert "scripted" in anon("env", "info", REF).ok().out  # the table shows it too
-    # pushing the same run directory again is possible without re-running it
-    again = alice("eval", "--push", "--results", run_dir, "--env", f"{REF}@0.1.0").ok()
+    # an existing run directory can be pushed without re-running it; a plain name is your own
+    again = alice("eval", "--push", "--results", run_dir, "--env", f"{ENV}@0.1.0").ok()
     assert f"for {REF} 0.1.0" in again.out
 
 
