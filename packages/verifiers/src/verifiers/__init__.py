@@ -45,6 +45,7 @@ from verifiers.errors import (
     ToolCallError,
     ToolError,
     ToolParseError,
+    TrainingDataError,
     TunnelError,
 )
 from verifiers.loading import ensure_keys, load_environment
@@ -60,6 +61,7 @@ from verifiers.rubrics import (
 from verifiers.sandbox import SandboxCreationError, SandboxDeadError
 from verifiers.state import State
 from verifiers.tools import Tool, build_tool
+from verifiers.training import DifficultyFilter, RolloutGroup, RolloutStream, TrainingSample
 from verifiers.types import (
     AssistantMessage,
     DatasetBuilder,
@@ -94,6 +96,7 @@ __all__ = [
     "CodeEnv",
     "ConfigError",
     "DatasetBuilder",
+    "DifficultyFilter",
     "EmptyModelResponseError",
     "EndpointConfig",
     "EnvGroup",
@@ -126,8 +129,10 @@ __all__ = [
     "PythonEnv",
     "RewardError",
     "RewardFunc",
+    "RolloutGroup",
     "RolloutInput",
     "RolloutOutput",
+    "RolloutStream",
     "Rubric",
     "RubricGroup",
     "SamplingArgs",
@@ -146,6 +151,8 @@ __all__ = [
     "ToolError",
     "ToolMessage",
     "ToolParseError",
+    "TrainingDataError",
+    "TrainingSample",
     "TrajectoryStep",
     "TrajectoryStepTokens",
     "TunnelError",
