@@ -82,7 +82,15 @@ def build_samples(
     """Samples of one rollout (an output record or a `State`), without reward or advantage.
 
     `step_versions`, parallel to the trajectory, tags each sample with its oldest version."""
-    trajectory = rollout.get("trajectory") or ()
+    trajectory = rollout.get("trajectory")
+    if trajectory is None:
+        if any(m.get("role") == "assistant" for m in rollout.get("completion") or ()):
+            raise TrainingDataError(
+                "the rollout has model turns but no trajectory with token ids: ask the server "
+                "for them with sampling args {'logprobs': True, 'extra_body': "
+                "{'return_token_ids': True}} (vf.training.TOKEN_SAMPLING_ARGS)"
+            )
+        trajectory = ()
     example_id = int(rollout.get("example_id") or 0)
     rollout_index = int(
         rollout.get("rollout_index", (rollout.get("input") or {}).get("rollout_index", 0)) or 0

@@ -130,7 +130,7 @@ class RolloutStream:
         self.normalize_std = normalize_std
         self.filter_zero_variance = filter_zero_variance
         self.max_retries = max_retries
-        self.state_columns = state_columns
+        self.state_columns = ["trajectory", *(c for c in state_columns or () if c != "trajectory")]
         self.difficulty = examples if isinstance(examples, DifficultyFilter) else None
         self._source: Iterator[Mapping[str, Any]] = iter(examples)
         self._client, self._owned = resolve_client(client)
