@@ -152,11 +152,8 @@ async def train(args: argparse.Namespace, base_urls: list[str]) -> dict[str, Any
             batch = []
             if step == args.steps:
                 break
-    checkpoint = {"step": step, "difficulty": pools.state_dict(), "stream": stream.stats}
-    Path(args.checkpoint).write_text(json.dumps(checkpoint))
     print(f"stream: {json.dumps(stream.stats)}")
-    print(f"checkpoint written to {args.checkpoint}")
-    return checkpoint
+    return {"step": step, "difficulty": pools.state_dict(), "stream": stream.stats}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -180,7 +177,9 @@ def main(argv: list[str] | None = None) -> None:
             stack.enter_context(ScriptedServer(StandInPolicy(args.seed + i))).base_url
             for i in range(2)
         ]
-        asyncio.run(train(args, urls))
+        checkpoint = asyncio.run(train(args, urls))
+    Path(args.checkpoint).write_text(json.dumps(checkpoint))
+    print(f"checkpoint written to {args.checkpoint}")
 
 
 if __name__ == "__main__":
