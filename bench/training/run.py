@@ -16,7 +16,9 @@ pooled client. Both paths ask the server for token ids and logprobs. Per repetit
 
 Reported: wall time, rollouts/s, CPU ms per rollout (`time.process_time`, this process), the
 medians over repetitions (the order of the three rotates from one repetition to the next), and the stream's ratio and extra CPU per rollout against both plain
-variants. Variants: `tool` (ToolEnv, 2 model turns and 1 tool call per rollout) and `single`.
+variants; and, separately, the CPU cost of `build_group` alone per rollout (best of 5 passes
+over one run's outputs), the stream's own per-rollout work without the noise of the rollouts
+around it. Variants: `tool` (ToolEnv, 2 model turns and 1 tool call per rollout) and `single`.
 Results: stdout and bench/training/results.json (results-quick.json with --quick).
 """
 
@@ -124,6 +126,18 @@ async def measure(kind: str, env, client, rows, k, c, turns) -> dict[str, float]
 KINDS = ("generate", "generate+build", "stream")
 
 
+def build_cost_us(outputs: list[dict[str, Any]], k: int, reps: int = 5) -> float:
+    """CPU microseconds per rollout of `build_group` alone (samples, masks, advantages): the
+    stream's own per-rollout work, without the noise of the rollouts around it; best of `reps`."""
+    best = float("inf")
+    for _ in range(reps):
+        cpu0 = time.process_time()
+        for i in range(0, len(outputs), k):
+            build_group(outputs[i : i + k])
+        best = min(best, time.process_time() - cpu0)
+    return 1e6 * best / len(outputs)
+
+
 async def bench_variant(variant: str, base_url: str, args: argparse.Namespace) -> dict[str, Any]:
     k, c = args.k, args.c
     env = make_env(variant, args.n // k)
@@ -137,6 +151,8 @@ async def bench_variant(variant: str, base_url: str, args: argparse.Namespace) -
         for rep in range(args.reps):
             for kind in KINDS[rep % 3 :] + KINDS[: rep % 3]:  # rotated: no fixed position
                 runs[kind].append(await measure(kind, env, client, rows, k, c, turns))
+        outputs = await run_generate(env, client, rows, k, c, build=False)
+        build_us = build_cost_us(outputs, k)
     finally:
         await client.aclose()
         await env.teardown()
@@ -152,6 +168,7 @@ async def bench_variant(variant: str, base_url: str, args: argparse.Namespace) -
         "stream_extra_cpu_ms_vs_generate": stream_cpu - med["generate"]["cpu_ms_per_rollout"],
         "stream_extra_cpu_ms_vs_generate_build": stream_cpu
         - med["generate+build"]["cpu_ms_per_rollout"],
+        "build_group_cpu_us_per_rollout": build_us,
         "stream_throughput_ratio_vs_generate": med["stream"]["rollouts_per_s"]
         / med["generate"]["rollouts_per_s"],
     }

@@ -10,7 +10,8 @@ import pytest
 from datasets import Dataset
 
 import verifiers as vf
-from verifiers.testing import ArithmeticResponder, ScriptedServer
+from verifiers.client import OpenAIClient
+from verifiers.testing import ArithmeticResponder, Fault, ScriptedServer, ScriptResponder
 from verifiers.testing.responders import last_text
 
 
@@ -295,3 +296,29 @@ async def test_difficulty_filter_in_the_stream_skips_and_counts_zero_variance_gr
     assert stream.stats["zero_variance_groups"] == pools.counters["zero_variance_groups"] == 2
     assert pools.counters["filtered_easy"] == pools.counters["filtered_hard"] == 1
     assert pools.stats[2].pass_rate == 0.5
+
+
+async def test_infra_failures_reach_the_trainer_masked_and_group_scoring_runs():
+    calls: list[int] = []
+
+    def group_bonus(completions, answers) -> list[float]:  # a group reward function
+        calls.append(len(completions))
+        return [0.0] * len(completions)
+
+    env = single_env(1)
+    env.rubric.add_reward_func(group_bonus)
+    responder = ScriptResponder([(lambda body: True, "The answer is \\boxed{1}.")])
+    fault = Fault(status=503, times=1)  # the first request fails; the client does not retry
+    async with ScriptedServer(responder, faults=[fault]) as srv:
+        client = OpenAIClient(srv.base_url, max_retries=0)
+        stream = vf.RolloutStream(
+            env, client, "m", env.get_dataset(), rollouts_per_example=3, filter_zero_variance=False
+        )
+        (group,) = [g async for g in stream]
+        await client.aclose()
+    assert calls == [3]  # scored as one group, by the environment's own rubric
+    assert sum(group.masked) == 1 and stream.stats["masked_rollouts"] == 1
+    failed = group.masked.index(True)
+    assert group.rollouts[failed]["error"]["infra"] is True
+    assert group.advantages == [0.0, 0.0, 0.0] and group.rewards[failed] == 0.0
+    assert len(group.samples) == 2  # the failed rollout never got a reply: no tokens to train on
