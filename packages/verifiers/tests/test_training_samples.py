@@ -96,7 +96,9 @@ class FollowUpEnv(vf.MultiTurnEnv):
     """One user follow-up after the first answer."""
 
     async def env_response(self, messages, state, **kwargs):
-        return [{"role": "user", "content": "Are you sure?"}]
+        return [
+            {"role": "user", "content": "Are you sure? Check every step of it once more, please."}
+        ]
 
 
 @pytest.mark.parametrize("drop_past_reasoning", [False, True])
@@ -104,7 +106,7 @@ async def test_non_extending_turn_starts_a_new_sample(drop_past_reasoning):
     ds = Dataset.from_list([{"question": "What is 2 + 2?", "answer": "4"}])
     env = FollowUpEnv(dataset=ds, max_turns=2, rubric=vf.Rubric(funcs=[boxed_correct]))
     responder = ScriptResponder(
-        [(lambda body: True, Reply(reasoning_content="thinking hard", content="\\boxed{4}"))]
+        [(lambda body: True, Reply(reasoning_content="hm", content="\\boxed{4}"))]
     )
     async with ScriptedServer(responder, drop_past_reasoning=drop_past_reasoning) as srv:
         res = await env.generate(
@@ -120,6 +122,10 @@ async def test_non_extending_turn_starts_a_new_sample(drop_past_reasoning):
         assert sample.input_ids == full and sample.turns == [0, 1]
         return
     # thinking stripped from history: the second prompt does not extend the first sequence
+    # (though it is longer than it, so only a token-by-token comparison can tell)
+    first = turns[0]["prompt_token_ids"] + turns[0]["choices"][0]["token_ids"]
+    assert len(turns[1]["prompt_token_ids"]) > len(first)
+    assert turns[1]["prompt_token_ids"][: len(first)] != first
     assert len(samples) == 2
     for sample, turn in zip(samples, turns, strict=True):
         assert sample.prompt_ids == turn["prompt_token_ids"]
