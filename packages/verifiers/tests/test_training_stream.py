@@ -11,7 +11,7 @@ from datasets import Dataset
 
 import verifiers as vf
 from verifiers.client import OpenAIClient
-from verifiers.testing import ArithmeticResponder, Fault, ScriptedServer, ScriptResponder
+from verifiers.testing import ArithmeticResponder, Fault, Reply, ScriptedServer, ScriptResponder
 from verifiers.testing.responders import last_text
 
 
@@ -322,3 +322,21 @@ async def test_infra_failures_reach_the_trainer_masked_and_group_scoring_runs():
     assert group.rollouts[failed]["error"]["infra"] is True
     assert group.advantages == [0.0, 0.0, 0.0] and group.rewards[failed] == 0.0
     assert len(group.samples) == 2  # the failed rollout never got a reply: no tokens to train on
+
+
+async def test_a_server_without_token_ids_is_an_error_for_the_consumer():
+    plain = {
+        "id": "chatcmpl-1",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "4"}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 1},
+    }
+    env = single_env(1)
+    async with ScriptedServer(ScriptResponder([(lambda body: True, Reply(raw=plain))])) as srv:
+        stream = vf.RolloutStream(env, srv.base_url, "m", env.get_dataset(), rollouts_per_example=2)
+        with pytest.raises(vf.TrainingDataError, match="return_token_ids"):
+            await anext(stream)
+        with pytest.raises(StopAsyncIteration):
+            await anext(stream)
+    assert stream.stats["failed_groups"] == 1 and stream.stats["yielded_groups"] == 0

@@ -10,7 +10,8 @@ but not yet taken) and their examples are run again.
 
 Nothing is lost or duplicated: every example taken from the source ends up exactly once as a
 yielded group, a filtered group (zero reward variance, or every rollout masked), a re-run after
-going stale, or (after `aclose()`) in `cancelled`. Cancelling a consumer waiting in
+going stale, an error raised to the consumer (samples that cannot be built), or (after
+`aclose()`) in `cancelled`. Cancelling a consumer waiting in
 `__anext__` leaves running groups and finished ones untouched.
 """
 
@@ -159,6 +160,7 @@ class RolloutStream:
             "stale_cancelled_groups": 0,
             "stale_dropped_groups": 0,
             "cancelled_groups": 0,
+            "failed_groups": 0,  # raised to the consumer (e.g. a TrainingDataError)
         }
 
     # -- the trainer's side ----------------------------------------------------------------
@@ -190,11 +192,12 @@ class RolloutStream:
             while self._ready:
                 item, row = self._ready.popleft()
                 if isinstance(item, BaseException):
+                    self.stats["failed_groups"] += 1
                     self._top_up()
                     raise item
                 if self._too_old(item.oldest_version):
                     self.stats["stale_dropped_groups"] += 1
-                    self._requeued.append(row)
+                    (self.cancelled if self._closed else self._requeued).append(row)
                     continue
                 self.stats["yielded_groups"] += 1
                 self.stats["yielded_rollouts"] += len(item.rollouts)
