@@ -16,6 +16,7 @@ from verifiers.client import (
     OpenAIChatCompletionsClient,
     OpenAIClient,
 )
+from verifiers.data_sources import load_dataset_source
 from verifiers.decorators import advantage, cleanup, metric, reward, setup, stop, teardown, update
 from verifiers.envs import (
     CodeEnv,
@@ -165,6 +166,7 @@ __all__ = [
     "ensure_keys",
     "extract_boxed_answer",
     "extract_hash_answer",
+    "load_dataset_source",
     "load_environment",
     "metric",
     "reward",

@@ -6,6 +6,7 @@
 CLI: ``python -m verifiers.testing serve --port 0`` prints ``READY <base_url>``.
 """
 
+from verifiers.testing.evalrun import run_vf_eval
 from verifiers.testing.responders import (
     ArithmeticResponder,
     Reply,
@@ -28,4 +29,5 @@ __all__ = [
     "encode",
     "encode_chat",
     "encode_completion",
+    "run_vf_eval",
 ]
