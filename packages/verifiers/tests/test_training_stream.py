@@ -340,3 +340,19 @@ async def test_a_server_without_token_ids_is_an_error_for_the_consumer():
         with pytest.raises(StopAsyncIteration):
             await anext(stream)
     assert stream.stats["failed_groups"] == 1 and stream.stats["yielded_groups"] == 0
+
+
+async def test_a_slow_consumer_holds_generation_back():
+    env = single_env(6)
+    async with ScriptedServer() as srv:
+        stream = vf.RolloutStream(
+            env, srv.base_url, "m", env.get_dataset(), rollouts_per_example=1,
+            max_in_flight=2, max_buffered=2, filter_zero_variance=False,
+        )  # fmt: skip
+        first = await anext(stream)
+        await wait_until(lambda: stream.in_flight == 0)  # running groups finish into the buffer
+        # the next group started while one finished group waited, none once two waited; what
+        # was running then still finished into the buffer
+        assert stream.stats["launched_groups"] == 4 and stream.buffered == 3
+        rest = [first] + [g async for g in stream]
+    assert sorted(g.example_id for g in rest) == [0, 1, 2, 3, 4, 5]

@@ -87,8 +87,8 @@ class RolloutStream:
     `examples`: dataset rows (any iterable; finite ones end the stream once drained) or a
     `DifficultyFilter`, which then also learns from every finished group. `client`: anything
     `generate` accepts; with several endpoints each group goes to the next one in turn.
-    `max_in_flight` groups run at once and at most `max_buffered` finished groups wait for the
-    consumer (default `max_in_flight`). Call `set_policy_version(v)` after each optimizer step
+    Up to `max_in_flight` groups run at once; no new group starts while `max_buffered`
+    (default `max_in_flight`) finished groups wait for the consumer. Call `set_policy_version(v)` after each optimizer step
     (once the inference servers serve the new weights); `max_off_policy_steps=None` disables
     the bound. Groups whose rewards have zero variance carry no signal and are skipped (and
     counted in `stats`) unless `filter_zero_variance=False`.
@@ -259,7 +259,7 @@ class RolloutStream:
         while (
             not self._closed
             and len(self._in_flight) < self.max_in_flight
-            and len(self._in_flight) + len(self._ready) < self.max_in_flight + self.max_buffered
+            and len(self._ready) < self.max_buffered
         ):
             row = self._next_row()
             if row is None:
