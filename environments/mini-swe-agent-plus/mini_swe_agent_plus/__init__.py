@@ -13,9 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import verifiers as vf
-from verifiers.errors import ConfigError
-from verifiers.sandbox.base import Provider
-
 from mini_swe_agent_plus.env import (
     DEFAULT_BLOCKED,
     REPO_DIR,
@@ -24,6 +21,8 @@ from mini_swe_agent_plus.env import (
 )
 from mini_swe_agent_plus.grading import decide, grading_tree, is_protected, parse_pytest_summary
 from mini_swe_agent_plus.tasks import SWETask, load_tasks, task_from_row
+from verifiers.errors import ConfigError
+from verifiers.sandbox.base import Provider
 
 __all__ = [
     "REPO_DIR",

@@ -15,10 +15,6 @@ from typing import Any
 from datasets import Dataset
 
 import verifiers as vf
-from verifiers.errors import ConfigError, SandboxError
-from verifiers.state import State
-from verifiers.types import Messages
-
 from mini_swe_agent_plus.grading import (
     decide,
     grading_tree,
@@ -26,6 +22,9 @@ from mini_swe_agent_plus.grading import (
     truncate_middle,
 )
 from mini_swe_agent_plus.tasks import SWETask
+from verifiers.errors import ConfigError, SandboxError
+from verifiers.state import State
+from verifiers.types import Messages
 
 REPO_DIR = "/workspace/repo"
 SENTINEL = "MINI_SWE_AGENT_FINAL_OUTPUT"
@@ -119,7 +118,9 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
         **kwargs: Any,
     ) -> None:
         if not isinstance(max_turns, int) or not 1 <= max_turns <= MAX_TURNS_LIMIT:
-            raise ConfigError(f"max_turns must be between 1 and {MAX_TURNS_LIMIT}, got {max_turns!r}")
+            raise ConfigError(
+                f"max_turns must be between 1 and {MAX_TURNS_LIMIT}, got {max_turns!r}"
+            )
         if command_timeout <= 0 or test_timeout <= 0:
             raise ConfigError("command_timeout and test_timeout must be positive")
         self.tasks = {t.instance_id: t for t in tasks}
@@ -179,7 +180,9 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
     # -- prompts ----------------------------------------------------------------------------
     def user_prompt(self, task: SWETask) -> str:
         if self.blocked_commands:
-            blocked_rule = "These programs are not available: " + ", ".join(self.blocked_commands) + "."
+            blocked_rule = (
+                "These programs are not available: " + ", ".join(self.blocked_commands) + "."
+            )
         else:
             blocked_rule = "Any non-interactive program may be used."
         return USER_PROMPT.format(
@@ -233,7 +236,12 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
         await super().release_sandbox(state)
 
     def update_tool_args(
-        self, tool_name: str, tool_args: dict[str, Any], messages: Messages, state: State, **kwargs: Any
+        self,
+        tool_name: str,
+        tool_args: dict[str, Any],
+        messages: Messages,
+        state: State,
+        **kwargs: Any,
     ) -> dict[str, Any]:
         return {**tool_args, "state": state}
 
@@ -289,7 +297,9 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
             f"<output_tail>\n{output[-half:]}{note}\n</output_tail>"
         )
 
-    async def edit_via_str_replace(self, path: str, old_str: str, new_str: str, state: State) -> str:
+    async def edit_via_str_replace(
+        self, path: str, old_str: str, new_str: str, state: State
+    ) -> str:
         """Replace the one occurrence of `old_str` in a file with `new_str`.
 
         The edit is refused when `old_str` does not occur exactly once; include enough
@@ -358,7 +368,11 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
             return [{"role": "user", "content": text}]
         # every call must be answered for the conversation to stay valid; none is executed
         return [
-            {"role": "tool", "tool_call_id": c.get("id", ""), "content": f"Error: not executed. {text}"}
+            {
+                "role": "tool",
+                "tool_call_id": c.get("id", ""),
+                "content": f"Error: not executed. {text}",
+            }
             for c in calls
         ]
 
@@ -408,15 +422,26 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
             "-rA", "-p", "no:cacheprovider", "--color=no", "--rootdir", grade_dir,
             *task.test_files,
         ]  # fmt: skip
-        env = {"CI": "1", "PYTEST_ADDOPTS": "", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "COLUMNS": "200"}
+        env = {
+            "CI": "1",
+            "PYTEST_ADDOPTS": "",
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+            "COLUMNS": "200",
+        }
         t0 = time.perf_counter()
-        r = await box.exec(shlex.join(argv) + " 2>&1", timeout=self.test_timeout, cwd=grade_dir, env=env)
+        r = await box.exec(
+            shlex.join(argv) + " 2>&1", timeout=self.test_timeout, cwd=grade_dir, env=env
+        )
         log = r.stdout + r.stderr
         if "No module named pytest" in log:
             raise SandboxError("pytest is not installed in the sandbox runtime")
         results = {} if r.timed_out else parse_pytest_summary(log)
         verdict = decide(task, results)
-        reason = f"the hidden tests timed out after {self.test_timeout:g} s" if r.timed_out else verdict.reason
+        reason = (
+            f"the hidden tests timed out after {self.test_timeout:g} s"
+            if r.timed_out
+            else verdict.reason
+        )
         state["grading"] = {
             "solved": verdict.solved and not r.timed_out,
             "reason": reason,

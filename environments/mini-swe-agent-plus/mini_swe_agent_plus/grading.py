@@ -156,7 +156,9 @@ def decide(task: SWETask, results: Mapping[str, str]) -> Verdict:
     statuses = {name: lookup(name) for name in task.graded_tests}
     failing = [n for n, s in statuses.items() if s not in PASSING]
     if failing:
-        return Verdict(False, statuses, f"{len(failing)} graded test(s) not passing, e.g. {failing[0]!r}")
+        return Verdict(
+            False, statuses, f"{len(failing)} graded test(s) not passing, e.g. {failing[0]!r}"
+        )
     return Verdict(True, statuses, "all FAIL_TO_PASS and PASS_TO_PASS tests pass")
 
 

@@ -29,7 +29,9 @@ from typing import Any
 
 from verifiers.errors import ConfigError
 
-SKIP_DIRS = frozenset({".git", "__pycache__", ".venv", "venv", ".tox", ".pytest_cache", ".mypy_cache"})
+SKIP_DIRS = frozenset(
+    {".git", "__pycache__", ".venv", "venv", ".tox", ".pytest_cache", ".mypy_cache"}
+)
 MAX_REPO_BYTES = 64 * 1024 * 1024
 
 
