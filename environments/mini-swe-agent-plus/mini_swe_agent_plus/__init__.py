@@ -85,13 +85,16 @@ def load_environment(
             include pytest).
         provider: a `verifiers.sandbox` provider (default: bwrap, else the process tier).
     """
-    rows = vf.load_dataset_source(
-        dataset_name,
-        source=source,
-        sample=SAMPLE,
-        split=split,
-        required_columns=["instance_id", "problem_statement"],
-    )
+    if isinstance(source, (list, tuple)):
+        rows = source  # row dicts as given (an Arrow table would unify their keys)
+    else:
+        rows = vf.load_dataset_source(
+            dataset_name,
+            source=source,
+            sample=SAMPLE,
+            split=split,
+            required_columns=["instance_id", "problem_statement"],
+        )
     tasks = load_tasks(rows)
     if instance_ids is not None:
         by_id = {t.instance_id: t for t in tasks}

@@ -305,8 +305,21 @@ CHEAT_CONFTEST = (
 FAKE_PYTEST = "print('PASSED tests/test_clamp_bounds.py::test_clamp_upper_is_inclusive')\n"
 
 
+TEST_PATCH = """\
+--- a/tests/test_basics.py
++++ b/tests/test_basics.py
+@@ -8,2 +8,6 @@
+ def test_lerp_midpoint():
+     assert lerp(2, 4, 0.5) == 3
++
++
++def test_clamp_at_high():
++    assert clamp(10, 0, 10) == 10
+"""
+
+
 def scenarios():
-    """name -> (base task, the agent's replies by turn)."""
+    """name -> (base task, the agent's replies by turn[, row overrides])."""
     out = {}
     for iid, row in BY_ID.items():
         out[f"gold:{iid}"] = (iid, [bash("ls -R && cat README.md"), *edits(row), SUBMIT])
@@ -376,6 +389,29 @@ def scenarios():
             SUBMIT,
         ],
     )
+    # SWE-bench form: the hidden test arrives as a test_patch against a visible test file
+    swebench = {
+        "hidden_tests": None,
+        "test_patch": TEST_PATCH,
+        "FAIL_TO_PASS": ["tests/test_basics.py::test_clamp_at_high"],
+        "PASS_TO_PASS": ["tests/test_basics.py::test_clamp_inside"],
+    }
+    out["test-patch:gold"] = (num, [*edits(BY_ID[num]), SUBMIT], swebench)
+    out["test-patch:noedit"] = (num, [SUBMIT], swebench)
+    # R2E-Gym form: exact expected statuses, names without the file
+    r2e = {
+        "FAIL_TO_PASS": None,
+        "PASS_TO_PASS": None,
+        "expected_output_json": json.dumps(
+            {
+                "test_remove_all_drops_item": "PASSED",
+                "test_remove_partial_keeps_item": "PASSED",
+                "test_remove_too_many_raises": "PASSED",
+            }
+        ),
+    }
+    out["r2e:gold"] = (stock, [*edits(BY_ID[stock]), SUBMIT], r2e)
+    out["r2e:noedit"] = (stock, [SUBMIT], r2e)
     out["hang-then-fix"] = (spans, [bash("sleep 60"), *edits(BY_ID[spans]), SUBMIT])
     out["hang-twice"] = (
         tally,
@@ -390,8 +426,9 @@ SCENARIOS = scenarios()
 def scenario_rows(names):
     rows = []
     for name in names:
-        iid, _ = SCENARIOS[name]
+        iid = SCENARIOS[name][0]
         row = dict(BY_ID[iid])
+        row.update(SCENARIOS[name][2] if len(SCENARIOS[name]) > 2 else {})
         row["instance_id"] = f"{iid}@{name}"
         row["problem_statement"] = f"SCENARIO<{name}>\n" + row["problem_statement"]
         rows.append(row)
@@ -450,7 +487,7 @@ def tool_texts(rec):
 
 
 def test_max_turns_for_the_scenarios_is_small():
-    assert all(len(replies) <= 12 for _, replies in SCENARIOS.values())
+    assert all(len(v[1]) <= 12 for v in SCENARIOS.values())
 
 
 @pytest.mark.parametrize("iid", sorted(BY_ID))
@@ -548,6 +585,20 @@ def test_tool_errors_are_messages_not_crashes(runs):
     assert texts[6].startswith("<returncode>3</returncode>")
     assert "<returncode>0</returncode>" in texts[7]  # the sentinel not alone: no submission
     assert rec["reward"] == 1.0 and rec["error"] is None
+
+
+@pytest.mark.parametrize("form", ["test-patch", "r2e"])
+def test_swebench_test_patch_and_r2e_expected_output_rows(runs, form):
+    gold, noedit = runs[0][f"{form}:gold"], runs[0][f"{form}:noedit"]
+    assert gold["error"] is None and noedit["error"] is None
+    assert (gold["reward"], noedit["reward"]) == (1.0, 0.0)
+    if form == "test-patch":
+        assert noedit["grading"]["statuses"] == {
+            "tests/test_basics.py::test_clamp_at_high": "FAILED",
+            "tests/test_basics.py::test_clamp_inside": "PASSED",
+        }
+    else:
+        assert noedit["grading"]["statuses"]["test_remove_all_drops_item"] == "FAILED"
 
 
 def test_hanging_command_is_cut_and_the_rollout_goes_on(runs):
