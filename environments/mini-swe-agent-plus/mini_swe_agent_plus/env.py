@@ -354,14 +354,22 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
         return False
 
     async def env_response(self, messages: Messages, state: State, **kwargs: Any) -> Messages:
+        reply = await self._respond(messages, state, **kwargs)
+        state["answered_turns"] = len(state["trajectory"])
+        if (
+            state.get("submitted")
+            or self._too_many_timeouts(state)
+            or 0 < self.max_turns <= len(state["trajectory"])
+        ):
+            # the rollout ends with this response: no further model call
+            state["final_env_response"] = reply
+            return []
+        return reply
+
+    async def _respond(self, messages: Messages, state: State, **kwargs: Any) -> Messages:
         calls = messages[-1].get("tool_calls") or []
         if len(calls) == 1:
-            reply = await super().env_response(messages, state, **kwargs)
-            if state.get("submitted") or self._too_many_timeouts(state):
-                # the rollout ends here: no further model call
-                state["final_env_response"] = reply
-                return []
-            return reply
+            return await super().env_response(messages, state, **kwargs)
         state["format_errors"] += 1
         text = FORMAT_ERROR.format(n=len(calls), sentinel=SENTINEL)
         if not calls:
@@ -380,6 +388,12 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
         return 0 < self.max_command_timeouts <= state.get("command_timeouts", 0)
 
     @vf.stop(priority=10)
+    async def max_turns_reached(self, state: State) -> bool:
+        """After the last allowed model turn, once its tool call has run."""
+        n = len(state["trajectory"])
+        return 0 < self.max_turns <= n and state.get("answered_turns", 0) >= n
+
+    @vf.stop(priority=11)
     async def submitted(self, state: State) -> bool:
         return bool(state.get("submitted"))
 

@@ -352,6 +352,8 @@ def scenarios():
     )
     out["hidden-invisible"] = (stock, [bash(HIDDEN_PROBE), *edits(BY_ID[stock]), SUBMIT])
     out["max-turns"] = (head, [bash("ls")])  # never submits
+    # the last allowed turn (12) still runs its tool call: submitting there counts
+    out["submit-on-last-turn"] = (head, [*edits(BY_ID[head]), *[bash("ls")] * 10, SUBMIT])
     out["format"] = (
         num,
         [
@@ -556,6 +558,12 @@ def test_hitting_max_turns_scores_zero_without_grading(runs):
     assert rec["metrics"]["num_turns"] == 12.0
     assert rec["reward"] == 0.0 and rec["metrics"]["did_submit"] == 0.0 and rec["error"] is None
     assert rec["grading"]["reason"].startswith("not submitted")
+    last = rec["completion"][-1]  # the 12th turn's command ran; no 13th model call
+    assert last["role"] == "tool" and "<returncode>0</returncode>" in last["content"]
+    assert sum(m["role"] == "assistant" for m in rec["completion"]) == 12
+    on_time = runs[0]["submit-on-last-turn"]
+    assert on_time["metrics"]["num_turns"] == 12.0 and on_time["stop_condition"] == "submitted"
+    assert on_time["reward"] == 1.0
 
 
 def test_one_tool_call_per_turn(runs):
