@@ -312,6 +312,27 @@ async def main() -> None:
         return out
 
     so, sb = summary(ours), summary(base)
+    # paired per turn: the same action in the same repetition, by kind of action
+    kinds = {}
+    for i, (kind, args) in enumerate(ACTIONS):
+        cmd = args.get("command", "")
+        k = "edit" if kind == "edit" else "python/pytest" if cmd.startswith("python") else "shell"
+        kinds.setdefault(k, []).append(i)
+    by_kind = {}
+    for k, idx in kinds.items():
+        a = [r["tool_turns"][i] for r in ours for i in idx]
+        b = [r["tool_turns"][i] for r in base for i in idx]
+        d = [
+            ra["tool_turns"][i] - rb["tool_turns"][i]
+            for ra, rb in zip(ours, base, strict=True)
+            for i in idx
+        ]
+        by_kind[k] = {
+            "turns": len(idx),
+            "ours_p50": ms(med(a)),
+            "baseline_p50": ms(med(b)),
+            "paired_diff_p50": ms(med(d)),
+        }
     result = {
         "task": TASK,
         "turns": len(ACTIONS),
@@ -322,6 +343,7 @@ async def main() -> None:
         "ours": so,
         "baseline_subprocess": sb,
         "extra_per_turn_ms": round(so["per_turn_mean"] - sb["per_turn_mean"], 1),
+        "per_turn_by_kind": by_kind,
         "extra_per_episode_ms": round(so["overhead"] - sb["overhead"], 1),
         "raw": {"ours": ours, "baseline_subprocess": base},
     }
@@ -349,6 +371,13 @@ async def main() -> None:
     print("|---|---|---|---|")
     for name, a, b in rows:
         print(f"| {name} | {a:.1f} | {b:.1f} | {a - b:+.1f} |")
+    print("| per turn by kind (ms, p50) | turns | sandbox env | subprocess | paired difference |")
+    print("|---|---|---|---|---|")
+    for k, v in by_kind.items():
+        print(
+            f"| {k} | {v['turns']} | {v['ours_p50']:.1f} | {v['baseline_p50']:.1f} "
+            f"| {v['paired_diff_p50']:+.1f} |"
+        )
     print(f"wrote {out}")
 
 

@@ -235,6 +235,15 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
                 await asyncio.gather(job, return_exceptions=True)
         await super().release_sandbox(state)
 
+    async def close_sandboxes(self) -> None:
+        jobs = [*self._repo_tasks.values(), *self._grading_jobs.values()]
+        self._repo_tasks.clear()
+        self._grading_jobs.clear()
+        for job in jobs:
+            job.cancel()
+        await asyncio.gather(*jobs, return_exceptions=True)
+        await super().close_sandboxes()
+
     def update_tool_args(
         self,
         tool_name: str,
@@ -409,10 +418,22 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
             return state["grading"]
         task = self.task_for(state)
         box = await self._box(state)
-        agent_files = await box.read_dir(REPO_DIR)
+        try:
+            agent_files = await box.read_dir(REPO_DIR)
+        except OSError:  # the agent removed the repository: grade what is left (nothing)
+            agent_files = {}
         tree = grading_tree(task.repo_files, agent_files, task.hidden_tests)
         grade_dir = f"/tmp/vf-grade-{uuid.uuid4().hex}"
-        await box.write_dir(grade_dir, tree.files)
+        try:
+            await box.write_dir(grade_dir, tree.files)
+        except OSError as e:  # a disk the agent filled: its doing, not the infrastructure's
+            state["grading"] = {
+                "solved": False,
+                "reason": f"could not write the grading tree: {e}",
+                "protected_changed": tree.protected_changed,
+                "dropped": tree.dropped,
+            }
+            return state["grading"]
         if task.test_patch:
             patch_file = f"{grade_dir}.patch"
             await box.write_file(patch_file, task.test_patch)

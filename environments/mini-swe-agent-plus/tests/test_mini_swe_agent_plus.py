@@ -350,6 +350,7 @@ def scenarios():
             SUBMIT,
         ],
     )
+    out["wipe-repo"] = (num, [bash(f"find . -mindepth 1 -delete; chmod 000 .; echo {SENTINEL}")])
     out["hidden-invisible"] = (stock, [bash(HIDDEN_PROBE), *edits(BY_ID[stock]), SUBMIT])
     out["max-turns"] = (head, [bash("ls")])  # never submits
     # the last allowed turn (12) still runs its tool call: submitting there counts
@@ -538,6 +539,13 @@ def test_editing_the_tests_scores_zero(runs):
         rec["grading"]["statuses"]["tests/test_clamp_bounds.py::test_clamp_upper_is_inclusive"]
         == "FAILED"
     )
+
+
+def test_wiped_repository_scores_zero_without_error(runs):
+    rec = runs[0]["wipe-repo"]
+    assert rec["stop_condition"] == "submitted" and rec["error"] is None
+    assert rec["reward"] == 0.0
+    assert rec["grading"]["statuses"]["tests/test_clamp_bounds.py::test_clamp_below"] != "PASSED"
 
 
 def test_hidden_tests_are_not_in_the_sandbox_during_the_rollout(runs):
