@@ -314,8 +314,8 @@ async def main() -> None:
     so, sb = summary(ours), summary(base)
     # paired per turn: the same action in the same repetition, by kind of action
     kinds = {}
-    for i, (kind, args) in enumerate(ACTIONS):
-        cmd = args.get("command", "")
+    for i, (kind, action) in enumerate(ACTIONS):
+        cmd = action.get("command", "")
         k = "edit" if kind == "edit" else "python/pytest" if cmd.startswith("python") else "shell"
         kinds.setdefault(k, []).append(i)
     by_kind = {}
