@@ -6,7 +6,7 @@ ifeq ($(UV),)
 UV := $(PYTHON) -m uv
 endif
 
-.PHONY: bootstrap sync system-deps lint test demo bench
+.PHONY: bootstrap sync system-deps lint test demo bench docs
 
 bootstrap:
 	@command -v uv >/dev/null 2>&1 || $(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet uv
@@ -22,8 +22,13 @@ lint: sync
 	$(UV) run --no-sync ruff check .
 	$(UV) run --no-sync ruff format --check .
 
+# The whole suite; it also builds the documentation strictly (tests/test_docs.py).
 test: sync system-deps lint
 	$(UV) run --no-sync pytest
+
+# The documentation site, into site/ (`mkdocs serve` to browse while editing).
+docs: sync
+	NO_MKDOCS_2_WARNING=1 $(UV) run --no-sync mkdocs build --strict
 
 demo: sync
 	$(UV) run --no-sync python -m verifiers.demo

@@ -9,6 +9,9 @@ needs=(
   runsc:runsc
   /usr/bin/python3:python3
   "/usr/lib/postgresql/*/bin/initdb:postgresql"   # prime-hub tests start a real PostgreSQL server
+  chromium:chromium                                # prime-hub web pages are tested in a real browser
+  chromedriver:chromium-driver                     # ... driven through WebDriver (same version)
+  /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:fonts-dejavu-core   # legible screenshots
 )
 missing=()
 for pair in "${needs[@]}"; do

@@ -18,6 +18,8 @@ def _read_routes(owner: str, name: str) -> list[str]:
         f"/api/v1/environments/{owner}/{name}",
         f"/api/v1/environments/{owner}/{name}/versions",
         f"/api/v1/environments/{owner}/{name}/versions/1.0.0",
+        f"/api/v1/environments/{owner}/{name}/evals",
+        f"/api/v1/environments/{owner}/{name}/versions/1.0.0/evals",
         f"/api/v1/environmentshub/{owner}/{name}/@latest",
         f"/api/v1/environmentshub/{owner}/{name}/status",
         f"/api/v1/environmentshub/{owner}/{name}/versions",

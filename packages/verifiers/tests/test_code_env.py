@@ -14,7 +14,7 @@ from verifiers.envs.code_env import (
     parse_tests,
     values_match,
 )
-from verifiers.sandbox.base import SandboxSpec
+from verifiers.sandbox.base import Provider, SandboxSpec
 from verifiers.sandbox.bwrap import BwrapProvider
 from verifiers.testing import ScriptedServer
 from verifiers.testing.responders import last_text
@@ -115,3 +115,91 @@ async def test_code_env_grades_programs_in_sandboxes():
     assert {"timeout", "runtime_error", "no_code", "wrong_answer", "passed"} <= statuses
     assert provider.live == 0
     await env.teardown()
+
+
+def test_call_args_accept_python_literals():
+    from verifiers.envs.code_env import _call_args
+
+    assert _call_args("[1, 2]\n'a'\nTrue\nNone") == [[1, 2], "a", True, None]
+    assert _call_args('{"a": 1}') == [{"a": 1}]
+    assert _call_args("not a literal (") == ["not a literal ("]
+
+
+class FlakyProvider(Provider):
+    """Fails the first `fail` creations, then delegates to a real provider (None: always)."""
+
+    def __init__(self, inner, fail):
+        self.inner, self.fail, self.calls = inner, fail, 0
+
+    async def create(self, spec=None):
+        from verifiers.sandbox.base import SandboxCreationError
+
+        self.calls += 1
+        if self.inner is None or self.calls <= self.fail:
+            raise SandboxCreationError(f"injected failure {self.calls}")
+        return await self.inner.create(spec)
+
+
+async def _grade(env, program, tests):
+    state = {
+        "completion": [{"role": "assistant", "content": program}],
+        "info": {"tests": json.dumps(tests)},
+        "answer": "",
+    }
+    await env.rubric.score_rollout(state)
+    return state
+
+
+@pytest.mark.skipif(REASON is not None, reason=f"bwrap provider: {REASON}")
+async def test_sandbox_failures_retry_then_mask_and_kills_are_the_solutions_fault():
+    tests = [{"input": "1 2", "output": "3"}, {"input": "2 2", "output": "4"}]
+    good = "```python\nprint(sum(map(int, input().split())))\n```"
+    spec = SandboxSpec(memory=256 * 2**20, disk=16 * 2**20)
+    bwrap = BwrapProvider()
+    try:
+        # two creation failures, then a real sandbox: graded normally
+        flaky = FlakyProvider(bwrap, fail=2)
+        env = CodeEnv(
+            dataset=Dataset.from_list([{"question": "q", "answer": ""}]),
+            provider=flaky,
+            spec=spec,
+            pool_size=0,
+            sandbox_retries=2,
+        )
+        state = await _grade(env, good, tests)
+        assert state["reward"] == 1.0 and state.get("error") is None and flaky.calls == 3
+        await env.teardown()
+        # a provider that never starts: an infra error (masked), reward NaN, never a fake 0
+        broken = FlakyProvider(None, fail=0)
+        env = CodeEnv(
+            dataset=Dataset.from_list([{"question": "q", "answer": ""}]),
+            provider=broken,
+            spec=spec,
+            pool_size=0,
+            sandbox_retries=1,
+        )
+        state = await _grade(env, good, tests)
+        assert state["error"]["infra"] is True and broken.calls == 2
+        assert state["reward"] != state["reward"]  # NaN
+        await env.teardown()
+        # a solution that kills its sandbox (agent included) fails that test, not masked
+        env = CodeEnv(
+            dataset=Dataset.from_list([{"question": "q", "answer": ""}]),
+            provider=bwrap,
+            spec=spec,
+            pool_size=0,
+            stop_after_timeout=True,
+            timeout_per_test=1.0,
+        )
+        killer = "```python\nimport os, signal\nif input() == '2 2': os.kill(-1, signal.SIGKILL)\nprint(3)\n```"
+        state = await _grade(env, killer, tests)
+        assert state.get("error") is None and state["reward"] == 0.0
+        assert [r["status"] for r in state["test_results"]] == ["passed", "sandbox_killed"]
+        # a timeout skips the remaining tests (they count as failed)
+        loop = "```python\nwhile True: pass\n```"
+        state = await _grade(env, loop, tests)
+        assert [r["status"] for r in state["test_results"]] == ["timeout", "skipped"]
+        await env.teardown()
+    finally:
+        await bwrap.close()
+    assert bwrap.live == 0

@@ -1,4 +1,5 @@
 import asyncio
+import math
 import threading
 from typing import Literal
 
@@ -261,6 +262,21 @@ def test_stop_errors_end_the_rollout_with_an_error():
         out = env.evaluate_sync(client_for(srv), "m", num_examples=1)["outputs"][0]
     assert out["error"]["error"] == "ToolCallError" and "reactor offline" in out["error"]["message"]
     assert out["stop_condition"] == "has_error"
+
+
+def test_infra_stop_errors_keep_the_infra_flag():
+    class SearchDown(vf.InfraError):
+        pass
+
+    def search_web(a: int, b: int) -> int:
+        """Fails like an unreachable backend."""
+        raise SearchDown("search API returned 503")
+
+    env = vf.ToolEnv(tools=[search_web], dataset=dataset(1), stop_errors=[SearchDown])
+    with ScriptedServer() as srv:
+        out = env.evaluate_sync(client_for(srv), "m", num_examples=1)["outputs"][0]
+    assert out["error"]["error"] == "SearchDown" and out["error"]["infra"] is True
+    assert math.isnan(out["reward"])
 
 
 def test_tool_timeout():

@@ -7,7 +7,9 @@ from contextlib import asynccontextmanager
 
 import anyio.to_thread
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
 
 from . import __version__
 from .db.engine import open_database
@@ -15,7 +17,7 @@ from .db.migrate import upgrade
 from .errors import HubError
 from .fastpath import IndexFastPath
 from .index_cache import IndexCache
-from .routes import api, compat, legacy, simple, staged, web
+from .routes import api, compat, evals, legacy, simple, staged, web
 from .service import Hub
 from .settings import Settings
 from .storage import make_storage
@@ -56,8 +58,16 @@ def create_app(settings: Settings | None = None, hub: Hub | None = None) -> Fast
     app.state.file_cache = file_cache
 
     @app.exception_handler(HubError)
-    async def _hub_error(_request: Request, exc: HubError) -> JSONResponse:
+    async def _hub_error(request: Request, exc: HubError) -> Response:
+        if getattr(request.state, "html_errors", False):
+            return await run_in_threadpool(web.error_page, request, exc)
         return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        # One readable line (clients print it as is); never echo the input back, which may not
+        # even be JSON-serialisable (NaN).
+        return JSONResponse({"detail": validation_message(exc)}, status_code=422)
 
     @app.get("/health", tags=["ops"])
     def health() -> dict[str, str]:
@@ -65,11 +75,22 @@ def create_app(settings: Settings | None = None, hub: Hub | None = None) -> Fast
 
     app.include_router(api.router)
     app.include_router(staged.router)
+    app.include_router(evals.router)
     app.include_router(compat.router)
     app.include_router(legacy.router)
     app.include_router(simple.router)
     app.include_router(web.router)
     return app
+
+
+def validation_message(exc: RequestValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(x) for x in err.get("loc", ()) if x != "body")
+        parts.append(
+            f"{where}: {err.get('msg', 'invalid')}" if where else err.get("msg", "invalid")
+        )
+    return "invalid request: " + "; ".join(parts)
 
 
 def create_asgi(settings: Settings | None = None, hub: Hub | None = None) -> IndexFastPath:

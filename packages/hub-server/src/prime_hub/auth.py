@@ -97,6 +97,10 @@ class Principal:
             return False
         return self._token_allows(owner_slug, name, write=False)
 
+    def can_submit_eval(self, env: Environment) -> bool:
+        """Attach evaluation results: read access plus a publish-scoped token that covers it."""
+        return self.can_read(env) and self._token_allows(env.owner.slug, env.name, write=True)
+
     def can_publish(self, owner: Account, env_name: str) -> bool:
         if self.role_in(owner) not in WRITE_ROLES:
             return False

@@ -9,6 +9,11 @@ from .errors import BadRequest
 _PROJECT_RE = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)
 _SLUG_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$")
 _NORM_RE = re.compile(r"[-_.]+")
+# First path segments the server itself uses: an owner of that name would be unreachable.
+RESERVED_SLUGS = frozenset(
+    {"api", "docs", "files", "health", "legacy", "login", "logout", "redoc", "settings"}
+    | {"simple", "static"}
+)
 
 
 def normalize(name: str) -> str:
@@ -26,6 +31,8 @@ def validate_project_name(name: str) -> str:
 
 
 def validate_slug(slug: str) -> str:
+    if slug in RESERVED_SLUGS:
+        raise BadRequest(f"owner name {slug!r} is reserved by the hub; choose another")
     if not _SLUG_RE.match(slug):
         raise BadRequest(
             f"invalid owner name {slug!r}: 1-40 lower-case letters, digits and '-', "

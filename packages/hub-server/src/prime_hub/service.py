@@ -755,6 +755,7 @@ class Hub:
                 env.description = description
             if readme is not None:
                 env.readme = readme
+                env.readme_content_type = "text/markdown"
             if tags is not None:
                 env.tags = [Tag(environment_id=env.id, tag=t) for t in _clean_tags(tags)]
             env.updated_at = utcnow()

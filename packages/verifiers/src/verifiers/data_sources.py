@@ -103,7 +103,7 @@ def _resolve(
         rows = list(source)
         if not all(isinstance(r, dict) for r in rows):
             raise ConfigError("source rows must be dicts of column -> value")
-        return datasets.Dataset.from_list(rows)
+        return _from_rows(rows, "source rows")
     if source == "sample":
         return _load_sample(sample)
     if source == "hub":
@@ -162,7 +162,7 @@ def _load_path(path: Path, split: str) -> Any:
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".json"):
         # Read directly: no builder cache files for the small samples environments ship.
-        return datasets.Dataset.from_list(_read_json_rows(path))
+        return _from_rows(_read_json_rows(path), str(path))
     builder = _FILE_BUILDERS.get(suffix)
     if builder is None:
         raise ConfigError(
@@ -172,6 +172,37 @@ def _load_path(path: Path, split: str) -> Any:
         return datasets.load_dataset(builder, data_files=str(path), split="train")
     except Exception as e:
         raise ConfigError(f"could not read {path}: {e}") from e
+
+
+def _from_rows(rows: list[dict[str, Any]], what: str) -> Any:
+    """A ``Dataset`` of ``rows``; rows that do not fit one table are a `ConfigError` naming
+    the column whose values differ in type (Arrow's own error names neither row nor column)."""
+    import datasets
+
+    try:
+        return datasets.Dataset.from_list(rows)
+    except Exception as e:  # pyarrow raises ArrowInvalid/ArrowTypeError/TypeError/ValueError
+        raise ConfigError(f"{what} do not fit one table: {_mixed_column(rows) or e}") from None
+
+
+def _mixed_column(rows: list[dict[str, Any]]) -> str | None:
+    first: dict[str, tuple[str, int]] = {}
+    for i, row in enumerate(rows):
+        for key, value in row.items():
+            if value is None:
+                continue
+            kind = (
+                "number"
+                if isinstance(value, int | float) and not isinstance(value, bool)
+                else type(value).__name__
+            )
+            seen = first.setdefault(key, (kind, i))
+            if seen[0] != kind:
+                return (
+                    f"column {key!r} holds {seen[0]} in row {seen[1]} but {kind} in row {i}; "
+                    "give every row the same type (write numbers as strings, say)"
+                )
+    return None
 
 
 def _read_json_rows(path: Path) -> list[dict[str, Any]]:

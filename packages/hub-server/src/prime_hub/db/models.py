@@ -10,6 +10,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     DateTime,
+    Float,
     ForeignKey,
     Integer,
     LargeBinary,
@@ -208,3 +209,33 @@ class HubState(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     generation: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class EvalResult(Base):
+    """The summary of one evaluation run of an environment version (``prime eval --push``)."""
+
+    __tablename__ = "eval_results"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    environment_id: Mapped[int] = mapped_column(
+        ForeignKey("environments.id", ondelete="CASCADE"), index=True
+    )
+    version_id: Mapped[int] = mapped_column(
+        ForeignKey("versions.id", ondelete="CASCADE"), index=True
+    )
+    submitter_id: Mapped[int | None] = mapped_column(
+        ForeignKey("accounts.id", ondelete="SET NULL"), nullable=True
+    )
+    model: Mapped[str] = mapped_column(String(200), index=True)
+    reward_mean: Mapped[float | None] = mapped_column(Float, nullable=True)
+    reward_std: Mapped[float | None] = mapped_column(Float, nullable=True)
+    num_examples: Mapped[int] = mapped_column(Integer, default=0)
+    rollouts_per_example: Mapped[int] = mapped_column(Integer, default=1)
+    num_rollouts: Mapped[int] = mapped_column(Integer, default=0)
+    num_errors: Mapped[int] = mapped_column(Integer, default=0)
+    # Everything else of the summary (sampling and env args, pass@k, metrics, run id, ...).
+    details: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    version: Mapped[Version] = relationship(lazy="joined")
+    submitter: Mapped[Account | None] = relationship(lazy="joined")

@@ -1,38 +1,326 @@
-"""A plain HTML page per environment: description, README, versions, install command."""
+"""Web pages: home with search and tags, owner pages, environment pages, a source browser,
+sign-in with a token and token management. Server-rendered; usable without JavaScript."""
 
 from __future__ import annotations
 
-from html import escape
+import math
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
 
-from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
+from fastapi import APIRouter, Depends, Form, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+from sqlalchemy import func, select
 
-from ..deps import base_url, hub_of, principal_sync
+from ..auth import Principal
+from ..db.models import Account, Environment, Tag
+from ..deps import base_url, hub_of
+from ..errors import BadRequest, HubError, NotFound
+from ..evals import EvalResults, eval_view
 from ..names import normalize
+from ..views import iso
+from ..web import evals_view
+from ..web.markdown import render_readme
+from ..web.session import (
+    authenticate_or_anonymous,
+    check_csrf,
+    csrf_value,
+    sign_in,
+    sign_out,
+    web_principal,
+)
+from ..web.source import as_text, open_archive, source_file
 
-router = APIRouter(tags=["web"])
+PAGE_SIZE = 20
 
 
-@router.get("/{owner}/{name}", response_class=HTMLResponse, summary="Environment web page")
-def page(request: Request, owner: str, name: str) -> HTMLResponse:
-    hub = hub_of(request)
-    env = hub.get_environment(principal_sync(request), owner, name)
-    versions = hub.versions(env)
-    index = f"{base_url(request)}/{env.owner.slug}/simple/"
-    rows = "".join(
-        f"<tr><td>{escape(v.version)}</td><td>{v.created_at:%Y-%m-%d}</td>"
-        f"<td>{'yanked: ' + escape(v.yanked_reason) if v.yanked else ''}</td>"
-        f"<td>{', '.join(escape(f.filename) for f in v.files)}</td></tr>"
-        for v in versions
+def _mark_html(request: Request) -> None:
+    """Errors on these routes are shown as pages, not JSON."""
+    request.state.html_errors = True
+
+
+router = APIRouter(tags=["web"], include_in_schema=False, dependencies=[Depends(_mark_html)])
+templates = Jinja2Templates(directory=str(Path(__file__).parent.parent / "templates"))
+templates.env.filters["size"] = lambda n: _human_size(n)
+templates.env.filters["date"] = lambda t: t.strftime("%Y-%m-%d") if t else ""
+templates.env.filters["num"] = lambda x: "–" if x is None else f"{x:.3f}"
+templates.env.globals.update(
+    pass_at_k=evals_view.fmt_pass_at_k, metrics=evals_view.fmt_metrics, iso=iso, quote=quote
+)
+
+
+def _human_size(n: int | None) -> str:
+    if n is None:
+        return ""
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def _render(
+    request: Request, principal: Principal, template: str, status: int = 200, **ctx: Any
+) -> HTMLResponse:
+    ctx.update(
+        me=principal.user.slug if principal.user else None,
+        csrf=csrf_value(request) if principal.user else "",
     )
-    tags = ", ".join(escape(t.tag) for t in env.tags)
-    html = f"""<!DOCTYPE html><html><head><meta charset="utf-8">
-<title>{escape(env.owner.slug)}/{escape(env.name)}</title></head><body>
-<h1>{escape(env.owner.slug)}/{escape(env.name)}</h1>
-<p>{escape(env.description)}</p><p>Tags: {tags} · {env.visibility} · {env.downloads} downloads</p>
-<h2>Install</h2><pre>pip install --index-url {escape(index)} {escape(normalize(env.name))}
-uv pip install --index-url {escape(index)} {escape(normalize(env.name))}</pre>
-<h2>Versions</h2><table><tr><th>version</th><th>date</th><th></th><th>files</th></tr>{rows}</table>
-<h2>README</h2><pre>{escape(env.readme)}</pre>
-</body></html>"""
-    return HTMLResponse(html)
+    return templates.TemplateResponse(request, template, ctx, status_code=status)
+
+
+def error_page(request: Request, exc: HubError) -> HTMLResponse:
+    return _render(
+        request,
+        web_principal(request),
+        "error.html",
+        status=exc.status_code,
+        message=exc.detail,
+        status_code=exc.status_code,
+    )
+
+
+def _safe_next(target: str | None) -> str:
+    # Only same-site paths: never an open redirect.
+    if not target or not target.startswith("/") or target.startswith("//"):
+        return "/"
+    return target
+
+
+def _pages(total: int, page: int) -> dict[str, int]:
+    return {"page": page, "pages": max(1, math.ceil(total / PAGE_SIZE)), "total": total}
+
+
+def _listing(hub: Any, envs: list[Environment]) -> list[dict[str, Any]]:
+    return [{"env": e, "latest": hub.latest_version(e)} for e in envs]
+
+
+def _public_tags(hub: Any, limit: int = 30) -> list[tuple[str, int]]:
+    q = (
+        select(Tag.tag, func.count())
+        .join(Environment, Environment.id == Tag.environment_id)
+        .where(Environment.visibility == "public")
+        .group_by(Tag.tag)
+        .order_by(func.count().desc(), Tag.tag)
+        .limit(limit)
+    )
+    with hub.db.reader() as s:
+        return [(t, n) for t, n in s.execute(q)]
+
+
+@router.get("/", response_class=HTMLResponse)
+def home(
+    request: Request,
+    q: str | None = None,
+    tag: list[str] = Query(default=[]),
+    page: int = Query(default=1, ge=1),
+) -> HTMLResponse:
+    hub = hub_of(request)
+    principal = web_principal(request)
+    envs, total = hub.list_environments(
+        principal,
+        search=q or None,
+        tags=tag,
+        sort="updated_at",
+        limit=PAGE_SIZE,
+        offset=(page - 1) * PAGE_SIZE,
+    )
+    query = urlencode([("q", q or "")] + [("tag", t) for t in tag])
+    return _render(
+        request,
+        principal,
+        "home.html",
+        items=_listing(hub, envs),
+        q=q or "",
+        selected_tags=tag,
+        tags=_public_tags(hub),
+        query=query,
+        **_pages(total, page),
+    )
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_form(request: Request, next: str | None = None) -> HTMLResponse:
+    return _render(request, web_principal(request), "login.html", next=_safe_next(next), error="")
+
+
+@router.post("/login")
+def login(request: Request, token: str = Form(""), next: str = Form("/")) -> Response:
+    principal = authenticate_or_anonymous(request, token.strip() or None)
+    if principal.user is None:
+        return _render(
+            request,
+            Principal(),
+            "login.html",
+            status=401,
+            next=_safe_next(next),
+            error="That token is not valid (unknown, revoked or expired).",
+        )
+    response = RedirectResponse(_safe_next(next), status_code=303)
+    sign_in(request, response, token.strip())
+    return response
+
+
+@router.post("/logout")
+def logout(request: Request, csrf: str = Form("")) -> Response:
+    check_csrf(request, csrf)
+    response = RedirectResponse("/", status_code=303)
+    sign_out(response)
+    return response
+
+
+def _signed_in(request: Request) -> Principal | RedirectResponse:
+    principal = web_principal(request)
+    if principal.user is None:
+        return RedirectResponse(f"/login?next={quote(request.url.path)}", status_code=303)
+    return principal
+
+
+@router.get("/settings/tokens", response_class=HTMLResponse)
+def tokens_page(request: Request) -> Response:
+    principal = _signed_in(request)
+    if isinstance(principal, RedirectResponse):
+        return principal
+    return _tokens(request, principal)
+
+
+def _tokens(
+    request: Request, principal: Principal, created: str = "", error: str = "", status: int = 200
+) -> HTMLResponse:
+    assert principal.user is not None
+    tokens = sorted(
+        hub_of(request).list_tokens(principal.user.slug), key=lambda t: t.id, reverse=True
+    )
+    current = principal.token.id if principal.token else None
+    return _render(
+        request,
+        principal,
+        "tokens.html",
+        status=status,
+        tokens=tokens,
+        current=current,
+        created=created,
+        error=error,
+    )
+
+
+@router.post("/settings/tokens", response_class=HTMLResponse)
+def create_token(
+    request: Request,
+    csrf: str = Form(""),
+    name: str = Form(""),
+    scope: str = Form("read"),
+    environment: str = Form(""),
+    expires_in_days: str = Form(""),
+) -> Response:
+    principal = _signed_in(request)
+    if isinstance(principal, RedirectResponse):
+        return principal
+    check_csrf(request, csrf)
+    assert principal.user is not None
+    try:
+        days = int(expires_in_days) if expires_in_days.strip() else None
+        if days is not None and days < 1:
+            raise BadRequest("expiry is a whole number of days, at least 1")
+        _, plain = hub_of(request).create_token(
+            principal.user.slug,
+            scope=scope,
+            environment=environment.strip() or None,
+            name=name.strip()[:100],
+            expires_in_days=days,
+        )
+    except ValueError:
+        return _tokens(request, principal, error="expiry must be a number of days", status=400)
+    except BadRequest as e:
+        return _tokens(request, principal, error=e.detail, status=400)
+    return _tokens(request, principal, created=plain, status=201)
+
+
+@router.post("/settings/tokens/{token_id}/revoke")
+def revoke_token(request: Request, token_id: int, csrf: str = Form("")) -> Response:
+    principal = _signed_in(request)
+    if isinstance(principal, RedirectResponse):
+        return principal
+    check_csrf(request, csrf)
+    hub_of(request).revoke_token(token_id, by=principal)
+    return RedirectResponse("/settings/tokens", status_code=303)
+
+
+@router.get("/{owner}", response_class=HTMLResponse)
+def owner_page(request: Request, owner: str, page: int = Query(default=1, ge=1)) -> HTMLResponse:
+    hub = hub_of(request)
+    principal = web_principal(request)
+    with hub.db.reader() as s:
+        account = s.scalar(select(Account).where(Account.slug == owner))
+    if account is None:
+        raise NotFound(f"no user or organisation named {owner}")
+    envs, total = hub.list_environments(
+        principal,
+        owner=owner,
+        sort="name",
+        order="asc",
+        limit=PAGE_SIZE,
+        offset=(page - 1) * PAGE_SIZE,
+    )
+    return _render(
+        request,
+        principal,
+        "owner.html",
+        account=account,
+        items=_listing(hub, envs),
+        query="",
+        **_pages(total, page),
+    )
+
+
+@router.get("/{owner}/{name}", response_class=HTMLResponse)
+def environment_page(request: Request, owner: str, name: str) -> HTMLResponse:
+    hub = hub_of(request)
+    principal = web_principal(request)
+    env = hub.get_environment(principal, owner, name)
+    versions = hub.versions(env)
+    latest = hub.latest_version(env)
+    evals = [eval_view(e) for e in EvalResults(hub).list(principal, owner, name)]
+    index = f"{base_url(request)}/{env.owner.slug}/simple/"
+    return _render(
+        request,
+        principal,
+        "environment.html",
+        env=env,
+        versions=versions,
+        latest=latest,
+        readme=render_readme(env.readme, env.readme_content_type or "text/markdown"),
+        package=normalize(env.name),
+        index=index,
+        models=evals_view.by_model(evals),
+        chart=evals_view.reward_chart(evals),
+    )
+
+
+@router.get("/{owner}/{name}/source/{version}/", response_class=HTMLResponse)
+@router.get("/{owner}/{name}/source/{version}/{path:path}", response_class=HTMLResponse)
+def source_page(
+    request: Request, owner: str, name: str, version: str, path: str = ""
+) -> HTMLResponse:
+    hub = hub_of(request)
+    principal = web_principal(request)
+    env = hub.get_environment(principal, owner, name)
+    ver = hub.find_version(env, version)
+    archive_file = source_file(ver)
+    archive = open_archive(hub.storage, archive_file)
+    ctx: dict[str, Any] = {
+        "env": env,
+        "version": ver,
+        "archive": archive_file,
+        "entries": archive.entries,
+        "path": path,
+        "text": None,
+        "binary": False,
+    }
+    if path:
+        data = archive.read(path)
+        ctx["text"] = as_text(data)
+        ctx["binary"] = ctx["text"] is None
+        ctx["truncated"] = len(data) > 512 * 1024
+    return _render(request, principal, "source.html", **ctx)

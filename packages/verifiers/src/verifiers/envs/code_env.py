@@ -6,26 +6,37 @@ Test cases come from `info["tests"]` (or the `answer` column as JSON), either as
 `{"inputs": [...], "outputs": [...], "fn_name": "f"}`. With `fn_name` each input is the call's
 arguments (a JSON list, a dict of keyword arguments, or one JSON value per line) and the function
 is looked up on the module or on a `Solution()` instance. Rewards: `passed` (all tests pass,
-weight 1) and `pass_rate` (fraction passed, weight 0 unless configured)."""
+weight 1) and `pass_rate` (fraction passed, weight 0 unless configured).
+
+Sandbox failures: a sandbox that cannot be created or dies outside the solution's own test run
+is replaced, up to `sandbox_retries` times; after that the rewards raise `SandboxError` (an
+infra error: the rollout is masked, never scored 0). A test during which the sandbox dies is
+rerun once on a fresh sandbox; if it kills that one too, the solution did it (`os.kill(-1)`,
+say) and the test fails with status `sandbox_killed`."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
+import logging
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from verifiers.envs.sandbox_env import default_provider
 from verifiers.envs.singleturn_env import SingleTurnEnv
+from verifiers.errors import SandboxError
 from verifiers.rubrics.rubric import Rubric
 from verifiers.rubrics.rubric_group import RubricGroup
-from verifiers.sandbox.base import MiB, Provider, Sandbox, SandboxSpec
+from verifiers.sandbox.base import MiB, Provider, ProviderUnavailableError, Sandbox, SandboxSpec
 from verifiers.sandbox.pool import SandboxPool
 from verifiers.state import State
 from verifiers.types import Messages
+
+logger = logging.getLogger("verifiers.sandbox")
 
 FENCE = re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)```", re.DOTALL)
 RESULT_MARK = "\n<<<VF-RESULT>>>"
@@ -145,19 +156,33 @@ def parse_tests(spec: Any) -> list[TestCase]:
     return [TestCase(t["input"], t["output"], t.get("fn_name")) for t in spec or []]
 
 
+def _literal(line: str) -> Any:
+    """One argument: JSON, else a Python literal (`True`, `None`, `'a'`, tuples); never eval."""
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError:
+        return ast.literal_eval(line.strip())
+
+
 def _call_args(raw: Any) -> Any:
     if isinstance(raw, (list, dict)):
         return raw
     if isinstance(raw, str):
         lines = [line for line in raw.splitlines() if line.strip()]
         try:
-            return [json.loads(line) for line in lines]
-        except json.JSONDecodeError:
+            return [_literal(line) for line in lines]
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             return [raw]
     return [raw]
 
 
-async def run_test(box: Sandbox, case: TestCase, timeout: float) -> TestResult:  # noqa: ASYNC109
+async def run_test(
+    box: Sandbox,
+    case: TestCase,
+    timeout: float,  # noqa: ASYNC109
+    compare_stdout: Callable[[str, str], bool] = outputs_match,
+    compare_values: Callable[[Any, Any], bool] = values_match,
+) -> TestResult:
     if case.fn_name:
         r = await box.exec(
             ["python3", "-c", CALL_HARNESS, case.fn_name],
@@ -174,12 +199,15 @@ async def run_test(box: Sandbox, case: TestCase, timeout: float) -> TestResult: 
     if case.fn_name:
         if RESULT_MARK not in r.stdout:
             return TestResult(False, "runtime_error", "no result", r.duration)
-        value = json.loads(r.stdout.rsplit(RESULT_MARK, 1)[1])
-        ok = values_match(value, case.output)
+        try:
+            value = json.loads(r.stdout.rsplit(RESULT_MARK, 1)[1])
+        except json.JSONDecodeError:  # the solution wrote after the harness's result line
+            return TestResult(False, "wrong_answer", "unreadable result", r.duration)
+        ok = compare_values(value, case.output)
         got = value
     else:
         expected = case.output if isinstance(case.output, str) else "\n".join(map(str, case.output))
-        ok = outputs_match(r.stdout, expected)
+        ok = compare_stdout(r.stdout, expected)
         got = r.stdout[:500]
     return TestResult(
         ok, "passed" if ok else "wrong_answer", "" if ok else repr(got)[:500], r.duration
@@ -194,6 +222,8 @@ class CodeEnv(SingleTurnEnv):
         timeout_per_test: float = 6.0,
         max_tests: int | None = None,
         stop_on_first_failure: bool = False,
+        stop_after_timeout: bool = False,
+        sandbox_retries: int = 2,
         pass_rate_weight: float = 0.0,
         passed_weight: float = 1.0,
         languages: Sequence[str] = ("python", "py", "python3", ""),
@@ -211,6 +241,8 @@ class CodeEnv(SingleTurnEnv):
         self.timeout_per_test = timeout_per_test
         self.max_tests = max_tests
         self.stop_on_first_failure = stop_on_first_failure
+        self.stop_after_timeout = stop_after_timeout
+        self.sandbox_retries = max(0, sandbox_retries)
         self.languages = tuple(languages)
         self.spec = spec or SandboxSpec(memory=512 * MiB, pids=64, disk=64 * MiB, lifetime=600)
         self._provider = provider
@@ -264,23 +296,80 @@ class CodeEnv(SingleTurnEnv):
         state["test_results"] = [asdict(r) for r in results]
         return results
 
+    def prepare_code(self, code: str, state: State) -> str:
+        """The program written to `solution.py` (override to add a prelude, say)."""
+        return code
+
+    def compare_stdout(self, actual: str, expected: str) -> bool:
+        """Whether a stdin/stdout test's output matches (override for other tolerances)."""
+        return outputs_match(actual, expected)
+
+    def compare_values(self, actual: Any, expected: Any) -> bool:
+        """Whether a function-call test's return value matches."""
+        return values_match(actual, expected)
+
+    def _skip(self, results: list[TestResult]) -> bool:
+        if not results:
+            return False
+        last = results[-1]
+        if last.status == "skipped":
+            return True
+        if self.stop_on_first_failure and not last.passed:
+            return True
+        return self.stop_after_timeout and last.status == "timeout"
+
     async def _run_tests(self, state: State) -> list[TestResult]:
         tests = self.get_tests(state)
         code = self.get_code(state.get("completion") or [])
         if code is None:
             return [TestResult(False, "no_code", "no fenced code block") for _ in tests]
-        box = await self.pool.acquire()
-        try:
-            await box.write_file("solution.py", code)
-            results: list[TestResult] = []
-            for case in tests:
-                if results and self.stop_on_first_failure and not results[-1].passed:
-                    results.append(TestResult(False, "skipped"))
-                    continue
-                results.append(await run_test(box, case, self.timeout_per_test))
-            return results
-        finally:
-            await asyncio.shield(self.pool.release(box))
+        code = self.prepare_code(code, state)
+        results: list[TestResult] = []
+        infra_failures = 0  # sandboxes that failed outside the solution's test runs
+        killed_on = -1  # the test that killed the previous sandbox
+        while len(results) < len(tests):
+            box: Sandbox | None = None
+            running = False
+            try:
+                box = await self.pool.acquire()
+                await box.write_file("solution.py", code)
+                while len(results) < len(tests):
+                    if self._skip(results):
+                        results.append(TestResult(False, "skipped"))
+                        continue
+                    running = True
+                    result = await run_test(
+                        box,
+                        tests[len(results)],
+                        self.timeout_per_test,
+                        self.compare_stdout,
+                        self.compare_values,
+                    )
+                    running = False
+                    results.append(result)
+            except ProviderUnavailableError:
+                raise  # retrying cannot help; the message says what is missing
+            except SandboxError as e:
+                index = len(results)
+                if running and killed_on == index:
+                    # a fresh sandbox died on the same test again: the solution kills it
+                    results.append(TestResult(False, "sandbox_killed", str(e)[:500]))
+                    killed_on = -1
+                elif running:
+                    killed_on = index  # rerun this test once on a fresh sandbox
+                    logger.info("sandbox died during test %d (%s); rerunning it", index, e)
+                else:
+                    infra_failures += 1
+                    if infra_failures > self.sandbox_retries:
+                        raise SandboxError(
+                            f"sandbox failed {infra_failures} time(s) while grading: {e}"
+                        ) from e
+                    logger.warning("sandbox failed (%s); retrying on a fresh one", e)
+                    await asyncio.sleep(min(2.0, 0.05 * 2**infra_failures))
+            finally:
+                if box is not None:
+                    await asyncio.shield(self.pool.release(box))
+        return results
 
     async def passed(self, state: State) -> float:
         results = await self.run_tests(state)

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from verifiers.decorators import stop
 from verifiers.envs.multiturn_env import MultiTurnEnv
-from verifiers.errors import ConfigError, ToolCallError, ToolParseError
+from verifiers.errors import ConfigError, InfraError, ToolCallError, ToolParseError
 from verifiers.state import State
 from verifiers.tools import Tool, build_tool, describe_validation_error
 from verifiers.types import Messages, ToolMessage
@@ -27,7 +27,8 @@ class ToolEnv(MultiTurnEnv):
 
     Sync tools run in worker threads; `tool_timeout` bounds each call (seconds). Unknown tools,
     malformed JSON and arguments that do not fit the schema are answered with a tool message
-    saying what was wrong; an exception whose type is in `stop_errors` ends the rollout.
+    saying what was wrong; an exception whose type is in `stop_errors` ends the rollout (an
+    `InfraError` as itself, so the rollout is marked infra; anything else as `ToolCallError`).
     """
 
     def __init__(
@@ -118,6 +119,8 @@ class ToolEnv(MultiTurnEnv):
             return f"Error: tool {name!r} timed out after {self.tool_timeout:g}s"
         except Exception as e:
             if self.stop_errors and isinstance(e, self.stop_errors):
+                if isinstance(e, InfraError):  # keep the flag: the trainer must mask it
+                    raise
                 raise ToolCallError(f"tool {name!r} raised {type(e).__name__}: {e}") from e
             return self.error_formatter(e)
         return _tool_content(result)

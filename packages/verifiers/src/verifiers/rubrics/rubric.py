@@ -308,7 +308,10 @@ def _record(name, value, exc, i, results, errors) -> None:
 
 
 def apply_score(state: dict[str, Any], score: Score) -> None:
-    state["reward"] = score.reward
+    # A rollout cut short by infrastructure (model server, sandbox, judge) has no meaningful
+    # reward: NaN, so it can neither pass as a real 0.0 nor pull its group's mean.
+    failed = (state.get("error") or {}).get("infra")
+    state["reward"] = NAN if failed else score.reward
     metrics = state.get("metrics")
     if metrics:
         metrics.update(score.metrics)

@@ -1,0 +1,189 @@
+import asyncio
+import json
+import logging
+import socket
+
+import aime
+import pytest
+
+from verifiers.errors import ConfigError
+from verifiers.testing import ScriptedServer, run_vf_eval
+from verifiers.testing.responders import last_text
+
+
+@pytest.fixture(scope="module")
+def env():
+    env = aime.load_environment(source="sample", year="both", max_workers=2)
+    yield env
+    asyncio.run(env.teardown())
+
+
+def said(text):
+    return [{"role": "assistant", "content": text}]
+
+
+# (gold, model output, expected reward)
+GRADING = [
+    ("70", "Adding up, we get $\\boxed{70}$.", 1.0),
+    ("70", "\\boxed{070}", 1.0),
+    ("70", "\\boxed{70.0}", 1.0),
+    ("70", "\\boxed{\\dfrac{140}{2}}", 1.0),
+    ("0", "So there are \\boxed{0} such integers.", 1.0),
+    ("70", "\\boxed{71} is wrong, it is \\boxed{70}", 1.0),  # the last box counts
+    ("70", "<think>maybe \\boxed{12}?</think>The answer is \\boxed{70}.", 1.0),
+    ("70", "so the total is 70.</think>\n\\boxed{70}", 1.0),  # template put <think> in the prompt
+    ("70", "\\boxed{71}", 0.0),
+    ("70", "\\boxed{70} is wrong, it is \\boxed{71}", 0.0),
+    ("70", "The answer is 70.", 0.0),  # no box: prose is not an answer
+    ("70", "\\boxed{}", 0.0),
+    ("70", "\\boxed{x}", 0.0),
+    ("70", "\\boxed{70", 0.0),  # unclosed box
+    ("70", "<think>it must be \\boxed{70}", 0.0),  # unclosed reasoning: truncated
+    ("70", "<think>\\boxed{70}</think>I give up.", 0.0),  # the box is only in the reasoning
+    ("70", "", 0.0),
+    ("204", "\\boxed{2 0 4 0}", 0.0),
+]
+
+
+@pytest.mark.parametrize(("gold", "output", "expected"), GRADING)
+async def test_grading_table(env, gold, output, expected):
+    state = {}
+    score = await env.rubric.correct_answer(completion=said(output), answer=gold, state=state)
+    assert score == expected
+    assert not state.get("math_verify_timeout")
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("70", "70"), ("070", "70"), (" $204$ ", "204"), (5, "5"), (12.0, "12"), ("0", "0")],
+)
+def test_gold_answers_normalized(value, expected):
+    assert aime.normalize_answer(value) == expected
+
+
+@pytest.mark.parametrize("value", ["12.5", "abc", "1000", 1000, -3, 2.5, None, True, "", "7 8"])
+def test_non_aime_answers_rejected(value):
+    assert aime.normalize_answer(value) is None
+
+
+def test_years_and_prompt(env):
+    one = aime.load_environment(source="sample", year=2024)
+    assert len(one.dataset) == 4
+    assert {r["info"]["year"] for r in one.dataset} == {2024}
+    assert {r["info"]["year"] for r in env.dataset} == {2024, 2025}
+    assert len(env.dataset) == 8
+    assert list(env.dataset["example_id"]) == list(range(8))
+    row = env.dataset[0]
+    assert row["prompt"] == [{"role": "user", "content": row["question"]}]
+    assert row["question"].endswith("\n" + aime.INSTRUCTION)
+    assert row["answer"] == "130"
+    listed = aime.load_environment(source="sample", year=[2025, "2024"])
+    assert [r["info"]["year"] for r in listed.dataset] == [2025] * 4 + [2024] * 4
+
+
+@pytest.mark.parametrize("year", [2023, "2026", "nope", [], [2024, 1999], True])
+def test_bad_year_is_a_clear_error(year):
+    with pytest.raises(ConfigError, match="year must"):
+        aime.load_environment(source="sample", year=year)
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ({"problem": "What is 1 + 1?", "answer": "2.5"}, "row 1: answer '2.5' is not an integer"),
+        ({"problem": "What is 1 + 1?", "answer": 1000}, "row 1: answer 1000 is not an integer"),
+        ({"problem": "What is 1 + 1?"}, "row 1: answer None"),
+        ({"text": "What is 1 + 1?", "answer": "2"}, "row 1 has no problem text"),
+        ({"problem": "  ", "answer": "2"}, "row 1: the problem text is empty"),
+    ],
+)
+def test_broken_rows_are_named(row, message):
+    rows = [{"problem": "What is 2 + 2?", "answer": "4"}, row]
+    with pytest.raises(ConfigError, match=message):
+        aime.load_environment(source=rows, year=2024)
+
+
+def test_own_rows_and_files(tmp_path):
+    rows = [
+        {"question": "What is 2 + 3?", "answer": 5},
+        {"problem": "What is 3 + 4?", "answer": "7"},
+    ]
+    env = aime.load_environment(source=rows, year=2025)
+    assert list(env.dataset["answer"]) == ["5", "7"]
+    path = tmp_path / "mine.jsonl"
+    same = [
+        {"problem": "What is 2 + 3?", "answer": "5"},
+        {"problem": "What is 3 + 4?", "answer": "7"},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in same))
+    assert list(aime.load_environment(source=str(path), year=2025).dataset["answer"]) == ["5", "7"]
+    same[0]["answer"] = 5  # 5 and "7": clashing types
+    path.write_text("\n".join(json.dumps(r) for r in same))
+    with pytest.raises(ConfigError, match="do not fit one table: column .answer."):
+        aime.load_environment(source=str(path), year=2025)
+    with pytest.raises(ConfigError, match="one year"):
+        aime.load_environment(source=rows, year="both")
+
+
+def test_auto_falls_back_to_the_sample_offline(monkeypatch, caplog):
+    with socket.socket() as s:  # a hub address nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
+    with caplog.at_level(logging.WARNING, logger="aime"):
+        env = aime.load_environment(year=2024)
+    assert len(env.dataset) == 4
+    assert "using the bundled sample" in caplog.text
+    with pytest.raises(ConfigError, match="aime_2024"):
+        aime.load_environment(year=2024, source="hub")
+
+
+# The scripted model: right on some problems, wrong, unboxed or truncated on others.
+REPLIES = {
+    "divisible by $7$": "<think>142 - 12</think>\nSo the count is $\\boxed{130}$.",
+    "divisors of $360$": "The sum is 1170, so the remainder is \\boxed{1170}.",  # wrong
+    "perimeter $100$": "625 - 49 = 576, the answer is 576.",  # no box
+    "zeros at the end": "<think>Counting fives: 404 + 80 + 16 + 3 = 503 so \\boxed{503}",  # cut off
+    "ordered pairs": "</think>\\boxed{030}",
+    "squares or perfect cubes": "\\boxed{27}",
+    "divided by $125$": "\\boxed{57}",
+    "legs of lengths": "\\boxed{36}",  # wrong
+}
+
+
+def model(body):
+    text = last_text(body)
+    return next(reply for key, reply in REPLIES.items() if key in text)
+
+
+def test_vf_eval_against_scripted_model(tmp_path):
+    with ScriptedServer(model) as server:
+        rows, meta = run_vf_eval(
+            tmp_path,
+            "aime",
+            server.base_url,
+            "-n",
+            8,
+            "-r",
+            2,
+            "--env-args",
+            json.dumps({"source": "sample", "year": "both", "max_workers": 1}),
+        )
+    assert len(rows) == 16
+    assert all(r["error"] is None for r in rows)
+    by_answer = {}
+    for r in rows:
+        by_answer.setdefault(r["answer"], set()).add(r["reward"])
+    assert by_answer == {
+        "130": {1.0},
+        "170": {0.0},
+        "576": {0.0},
+        "503": {0.0},
+        "30": {1.0},
+        "27": {1.0},
+        "57": {1.0},
+        "35": {0.0},
+    }
+    assert meta["num_rollouts"] == 16

@@ -1,0 +1,329 @@
+"""Humanity's Last Exam (text-only): expert-written questions with short exact or
+multiple-choice answers, graded by an LLM judge that returns a structured JSON verdict.
+
+Single turn. The model answers in an Explanation / Answer / Confidence format; a judge model
+reads the question, the gold answer (as the gold answer) and the model's final response (as
+the response) and replies with ``{extracted_final_answer, reasoning, correct: yes|no,
+confidence}``, validated with pydantic. A reply that is not such a verdict is a judge failure
+(an infrastructure error on that rollout), never a silent 0. See README.md.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+import verifiers as vf
+from verifiers.errors import ConfigError
+from verifiers.rubrics.judge_rubric import JudgeError
+
+__all__ = [
+    "ANSWER_TYPES",
+    "HUB_ID",
+    "JUDGE_PROMPT",
+    "JUDGE_RESPONSE_FORMAT",
+    "HLEVerdict",
+    "final_response",
+    "load_environment",
+    "parse_verdict",
+]
+
+HUB_ID = "cais/hle"
+SAMPLE = Path(__file__).parent / "data" / "sample.jsonl"
+
+_FORMAT = (
+    "Give your response in exactly this format:\n"
+    "Explanation: <the reasoning that leads to your {what}>\n"
+    "{label}: <{answer}>\n"
+    "Confidence: <how sure you are of that answer, from 0% to 100%>"
+)
+#: answer_type -> system prompt (the HLE answer format: explanation, answer, confidence).
+ANSWER_TYPES = {
+    "exactMatch": _FORMAT.format(
+        what="final answer", label="Exact Answer", answer="your final answer, as short as possible"
+    ),
+    "multipleChoice": _FORMAT.format(
+        what="choice", label="Answer", answer="the answer choice you pick"
+    ),
+}
+
+JUDGE_PROMPT = """You are grading a response to an exam question against the question's \
+official correct answer.
+
+[question]:
+{question}
+
+[correct_answer]:
+{answer}
+
+[response]:
+{response}
+
+Reply with one JSON object and nothing else, with exactly these fields:
+- "extracted_final_answer": the final answer given in [response], copied exactly; "None" if \
+[response] gives no final answer.
+- "reasoning": a short explanation of why extracted_final_answer does or does not match \
+[correct_answer]. Only compare the two: do not solve the question again and do not argue for \
+another answer.
+- "correct": "yes" if extracted_final_answer is equivalent to [correct_answer] (for numerical \
+answers a small rounding difference is allowed), otherwise "no" — including when it differs in \
+any meaningful way, is ambiguous, or is missing.
+- "confidence": the confidence score from 0 to 100 stated in [response], as an integer; 100 if \
+[response] states none."""
+
+#: OpenAI-style structured output request for the verdict (``response_format``).
+JUDGE_RESPONSE_FORMAT: dict[str, Any] = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "hle_verdict",
+        "strict": True,
+        "schema": {
+            "type": "object",
+            "properties": {
+                "extracted_final_answer": {"type": "string"},
+                "reasoning": {"type": "string"},
+                "correct": {"type": "string", "enum": ["yes", "no"]},
+                "confidence": {"type": "integer"},
+            },
+            "required": ["extracted_final_answer", "reasoning", "correct", "confidence"],
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+class HLEVerdict(BaseModel):
+    """The judge's verdict on one response."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    extracted_final_answer: str
+    reasoning: str
+    correct: Literal["yes", "no"]
+    confidence: int
+
+    @field_validator("correct", mode="before")
+    @classmethod
+    def _yes_no(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("confidence", mode="before")
+    @classmethod
+    def _percent(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.strip().removesuffix("%").strip()
+        if isinstance(value, bool):
+            raise ValueError("confidence must be a number from 0 to 100")
+        return value
+
+    @field_validator("confidence")
+    @classmethod
+    def _in_range(cls, value: int) -> int:
+        if not 0 <= value <= 100:
+            raise ValueError(f"confidence {value} is not between 0 and 100")
+        return value
+
+
+_FENCED_RE = re.compile(r"```(?:json)?[ \t]*\n(.*?)\n?```", re.DOTALL)
+
+
+def parse_verdict(reply: str | None) -> HLEVerdict:
+    """The verdict in a judge reply: the whole reply is one JSON object (or one ```json
+    fenced block holding it). Anything else — prose, a yes/no word, prose around the JSON, a
+    missing or extra field, ``correct`` other than yes/no — raises `JudgeError`."""
+    text = (reply or "").strip()
+    fenced = _FENCED_RE.fullmatch(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    if not text.startswith("{"):
+        raise JudgeError(f"the judge's reply is not a JSON verdict: {_clip(reply)}")
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError as e:
+        raise JudgeError(f"the judge's reply is not valid JSON ({e}): {_clip(reply)}") from None
+    try:
+        return HLEVerdict.model_validate(data)
+    except ValidationError as e:
+        problems = "; ".join(
+            f"{'.'.join(map(str, err['loc'])) or 'verdict'}: {err['msg']}" for err in e.errors()
+        )
+        raise JudgeError(f"the judge's verdict is malformed ({problems}): {_clip(reply)}") from None
+
+
+def _clip(text: str | None, limit: int = 300) -> str:
+    text = repr(text or "")
+    return text if len(text) <= limit else text[:limit] + "...'"
+
+
+def final_response(text: str) -> str:
+    """The final part of a response: after the last ``</think>``; "" while a ``<think>`` is
+    still open (truncated reasoning)."""
+    text = text.rsplit("</think>", 1)[-1]
+    return "" if "<think>" in text else text.strip()
+
+
+# -- data ------------------------------------------------------------------------------------
+def _build_rows(
+    raw: list[dict[str, Any]], categories: set[str] | None, what: str
+) -> tuple[list[dict[str, Any]], int]:
+    rows, with_images = [], 0
+    for i, row in enumerate(raw):
+        rid = row.get("id")
+        where = f"{what} row {i}" + (f" (id {rid})" if rid is not None else "")
+        if row.get("image"):
+            with_images += 1
+            continue
+        category = row.get("category")
+        if categories is not None and str(category or "").strip().lower() not in categories:
+            continue
+        question, answer = row.get("question"), row.get("answer")
+        if not isinstance(question, str) or not question.strip():
+            raise ConfigError(f"{where}: 'question' is missing or empty")
+        if not isinstance(answer, str) or not answer.strip():
+            raise ConfigError(f"{where}: 'answer' is missing or empty")
+        answer_type = row.get("answer_type")
+        if answer_type not in ANSWER_TYPES:
+            raise ConfigError(
+                f"{where}: answer_type {answer_type!r} is not one of {', '.join(ANSWER_TYPES)}"
+            )
+        rows.append(
+            {
+                "prompt": [
+                    {"role": "system", "content": ANSWER_TYPES[answer_type]},
+                    {"role": "user", "content": question.strip()},
+                ],
+                "answer": answer.strip(),
+                "info": {
+                    "id": None if rid is None else str(rid),
+                    "answer_type": answer_type,
+                    "category": category,
+                    "raw_subject": row.get("raw_subject"),
+                },
+                "task": "hle",
+            }
+        )
+    return rows, with_images
+
+
+def _load_raw(source: Any) -> tuple[list[dict[str, Any]], str]:
+    if isinstance(source, list | tuple):
+        if not all(isinstance(r, dict) for r in source):
+            raise ConfigError("source rows must be dicts of column -> value")
+        return list(source), "rows"
+    ds = vf.load_dataset_source(
+        HUB_ID,
+        source=source,
+        sample=SAMPLE,
+        split="test",
+        required_columns=["question", "answer", "answer_type"],
+    )
+    if "image_preview" in ds.column_names:  # decoded images: not needed for text-only rows
+        ds = ds.remove_columns("image_preview")
+    if "rationale_image" in ds.column_names:
+        ds = ds.remove_columns("rationale_image")
+    what = f"dataset {source}" if isinstance(source, str | Path) else "dataset"
+    return list(ds), what
+
+
+def _parse_categories(category: Any) -> set[str] | None:
+    if category is None:
+        return None
+    items = [category] if isinstance(category, str) else category
+    if not isinstance(items, list | tuple) or not items:
+        raise ConfigError(f"category must be a name or a list of names, got {category!r}")
+    return {str(c).strip().lower() for c in items}
+
+
+def load_environment(
+    source: Any = "auto",
+    category: str | list[str] | None = None,
+    judge_model: str = "gpt-4.1-mini",
+    judge_base_url: str | None = None,
+    judge_api_key_var: str = "OPENAI_API_KEY",
+    judge_structured_output: bool = True,
+    judge_sampling_args: dict[str, Any] | None = None,
+    judge_max_concurrent: int = 32,
+    judge_timeout: float = 300.0,
+    **kwargs: Any,
+) -> vf.Environment:
+    """Humanity's Last Exam, text-only questions, as a single-turn environment.
+
+    Args:
+        source: "auto" (the real dataset when reachable, else the bundled sample, with a
+            warning), "hub" (``cais/hle`` test split or an error; gated: log in to Hugging Face
+            first), "sample", a local file / folder, a list of row dicts or a
+            ``datasets.Dataset`` in the real dataset's columns. Rows with an image are dropped.
+        category: keep only this HLE category or these categories (case-insensitive, e.g.
+            "Math", "Physics"); None keeps all.
+        judge_model: the judge model name.
+        judge_base_url: the judge's OpenAI-compatible endpoint; None: ``OPENAI_BASE_URL`` (or
+            OpenAI) with ``OPENAI_API_KEY``, resolved at the first judgement.
+        judge_api_key_var: environment variable holding the judge's API key (with
+            ``judge_base_url``).
+        judge_structured_output: ask the judge for a JSON-schema constrained reply
+            (``response_format``); turn off for servers without structured output — the reply
+            must still be the JSON verdict.
+        judge_sampling_args: extra request fields for the judge (e.g. temperature, max_tokens).
+        judge_max_concurrent: judge requests in flight at most.
+        judge_timeout: seconds per judge request (retried on 429/5xx/timeouts).
+        **kwargs: passed to ``vf.SingleTurnEnv`` (e.g. ``sampling_args``).
+    """
+    categories = _parse_categories(category)
+    raw, what = _load_raw(source)
+    rows, with_images = _build_rows(raw, categories, what)
+    if not rows:
+        chosen = f" in category {', '.join(sorted(categories))}" if categories else ""
+        images = f" ({with_images} with images dropped)" if with_images else ""
+        raise ConfigError(f"the HLE {what} has no text-only rows{chosen}{images}")
+
+    sampling: dict[str, Any] = {}
+    if judge_structured_output:
+        sampling["response_format"] = JUDGE_RESPONSE_FORMAT
+    sampling.update(judge_sampling_args or {})
+    if judge_base_url is None:
+        client: Any = None
+    else:
+        client = vf.ClientConfig(
+            api_base_url=judge_base_url, api_key_var=judge_api_key_var, timeout=judge_timeout
+        )
+    parser = vf.Parser(extract_fn=final_response)
+    rubric = vf.JudgeRubric(
+        parser=parser,
+        judge_client=client,
+        judge_model=judge_model,
+        judge_sampling_args=sampling,
+        judge_prompt=JUDGE_PROMPT,
+        judge_max_concurrent=judge_max_concurrent,
+        judge_timeout=judge_timeout,
+    )
+
+    async def verdict(judge: Any, prompt: Any, completion: Any, answer: Any, state: Any):
+        if not parser.parse_answer(completion):
+            return None  # no final answer (empty, or reasoning cut off): nothing to judge
+        return parse_verdict(await judge(prompt, completion, answer, state))
+
+    async def judge_correct(judge, prompt, completion, answer, state) -> float:
+        """1.0 iff the judge's verdict says correct == "yes"."""
+        v = await verdict(judge, prompt, completion, answer, state)
+        return 1.0 if v is not None and v.correct == "yes" else 0.0
+
+    async def confidence(judge, prompt, completion, answer, state) -> float:
+        """The model's stated confidence as extracted by the judge, 0-1 (0 without an answer)."""
+        v = await verdict(judge, prompt, completion, answer, state)
+        return 0.0 if v is None else v.confidence / 100.0
+
+    rubric.add_reward_func(judge_correct, weight=1.0)
+    rubric.add_reward_func(confidence, weight=0.0)
+
+    from datasets import Dataset
+
+    return vf.SingleTurnEnv(
+        dataset=Dataset.from_list(rows),
+        parser=parser,
+        rubric=rubric,
+        **kwargs,
+    )

@@ -1,0 +1,94 @@
+"""Cryptarithm: an addition in which every letter stands for a digit.
+
+Different letters are different digits and no multi-letter word starts with zero. Level 1 adds
+two 3-digit words, level 2 two 4-digit words, level 3 three words of 4-5 digits. Puzzles come
+from real sums, so each has at least one solution. The answer is the addition written with
+digits (``123 + 456 = 579``); the verifier checks that it spells the puzzle under one consistent
+letter-to-digit assignment and that the sum is right, so any valid solution scores 1.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import string
+
+from i3_logic.puzzle import (
+    ANSWER_INSTRUCTION,
+    AnswerError,
+    Puzzle,
+    PuzzleDataError,
+    answer_text,
+    require,
+)
+
+NAME = "cryptarithm"
+ALIASES = ()
+LEVELS = {1: ((3, 3),), 2: ((4, 4),), 3: ((4, 5), (4, 5), (4, 5))}
+_EQUATION = re.compile(r"^\s*(\d+(?:\s*\+\s*\d+)+)\s*=\s*(\d+)\s*$")
+_WORD_EQUATION = re.compile(r"^[A-Z]+(?: \+ [A-Z]+)+ = [A-Z]+$")
+
+
+def generate(rng: random.Random, difficulty: int) -> Puzzle:
+    spans = LEVELS[difficulty]
+    if len(spans) == 1:
+        spans = spans * 2
+    while True:
+        lengths = [rng.randint(*s) for s in spans]
+        addends = [rng.randint(10 ** (k - 1), 10**k - 1) for k in lengths]
+        total = sum(addends)
+        digits = sorted(set("".join(map(str, [*addends, total]))))
+        if len(digits) >= 5:
+            break
+    letters = rng.sample(string.ascii_uppercase, len(digits))
+    code = dict(zip(digits, letters, strict=True))
+    spell = lambda n: "".join(code[d] for d in str(n))  # noqa: E731
+    words = [spell(a) for a in addends]
+    result = spell(total)
+    equation = " + ".join(words) + " = " + result
+    solution = " + ".join(map(str, addends)) + f" = {total}"
+    question = (
+        "Solve the cryptarithm below. Each letter stands for one digit, different letters stand "
+        "for different digits, and no number with more than one digit starts with 0.\n\n"
+        f"{equation}\n\n"
+        "The answer is the same addition written with digits, e.g. 12 + 34 = 46.\n"
+        f"{ANSWER_INSTRUCTION}"
+    )
+    metadata = {"equation": equation, "solution": solution}
+    return Puzzle(NAME, question, solution, difficulty, metadata)
+
+
+def _words(puzzle: Puzzle) -> list[str]:
+    (equation,) = require(puzzle.metadata, NAME, "equation")
+    if not isinstance(equation, str) or not _WORD_EQUATION.match(equation):
+        raise PuzzleDataError(f"{NAME} metadata 'equation' must look like 'AB + CD = EF'")
+    left, right = equation.split(" = ")
+    return [*left.split(" + "), right]
+
+
+def check(puzzle: Puzzle) -> None:
+    _words(puzzle)
+
+
+def verify(puzzle: Puzzle, text: str) -> float:
+    words = _words(puzzle)
+    try:
+        answer = answer_text(text)
+    except AnswerError:
+        return 0.0
+    m = _EQUATION.match(answer.replace("$", "").rstrip(". "))
+    if not m:
+        return 0.0
+    numbers = [s.strip() for s in m.group(1).split("+")] + [m.group(2)]
+    if len(numbers) != len(words):
+        return 0.0
+    assignment: dict[str, str] = {}
+    for word, number in zip(words, numbers, strict=True):
+        if len(word) != len(number) or (len(number) > 1 and number[0] == "0"):
+            return 0.0
+        for letter, digit in zip(word, number, strict=True):
+            if assignment.setdefault(letter, digit) != digit:
+                return 0.0
+    if len(set(assignment.values())) != len(assignment):
+        return 0.0
+    return 1.0 if sum(int(n) for n in numbers[:-1]) == int(numbers[-1]) else 0.0

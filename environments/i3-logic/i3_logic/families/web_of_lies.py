@@ -1,0 +1,80 @@
+"""Web of lies: a chain of people who each say whether the previous one tells the truth.
+
+The first person's honesty is stated; every later person says the previous one lies or tells
+the truth; the question asks about the last person. Level 1 has 4 people, level 2 6, level 3 9
+(with the statements shuffled into a random order). Truth values are recomputed from the stored
+chain; the answer must be Yes or No.
+"""
+
+from __future__ import annotations
+
+import random
+
+from i3_logic.puzzle import (
+    ANSWER_INSTRUCTION,
+    AnswerError,
+    Puzzle,
+    PuzzleDataError,
+    answer_text,
+    require,
+)
+
+NAME = "web_of_lies"
+ALIASES = ()
+LEVELS = {1: 4, 2: 6, 3: 9}
+NAMES = (
+    "Amara Bruno Celia Dario Elif Farid Greta Hugo Ines Jonas Kemal Lena Mateo Nadia Oskar "
+    "Priya Quentin Rosa Samir Tove Umar Vera Wren Ximena Yusuf Zora"
+).split()
+
+
+def truths(first_truthful: bool, claims: list[bool]) -> list[bool]:
+    """Honesty of each person; ``claims[i]`` is person i+1 saying person i tells the truth."""
+    values = [first_truthful]
+    for says_truthful in claims:
+        # An honest speaker's claim is right; a liar's claim is wrong.
+        values.append(says_truthful == values[-1])
+    return values
+
+
+def generate(rng: random.Random, difficulty: int) -> Puzzle:
+    count = LEVELS[difficulty]
+    people = rng.sample(NAMES, count)
+    first = rng.random() < 0.5
+    claims = [rng.random() < 0.5 for _ in range(count - 1)]
+    statements = [f"{people[0]} {'tells the truth' if first else 'lies'}."]
+    statements += [
+        f"{people[i + 1]} says {people[i]} {'tells the truth' if c else 'lies'}."
+        for i, c in enumerate(claims)
+    ]
+    if difficulty == 3:
+        rng.shuffle(statements)
+    answer = "Yes" if truths(first, claims)[-1] else "No"
+    question = (
+        " ".join(statements)
+        + f"\nDoes {people[-1]} tell the truth? The answer is Yes or No.\n{ANSWER_INSTRUCTION}"
+    )
+    metadata = {"people": people, "first_truthful": first, "claims": claims}
+    return Puzzle(NAME, question, answer, difficulty, metadata)
+
+
+def check(puzzle: Puzzle) -> None:
+    people, first, claims = require(puzzle.metadata, NAME, "people", "first_truthful", "claims")
+    if not isinstance(first, bool) or not isinstance(claims, list) or not isinstance(people, list):
+        raise PuzzleDataError(
+            f"{NAME} metadata: first_truthful must be a bool, people and claims lists"
+        )
+    if not all(isinstance(c, bool) for c in claims) or len(people) != len(claims) + 1:
+        raise PuzzleDataError(f"{NAME} metadata: one boolean claim per person after the first")
+
+
+def verify(puzzle: Puzzle, text: str) -> float:
+    meta = puzzle.metadata
+    truthful = truths(meta["first_truthful"], meta["claims"])[-1]
+    try:
+        answer = answer_text(text).strip(" .*`_").lower()
+    except AnswerError:
+        return 0.0
+    if answer not in ("yes", "no"):
+        return 0.0
+    return 1.0 if (answer == "yes") == truthful else 0.0

@@ -1,0 +1,284 @@
+"""The puzzle record, answer extraction and the safe parsers every family shares.
+
+A puzzle is stored the way SynLogic stores one (``game_data_str`` in the INTELLECT-3-RL
+``logic`` rows): ``{"question", "answer", "difficulty", "metadata"}``. ``metadata`` holds the
+ground truth a verifier checks against; ``answer`` is one reference solution (the text a correct
+model would put in its answer block).
+
+Nothing here evaluates model output as code: structured answers are parsed with ``ast.parse``
+and a walker that accepts only literals (numbers, strings, lists, tuples).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+__all__ = [
+    "ANSWER_INSTRUCTION",
+    "MAX_ANSWER_CHARS",
+    "AnswerError",
+    "Puzzle",
+    "PuzzleDataError",
+    "answer_text",
+    "final_answer",
+    "format_grid",
+    "int_grid",
+    "is_latin",
+    "parse_grid",
+    "parse_literal",
+    "random_latin_square",
+    "require",
+    "strip_think",
+]
+
+#: Longest answer block a verifier will parse; longer answers score 0.
+MAX_ANSWER_CHARS = 4000
+
+ANSWER_INSTRUCTION = (
+    "Write your final answer inside <answer></answer> tags at the end of your reply."
+)
+
+
+class AnswerError(ValueError):
+    """The model's answer is missing or malformed (scores 0.0, never an error)."""
+
+
+class PuzzleDataError(ValueError):
+    """A puzzle record (dataset row) is broken: missing or inconsistent ground truth."""
+
+
+@dataclass(slots=True)
+class Puzzle:
+    task: str
+    question: str
+    answer: str
+    difficulty: int = 1
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def game_data(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "answer": self.answer,
+            "difficulty": self.difficulty,
+            "metadata": self.metadata,
+        }
+
+    def game_data_str(self) -> str:
+        return orjson.dumps(self.game_data()).decode()
+
+    @classmethod
+    def from_game_data(cls, task: str, data: Any) -> Puzzle:
+        """From a SynLogic ``Data`` dict or its JSON string; ``PuzzleDataError`` if malformed."""
+        if isinstance(data, str | bytes):
+            try:
+                data = orjson.loads(data)
+            except orjson.JSONDecodeError as e:
+                raise PuzzleDataError(f"game data of task {task!r} is not JSON: {e}") from None
+        if not isinstance(data, dict):
+            raise PuzzleDataError(f"game data of task {task!r} must be an object")
+        metadata = data.get("metadata")
+        if not isinstance(metadata, dict):
+            raise PuzzleDataError(f"game data of task {task!r} has no 'metadata' object")
+        difficulty = data.get("difficulty", 1)
+        if not isinstance(difficulty, int) or isinstance(difficulty, bool):
+            raise PuzzleDataError(f"game data of task {task!r}: difficulty must be an integer")
+        return cls(
+            task=task,
+            question=str(data.get("question") or ""),
+            answer=str(data.get("answer") or ""),
+            difficulty=difficulty,
+            metadata=metadata,
+        )
+
+
+def strip_think(text: str | None) -> str:
+    """The reply after the last ``</think>``; "" when a ``<think>`` is never closed.
+
+    Correct whether or not the chat template injects ``<think>`` into the prompt: a completion
+    that holds only ``</think>`` is split on it; one with neither tag is kept whole.
+    """
+    if not text:
+        return ""
+    if "</think>" in text:
+        return text.rsplit("</think>", 1)[1].strip()
+    if "<think>" in text:
+        return ""
+    return text.strip()
+
+
+_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\s*\n?(.*?)```", re.DOTALL)
+_THE_ANSWER_IS = re.compile(r"the (?:final )?answer is[:\s]*(.+?)\s*$", re.IGNORECASE | re.DOTALL)
+
+
+def final_answer(text: str | None) -> str:
+    """The final answer block of a reply (reasoning already stripped); "" when there is none.
+
+    In order: the last ``<answer>...</answer>``; the last ``\\boxed{...}``; the last fenced code
+    block; the text after the last "The answer is" (SynLogic prompts ask for these forms). Prose
+    without any of them yields "" (never the whole text).
+    """
+    if not text:
+        return ""
+    tags = _ANSWER_TAG.findall(text)
+    if tags:
+        return _unwrap(tags[-1])
+    boxed = _last_boxed(text)
+    if boxed is not None:
+        return boxed
+    fences = _FENCE.findall(text)
+    if fences:
+        return fences[-1].strip()
+    idx = text.lower().rfind("the answer is")
+    if idx < 0:
+        idx = text.lower().rfind("the final answer is")
+    if idx >= 0:
+        m = _THE_ANSWER_IS.search(text[idx:])
+        if m:
+            return m.group(1).strip().strip("*").strip().rstrip(".").strip("*").strip()
+    return ""
+
+
+def _unwrap(block: str) -> str:
+    """``$\\boxed{x}$`` or ``\\boxed{x}`` as a whole answer block is just ``x``."""
+    block = block.strip()
+    inner = block.strip("$").strip()
+    if inner.startswith("\\boxed{"):
+        found = _boxed_at(inner, 0)
+        if found is not None and found[1] == len(inner):
+            return found[0]
+    return block
+
+
+def _last_boxed(text: str) -> str | None:
+    start = text.rfind("\\boxed{")
+    found = _boxed_at(text, start) if start >= 0 else None
+    return found[0] if found is not None else None
+
+
+def _boxed_at(text: str, start: int) -> tuple[str, int] | None:
+    """Content of the ``\\boxed{`` at ``start`` and the index after its closing brace."""
+    i = start + len("\\boxed{")
+    depth = 1
+    for j in range(i, len(text)):
+        if text[j] == "{":
+            depth += 1
+        elif text[j] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[i:j].strip(), j + 1
+    return None
+
+
+def answer_text(text: str | None) -> str:
+    """``final_answer`` with a length bound; ``AnswerError`` when absent or too long."""
+    ans = final_answer(text)
+    if not ans:
+        raise AnswerError("no final answer block")
+    if len(ans) > MAX_ANSWER_CHARS:
+        raise AnswerError(f"answer longer than {MAX_ANSWER_CHARS} characters")
+    return ans
+
+
+# -- literal parsing without eval -------------------------------------------------------------
+_MAX_LITERAL_DEPTH = 6
+
+
+def parse_literal(text: str) -> Any:
+    """A Python literal made of ints, strings, lists and tuples, parsed without evaluating code."""
+    if len(text) > MAX_ANSWER_CHARS:
+        raise AnswerError("answer too long")
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
+        raise AnswerError(f"not a literal: {type(e).__name__}") from None
+    return _literal(tree.body, 0)
+
+
+def _literal(node: ast.AST, depth: int) -> Any:
+    if depth > _MAX_LITERAL_DEPTH:
+        raise AnswerError("literal nested too deeply")
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | str):
+        if isinstance(node.value, bool):
+            raise AnswerError("booleans are not allowed here")
+        if isinstance(node.value, int) and abs(node.value) > 10**9:
+            raise AnswerError("number too large")
+        return node.value
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+    ):
+        return -node.operand.value
+    if isinstance(node, ast.List | ast.Tuple):
+        return [_literal(e, depth + 1) for e in node.elts]
+    raise AnswerError(f"unexpected {type(node).__name__} in answer")
+
+
+_CELL = re.compile(r"-?\d+")
+
+
+def parse_grid(text: str, rows: int, cols: int) -> list[list[int]]:
+    """A ``rows`` x ``cols`` integer grid: a nested list literal, or one line of numbers per row."""
+    text = text.strip()
+    if text.startswith("["):
+        value = parse_literal(text)
+        if not isinstance(value, list) or not all(isinstance(r, list) for r in value):
+            raise AnswerError("grid must be a list of rows")
+        grid = value
+    else:
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        grid = [[int(x) for x in _CELL.findall(ln)] for ln in lines]
+        if rows > 1 and len(grid) == 1 and len(grid[0]) == rows * cols:
+            raise AnswerError("grid given on one line; one line per row expected")
+    if len(grid) != rows or any(len(r) != cols for r in grid):
+        raise AnswerError(f"grid must be {rows} x {cols}")
+    if not all(type(v) is int for r in grid for v in r):
+        raise AnswerError("grid cells must be integers")
+    return grid
+
+
+def require(metadata: dict[str, Any], task: str, *keys: str) -> list[Any]:
+    """The values of ``keys`` in ``metadata``; ``PuzzleDataError`` naming any missing one."""
+    missing = [k for k in keys if k not in metadata]
+    if missing:
+        raise PuzzleDataError(f"{task} puzzle metadata lacks {', '.join(missing)}")
+    return [metadata[k] for k in keys]
+
+
+def int_grid(value: Any, task: str, name: str, rows: int, cols: int) -> list[list[int]]:
+    """Validate a metadata grid; ``PuzzleDataError`` if it is not ``rows`` x ``cols`` ints."""
+    if (
+        not isinstance(value, list)
+        or len(value) != rows
+        or any(not isinstance(r, list) or len(r) != cols for r in value)
+        or any(type(v) is not int for r in value for v in r)
+    ):
+        raise PuzzleDataError(f"{task} metadata {name!r} must be a {rows}x{cols} integer grid")
+    return value
+
+
+def format_grid(grid: list[list[Any]]) -> str:
+    return "\n".join(" ".join(str(v) for v in row) for row in grid)
+
+
+def is_latin(grid: list[list[int]], n: int) -> bool:
+    want = set(range(1, n + 1))
+    return all(set(r) == want for r in grid) and all(
+        {grid[r][c] for r in range(n)} == want for c in range(n)
+    )
+
+
+def random_latin_square(rng: Any, n: int) -> list[list[int]]:
+    """A random n x n Latin square (cyclic square with rows, columns and symbols permuted)."""
+    rows, cols, syms = list(range(n)), list(range(n)), list(range(1, n + 1))
+    rng.shuffle(rows)
+    rng.shuffle(cols)
+    rng.shuffle(syms)
+    return [[syms[(rows[r] + cols[c]) % n] for c in range(n)] for r in range(n)]

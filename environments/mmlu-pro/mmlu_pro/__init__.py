@@ -1,0 +1,248 @@
+"""MMLU-Pro: about 12,000 multiple-choice questions over 14 subjects, with up to ten options (A-J).
+
+Single turn. The options are shown in the dataset's order; the model's final letter is extracted
+strictly and compared with the gold letter. ``category`` restricts the set to some subjects.
+See README.md for the prompt formats and the reward.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import verifiers as vf
+from verifiers.errors import ConfigError
+
+__all__ = [
+    "ANSWER_FORMATS",
+    "CATEGORIES",
+    "HUB_ID",
+    "LETTERS",
+    "extract_answer_is_letter",
+    "extract_boxed_letter",
+    "format_question",
+    "load_environment",
+]
+
+HUB_ID = "TIGER-Lab/MMLU-Pro"
+SAMPLE = Path(__file__).parent / "data" / "sample.jsonl"
+LETTERS = "ABCDEFGHIJ"
+#: The subjects of MMLU-Pro (the dataset's ``category`` values).
+CATEGORIES = (
+    "biology",
+    "business",
+    "chemistry",
+    "computer science",
+    "economics",
+    "engineering",
+    "health",
+    "history",
+    "law",
+    "math",
+    "other",
+    "philosophy",
+    "physics",
+    "psychology",
+)
+
+#: answer_format -> the instruction placed before the question.
+ANSWER_FORMATS = {
+    # The INTELLECT-3 evaluation prompt (reported MMLU-Pro 81.9).
+    "boxed": (
+        "Please reason step by step, then ONLY give the letter of the correct answer within "
+        "\\boxed{}."
+    ),
+    # The phrase MMLU-Pro's own chain-of-thought evaluation asks the model to finish with.
+    "answer_is": (
+        "Answer the multiple-choice question below. Think it through step by step, then finish "
+        'your response with "The answer is (X)", where X is the letter of the correct option.'
+    ),
+}
+
+
+def format_question(question: str, options: list[str], instruction: str) -> str:
+    lines = "\n".join(f"{letter}. {text}" for letter, text in zip(LETTERS, options, strict=False))
+    return f"{instruction}\n\n{question}\n\n{lines}"
+
+
+# -- strict letter extraction ----------------------------------------------------------------
+_WRAPPER_RE = re.compile(r"\\(?:text|textbf|mathrm|mathbf|textrm|mathtt)\s*\{\s*([^{}]*?)\s*\}")
+_ANSWER_IS_RE = re.compile(
+    r"(?i:\bthe\s+answer\s+is)\s*:?\s*\*{0,2}\s*\(?\s*([A-Z])\s*\)?(?![A-Za-z0-9])"
+)
+
+
+def final_text(text: str) -> str:
+    """The final answer part of a response: after the last ``</think>``; "" while a
+    ``<think>`` is still open (truncated reasoning)."""
+    text = text.rsplit("</think>", 1)[-1]
+    return "" if "<think>" in text else text
+
+
+def _letter(candidate: str, letters: str) -> str:
+    return candidate if len(candidate) == 1 and candidate in letters else ""
+
+
+def extract_boxed_letter(text: str | None, letters: str = LETTERS) -> str:
+    """The letter in the last ``\\boxed{}`` of the final answer, or "".
+
+    Accepted box contents: ``B``, ``(B)``, ``[B]``, ``B.``, ``\\text{B}`` (and ``\\textbf``,
+    ``\\mathrm``...), surrounded by spaces or ``$``. Anything else — option text
+    (``B. 42``), two letters, a lower-case letter, a letter past the last option — is no answer."""
+    boxed = vf.extract_boxed_answer(final_text(text or ""), strict=True)
+    inner = _WRAPPER_RE.sub(r"\1", boxed).strip().strip("$").strip()
+    if len(inner) >= 3 and inner[0] + inner[-1] in ("()", "[]"):
+        inner = inner[1:-1].strip()
+    return _letter(inner.removesuffix(".").strip(), letters)
+
+
+def extract_answer_is_letter(text: str | None, letters: str = LETTERS) -> str:
+    """The letter of the last "the answer is (X)" (or ``X``, ``**X**``) in the final answer,
+    or "". Only an upper-case letter counts, and it must be one of ``letters``: the last
+    occurrence decides, and if it names no option there is no answer."""
+    matches = _ANSWER_IS_RE.findall(final_text(text or ""))
+    return _letter(matches[-1], letters) if matches else ""
+
+
+# -- data ------------------------------------------------------------------------------------
+def _parse_categories(category: Any) -> set[str] | None:
+    if category is None:
+        return None
+    items = [category] if isinstance(category, str) else category
+    if not isinstance(items, list | tuple) or not items:
+        raise ConfigError(f"category must be a name or a list of names, got {category!r}")
+    chosen = set()
+    for item in items:
+        name = str(item).strip().lower().replace("_", " ")
+        if name not in CATEGORIES:
+            raise ConfigError(
+                f"unknown MMLU-Pro category {item!r}; the categories are: {', '.join(CATEGORIES)}"
+            )
+        chosen.add(name)
+    return chosen
+
+
+def _build_rows(
+    raw: list[dict[str, Any]], categories: set[str] | None, instruction: str, what: str
+) -> list[dict[str, Any]]:
+    rows = []
+    for i, row in enumerate(raw):
+        qid = row.get("question_id")
+        where = f"{what} row {i}" + (f" (question_id {qid})" if qid is not None else "")
+        category = row.get("category")
+        if not isinstance(category, str) or not category.strip():
+            raise ConfigError(f"{where}: 'category' is missing or empty")
+        category = category.strip()
+        if categories is not None and category.lower() not in categories:
+            continue
+        question = row.get("question")
+        if not isinstance(question, str) or not question.strip():
+            raise ConfigError(f"{where}: 'question' is missing or empty")
+        options = row.get("options")
+        if not isinstance(options, list) or not 2 <= len(options) <= len(LETTERS):
+            raise ConfigError(f"{where}: 'options' must be a list of 2 to 10 texts")
+        if not all(isinstance(o, str) and o.strip() for o in options):
+            raise ConfigError(f"{where}: an option is empty or not text")
+        letters = LETTERS[: len(options)]
+        answer = row.get("answer")
+        if not isinstance(answer, str) or answer.strip() not in letters:
+            raise ConfigError(
+                f"{where}: answer {answer!r} is not one of the letters {', '.join(letters)}"
+            )
+        answer = answer.strip()
+        index = row.get("answer_index")
+        if index is not None and index != letters.index(answer):
+            raise ConfigError(f"{where}: answer {answer!r} and answer_index {index!r} disagree")
+        options = [o.strip() for o in options]
+        rows.append(
+            {
+                "question": format_question(question.strip(), options, instruction),
+                "answer": answer,
+                "info": {
+                    "question_id": None if qid is None else str(qid),
+                    "category": category,
+                    "src": row.get("src"),
+                    "num_options": len(options),
+                },
+                "task": "mmlu-pro",
+            }
+        )
+    return rows
+
+
+def _load_raw(source: Any, split: str) -> tuple[list[dict[str, Any]], str]:
+    if isinstance(source, list | tuple):
+        if not all(isinstance(r, dict) for r in source):
+            raise ConfigError("source rows must be dicts of column -> value")
+        return list(source), "rows"
+    ds = vf.load_dataset_source(
+        HUB_ID,
+        source=source,
+        sample=SAMPLE,
+        split=split,
+        required_columns=["question", "options", "answer", "category"],
+    )
+    what = f"dataset {source}" if isinstance(source, str | Path) else "dataset"
+    return list(ds), what
+
+
+def load_environment(
+    source: Any = "auto",
+    split: str = "test",
+    category: str | list[str] | None = None,
+    answer_format: str = "boxed",
+    system_prompt: str | None = None,
+    **kwargs: Any,
+) -> vf.Environment:
+    """MMLU-Pro as a single-turn environment.
+
+    Args:
+        source: "auto" (the real dataset when reachable, else the bundled sample, with a
+            warning), "hub" (``TIGER-Lab/MMLU-Pro`` or an error), "sample", a local file /
+            folder, a list of row dicts or a ``datasets.Dataset`` in the real dataset's columns.
+        split: the hub split, "test" (about 12,000 questions) or "validation" (70).
+        category: keep only these subjects (a name or a list, case-insensitive; see
+            ``CATEGORIES``); None keeps all.
+        answer_format: "boxed" (the letter in ``\\boxed{}``; the INTELLECT-3 prompt) or
+            "answer_is" (a final "The answer is (X)", as MMLU-Pro's own evaluation asks).
+        system_prompt: an optional system message (none by default).
+        **kwargs: passed to ``vf.SingleTurnEnv`` (e.g. ``sampling_args``).
+    """
+    if answer_format not in ANSWER_FORMATS:
+        raise ConfigError(
+            f"answer_format must be one of {', '.join(map(repr, ANSWER_FORMATS))}; "
+            f"got {answer_format!r}"
+        )
+    categories = _parse_categories(category)
+    raw, what = _load_raw(source, split)
+    rows = _build_rows(raw, categories, ANSWER_FORMATS[answer_format], what)
+    if not rows:
+        chosen = f" in category {', '.join(sorted(categories))}" if categories else ""
+        raise ConfigError(f"the MMLU-Pro {what} has no rows{chosen}")
+    extract = extract_boxed_letter if answer_format == "boxed" else extract_answer_is_letter
+
+    def letter(completion: Any, info: dict[str, Any]) -> str:
+        text = vf.Parser().parse_answer(completion) or ""
+        return extract(text, LETTERS[: int(info.get("num_options") or len(LETTERS))])
+
+    async def correct_letter(completion: Any, answer: str, info: dict[str, Any]) -> float:
+        """1.0 iff the extracted letter is the gold letter."""
+        return 1.0 if letter(completion, info) == answer else 0.0
+
+    async def answered(completion: Any, info: dict[str, Any]) -> float:
+        """1.0 iff a valid letter could be extracted at all (a format metric, weight 0)."""
+        return 1.0 if letter(completion, info) else 0.0
+
+    parser = vf.Parser(extract_fn=extract)
+    rubric = vf.Rubric(funcs=[correct_letter, answered], weights=[1.0, 0.0], parser=parser)
+
+    from datasets import Dataset
+
+    return vf.SingleTurnEnv(
+        dataset=Dataset.from_list(rows),
+        system_prompt=system_prompt,
+        parser=parser,
+        rubric=rubric,
+        **kwargs,
+    )

@@ -1,0 +1,1 @@
+"""Server-rendered web pages: browse, read and compare environments without JavaScript."""
