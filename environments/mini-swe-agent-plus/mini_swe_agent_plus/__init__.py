@@ -83,7 +83,9 @@ def load_environment(
         pool_size: warm sandboxes kept ready.
         runtime_packages: Python packages of the sandbox runtime (built once, cached; must
             include pytest).
-        provider: a `verifiers.sandbox` provider (default: bwrap, else the process tier).
+        provider: a `verifiers.sandbox` provider that supports runtime packages (default:
+            bwrap; without it loading fails with the reason, since the process and runsc tiers
+            cannot mount the pytest runtime).
     """
     if isinstance(source, (list, tuple)):
         rows = source  # row dicts as given (an Arrow table would unify their keys)
@@ -102,6 +104,15 @@ def load_environment(
         if missing:
             raise ConfigError(f"unknown instance_ids {missing}; known: {sorted(by_id)}")
         tasks = [by_id[i] for i in instance_ids]
+    if provider is None:
+        from verifiers.sandbox.bwrap import BwrapProvider
+
+        reason = BwrapProvider.unavailable_reason()
+        if reason is not None:
+            raise ConfigError(
+                "mini-swe-agent-plus needs the bwrap sandbox provider (the only local tier that "
+                f"mounts a runtime with pytest), which cannot run here: {reason}"
+            )
     blocked = tuple(c for c in DEFAULT_BLOCKED if not (allow_git and c == "git"))
     env = MiniSweAgentPlusEnv(
         tasks=tasks,

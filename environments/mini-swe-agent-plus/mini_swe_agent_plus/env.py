@@ -26,7 +26,8 @@ from verifiers.errors import ConfigError, SandboxError
 from verifiers.state import State
 from verifiers.types import Messages
 
-REPO_DIR = "/workspace/repo"
+REPO_DIR = "/workspace/repo"  # where the model is told the repository is (bwrap layout)
+REPO = "repo"  # the same, relative to the sandbox's workspace: works on every provider
 SENTINEL = "MINI_SWE_AGENT_FINAL_OUTPUT"
 MAX_TURNS_LIMIT = 200
 DEFAULT_BLOCKED = ("git", "ipython", "jupyter", "nohup")
@@ -217,7 +218,7 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
         lease = self._leases[key]
         assert lease.task is not None
         box = await asyncio.shield(lease.task)
-        await box.write_dir(REPO_DIR, task.repo_files)
+        await box.write_dir(REPO, task.repo_files)
 
     async def _box(self, state: State):
         """This rollout's sandbox with the repository in place."""
@@ -275,7 +276,7 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
             )
         box = await self._box(state)
         t0 = time.perf_counter()
-        result = await box.exec(f"exec 2>&1\n{command}", timeout=self.command_timeout, cwd=REPO_DIR)
+        result = await box.exec(f"exec 2>&1\n{command}", timeout=self.command_timeout, cwd=REPO)
         state["sandbox_state"]["command_execution_times"].append(time.perf_counter() - t0)
         output = result.stdout + result.stderr
         if result.timed_out:
@@ -326,6 +327,8 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
         if not isinstance(new_str, str):
             raise ValueError("`new_str` must be text")
         full = posixpath.normpath(posixpath.join(REPO_DIR, path))
+        if full == REPO_DIR or full.startswith(REPO_DIR + "/"):
+            full = REPO + full[len(REPO_DIR) :]  # relative to the workspace
         box = await self._box(state)
         try:
             raw = await box.read_file(full)
@@ -419,11 +422,13 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
         task = self.task_for(state)
         box = await self._box(state)
         try:
-            agent_files = await box.read_dir(REPO_DIR)
+            agent_files = await box.read_dir(REPO)
         except OSError:  # the agent removed the repository: grade what is left (nothing)
             agent_files = {}
         tree = grading_tree(task.repo_files, agent_files, task.hidden_tests)
-        grade_dir = f"/tmp/vf-grade-{uuid.uuid4().hex}"
+        # a fresh folder the agent could not have prepared (it can no longer act); inside the
+        # sandbox's private workspace, so no other sandbox can read it on any provider
+        grade_dir = f"vf-grade-{uuid.uuid4().hex}"
         try:
             await box.write_dir(grade_dir, tree.files)
         except OSError as e:  # a disk the agent filled: its doing, not the infrastructure's
@@ -435,11 +440,11 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
             }
             return state["grading"]
         if task.test_patch:
-            patch_file = f"{grade_dir}.patch"
-            await box.write_file(patch_file, task.test_patch)
+            await box.write_file(f"{grade_dir}/.vf-test.patch", task.test_patch)
             r = await box.exec(
-                ["patch", "-p1", "--batch", "--forward", "-d", grade_dir, "-i", patch_file],
+                ["patch", "-p1", "--batch", "--forward", "-i", ".vf-test.patch"],
                 timeout=60,
+                cwd=grade_dir,
             )
             if r.exit_code != 0:
                 raise ConfigError(
@@ -452,11 +457,15 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
             "import sys, pytest; sys.path.insert(0, sys.argv[1]); "
             "sys.exit(pytest.main(sys.argv[2:]))"
         )
-        argv = [
-            "python", "-I", "-B", "-c", runner, grade_dir,
-            "-rA", "-p", "no:cacheprovider", "--color=no", "--rootdir", grade_dir,
-            *task.test_files,
-        ]  # fmt: skip
+        # "$PWD" (the grading folder) stays unquoted by shlex; conftest files above it ignored
+        command = " ".join(
+            [
+                "python -I -B -c", shlex.quote(runner), '"$PWD"',
+                "-rA -p no:cacheprovider --color=no",
+                '--rootdir "$PWD" --confcutdir "$PWD"',
+                shlex.join(task.test_files), "2>&1",
+            ]
+        )  # fmt: skip
         env = {
             "CI": "1",
             "PYTEST_ADDOPTS": "",
@@ -464,9 +473,7 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
             "COLUMNS": "200",
         }
         t0 = time.perf_counter()
-        r = await box.exec(
-            shlex.join(argv) + " 2>&1", timeout=self.test_timeout, cwd=grade_dir, env=env
-        )
+        r = await box.exec(command, timeout=self.test_timeout, cwd=grade_dir, env=env)
         log = r.stdout + r.stderr
         if "No module named pytest" in log:
             raise SandboxError("pytest is not installed in the sandbox runtime")

@@ -667,3 +667,15 @@ def test_vf_eval_run(tmp_path):
     assert rewards == {gold_id: 1.0, other_id: 0.0}
     assert all(r["stop_condition"] == "submitted" for r in rows)
     assert meta["avg_reward"] == 0.5
+
+
+def test_without_bwrap_loading_says_what_is_missing(monkeypatch):
+    """The weaker process tier cannot mount the pytest runtime: a clear error at load time
+    instead of failing every rollout."""
+    from verifiers.sandbox.bwrap import BwrapProvider
+
+    monkeypatch.setattr(
+        BwrapProvider, "unavailable_reason", staticmethod(lambda: "bwrap not installed")
+    )
+    with pytest.raises(ConfigError, match="bwrap not installed"):
+        load_environment()
