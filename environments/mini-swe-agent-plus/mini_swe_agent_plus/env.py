@@ -218,7 +218,10 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
         lease = self._leases[key]
         assert lease.task is not None
         box = await asyncio.shield(lease.task)
-        await box.write_dir(REPO, task.repo_files)
+        try:
+            await box.write_dir(REPO, task.repo_files)
+        except OSError as e:  # the rollout cannot start: not the model's doing
+            raise SandboxError(f"could not write the repository into the sandbox: {e}") from e
 
     async def _box(self, state: State):
         """This rollout's sandbox with the repository in place."""

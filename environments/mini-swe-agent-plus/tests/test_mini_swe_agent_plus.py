@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import re
 import time
 from pathlib import Path
@@ -679,3 +680,24 @@ def test_without_bwrap_loading_says_what_is_missing(monkeypatch):
     )
     with pytest.raises(ConfigError, match="bwrap not installed"):
         load_environment()
+
+
+def test_repository_that_does_not_fit_is_an_infra_error():
+    """A workspace too small for the repository: the rollout is marked as an infra failure
+    (masked, retried), not scored 0 and not blamed on the model."""
+    iid = "numkit__clamp-upper-bound"
+
+    async def run():
+        env = load_environment(instance_ids=[iid], disk_size_gb=8192 / 2**30, pool_size=0)
+        async with ScriptedServer(lambda body: SUBMIT) as srv:
+            client = vf.OpenAIClient(srv.base_url, api_key="x")
+            try:
+                return await env.evaluate(client, "m")
+            finally:
+                await client.close()
+                await env.teardown()
+
+    rec = asyncio.run(run())["outputs"][0]
+    assert rec["error"] is not None and rec["error"]["infra"] is True
+    assert "could not write the repository" in rec["error"]["message"]
+    assert math.isnan(rec["reward"])  # never a fake 0
