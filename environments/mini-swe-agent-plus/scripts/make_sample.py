@@ -558,15 +558,21 @@ def as_file_list(files: dict[str, str]) -> list[dict[str, str]]:
     return [{"path": p, "content": c} for p, c in sorted(files.items())]
 
 
+def render() -> str:
+    """The sample file's exact text."""
+    lines = []
+    for task in TASKS:
+        row = dict(task)
+        row["repo_files"] = as_file_list(task["repo_files"])
+        row["hidden_tests"] = as_file_list(task["hidden_tests"])
+        row.setdefault("naive_edits", [])
+        lines.append(json.dumps(row, sort_keys=True) + "\n")
+    return "".join(lines)
+
+
 def main() -> None:
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    with OUT.open("w") as f:
-        for task in TASKS:
-            row = dict(task)
-            row["repo_files"] = as_file_list(task["repo_files"])
-            row["hidden_tests"] = as_file_list(task["hidden_tests"])
-            row.setdefault("naive_edits", [])
-            f.write(json.dumps(row, sort_keys=True) + "\n")
+    OUT.write_text(render())
     print(f"wrote {len(TASKS)} tasks to {OUT}")
 
 

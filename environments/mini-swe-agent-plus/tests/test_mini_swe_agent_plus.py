@@ -254,6 +254,17 @@ def test_row_forms_json_strings_and_repo_path(tmp_path):
         load_tasks([])
 
 
+def test_sample_file_is_what_the_generator_writes():
+    import importlib.util
+
+    path = SAMPLE.parent.parent.parent / "scripts" / "make_sample.py"
+    spec = importlib.util.spec_from_file_location("make_sample_for_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.render() == SAMPLE.read_text()
+    assert 4 <= len(ROWS) <= 6
+
+
 def test_load_environment_arguments():
     env = load_environment()
     assert sorted(env.tasks) == sorted(BY_ID)
