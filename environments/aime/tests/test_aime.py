@@ -119,7 +119,7 @@ def test_own_rows_and_files(tmp_path):
     assert list(aime.load_environment(source=str(path), year=2025).dataset["answer"]) == ["5", "7"]
     same[0]["answer"] = 5  # 5 and "7": clashing types
     path.write_text("\n".join(json.dumps(r) for r in same))
-    with pytest.raises(ConfigError, match="different types"):
+    with pytest.raises(ConfigError, match="do not fit one table: column .answer."):
         aime.load_environment(source=str(path), year=2025)
     with pytest.raises(ConfigError, match="one year"):
         aime.load_environment(source=rows, year="both")

@@ -175,17 +175,34 @@ def _load_path(path: Path, split: str) -> Any:
 
 
 def _from_rows(rows: list[dict[str, Any]], what: str) -> Any:
-    """``Dataset.from_list``, with Arrow's type clashes (a column holding ``5`` in one row and
-    ``"7"`` in another) reported as a `ConfigError` instead of a raw pyarrow error."""
+    """A ``Dataset`` of ``rows``; rows that do not fit one table are a `ConfigError` naming
+    the column whose values differ in type (Arrow's own error names neither row nor column)."""
     import datasets
 
     try:
         return datasets.Dataset.from_list(rows)
-    except (TypeError, ValueError) as e:  # pyarrow.ArrowTypeError / ArrowInvalid
-        raise ConfigError(
-            f"{what}: a column holds values of different types across rows ({e}); "
-            "give each column one type"
-        ) from None
+    except Exception as e:  # pyarrow raises ArrowInvalid/ArrowTypeError/TypeError/ValueError
+        raise ConfigError(f"{what} do not fit one table: {_mixed_column(rows) or e}") from None
+
+
+def _mixed_column(rows: list[dict[str, Any]]) -> str | None:
+    first: dict[str, tuple[str, int]] = {}
+    for i, row in enumerate(rows):
+        for key, value in row.items():
+            if value is None:
+                continue
+            kind = (
+                "number"
+                if isinstance(value, int | float) and not isinstance(value, bool)
+                else type(value).__name__
+            )
+            seen = first.setdefault(key, (kind, i))
+            if seen[0] != kind:
+                return (
+                    f"column {key!r} holds {seen[0]} in row {seen[1]} but {kind} in row {i}; "
+                    "give every row the same type (write numbers as strings, say)"
+                )
+    return None
 
 
 def _read_json_rows(path: Path) -> list[dict[str, Any]]:

@@ -1,0 +1,304 @@
+"""i3-science: INTELLECT-3 style single-turn science questions with ``\\boxed{}`` answers.
+
+The model gets one user message (an instruction, a blank line, the question) and answers once.
+Its final ``\\boxed{}`` answer is checked against the gold answer by rules (option letters,
+numbers with units, text) and math-verify (formulas); an optional LLM judge grades what the
+rules do not accept. See README.md for the exact reward.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+import verifiers as vf
+from verifiers.data_sources import check_required_columns
+from verifiers.dataset import parse_info
+from verifiers.rubrics.math_rubric import strict_boxed_answer
+
+from .answers import check_answer
+from .grading import JUDGE_PROMPT, HybridScienceRubric, parse_verdict
+
+__all__ = [
+    "DEFAULT_DIFFICULTY_KEY",
+    "INSTRUCTION_PROMPT",
+    "JUDGE_PROMPT",
+    "HybridScienceRubric",
+    "answer_parser",
+    "check_answer",
+    "load_environment",
+    "parse_verdict",
+    "prepare_dataset",
+]
+
+DATASET_NAME = "PrimeIntellect/INTELLECT-3-RL"
+DEFAULT_DIFFICULTY_KEY = "avg@16_qwen3_4b_instruct_2507"
+INSTRUCTION_PROMPT = (
+    "Solve the following problem. Make sure to put the answer (and only answer) inside \\boxed{}."
+)
+SAMPLE = Path(__file__).parent / "data" / "sample.jsonl"
+MAX_REPORTED_ROW_ERRORS = 5
+OPENAI_URL = "https://api.openai.com/v1"
+
+
+def answer_parser(require_think_close: bool = False) -> vf.Parser:
+    """The final ``\\boxed{}`` answer, or "" when there is none.
+
+    Everything up to the last ``</think>`` is reasoning and ignored, so a completion that only
+    contains ``</think>`` (the chat template put ``<think>`` in the prompt) is handled like one
+    with both tags. A ``<think>`` left open means the reasoning never finished: no answer.
+    With ``require_think_close`` a completion without ``</think>`` has no answer either (for a
+    template that injects ``<think>``, where a truncated completion shows no tag at all).
+    """
+    if require_think_close:
+        return vf.ThinkParser(extract_fn=strict_boxed_answer)
+    return vf.MaybeThinkParser(extract_fn=strict_boxed_answer)
+
+
+def _text_value(value: Any) -> str | None:
+    """A usable question/answer: a non-empty string (numbers are written out), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
+        return str(value)
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    return None
+
+
+def _difficulty(value: Any, row: int, key: str) -> float | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise vf.ConfigError(
+            f"row {row}: difficulty column {key!r} holds {value!r}; it must be a number (a pass "
+            "rate in [0, 1]) or empty"
+        )
+    return float(value)
+
+
+def prepare_dataset(
+    dataset: Any,
+    *,
+    instruction_prompt: str = INSTRUCTION_PROMPT,
+    difficulty_key: str | None = DEFAULT_DIFFICULTY_KEY,
+    min_avg_reward: float = 0.0,
+    max_avg_reward: float = 1.0,
+    keep_unrated: bool = False,
+    task: str = "i3-science",
+    what: str = "dataset",
+) -> Any:
+    """Validate rows, apply the difficulty filter and build the environment's columns.
+
+    Returns a ``datasets.Dataset`` with ``question`` (instruction + blank line + problem),
+    ``answer``, ``task`` and ``info`` (JSON: the source row index and its pass rate).
+    Raises `vf.ConfigError` naming the rows whose question or answer is missing or empty,
+    a difficulty column that is absent while a filter is asked for, and a filter that keeps
+    no row at all.
+    """
+    from datasets import Dataset
+
+    check_required_columns(dataset, ["question", "answer"], what)
+    if not 0.0 <= min_avg_reward <= max_avg_reward <= 1.0:
+        raise vf.ConfigError(
+            "need 0 <= min_avg_reward <= max_avg_reward <= 1, got "
+            f"min_avg_reward={min_avg_reward}, max_avg_reward={max_avg_reward}"
+        )
+    filtering = (min_avg_reward, max_avg_reward) != (0.0, 1.0)
+    columns = dataset.column_names
+    if filtering and (difficulty_key is None or difficulty_key not in columns):
+        raise vf.ConfigError(
+            f"difficulty filter [{min_avg_reward}, {max_avg_reward}] asked for, but {what} has "
+            f"no column {difficulty_key!r} (columns: {', '.join(columns)}); pass the right "
+            "difficulty_key or leave min_avg_reward=0, max_avg_reward=1"
+        )
+    questions = dataset["question"]
+    answers = dataset["answer"]
+    rates = (
+        dataset[difficulty_key]
+        if difficulty_key is not None and difficulty_key in columns
+        else [None] * len(questions)
+    )
+    infos = dataset["info"] if "info" in columns else [None] * len(questions)
+
+    rows: dict[str, list[Any]] = {"question": [], "answer": [], "task": [], "info": []}
+    problems: list[str] = []
+    unrated = 0
+    for i, (q, a, r, extra) in enumerate(zip(questions, answers, rates, infos, strict=True)):
+        question, answer = _text_value(q), _text_value(a)
+        if question is None or answer is None:
+            field, value = ("question", q) if question is None else ("answer", a)
+            problems.append(f"row {i}: {field} is {value!r:.60} (must be a non-empty string)")
+            continue
+        rate = _difficulty(r, i, difficulty_key or "")
+        if filtering:
+            if rate is None:
+                unrated += 1
+                if not keep_unrated:
+                    continue
+            elif not min_avg_reward <= rate <= max_avg_reward:
+                continue
+        info = parse_info(extra) if extra is not None else {}
+        info = {**info, "source_row": i, "avg_reward": rate}
+        rows["question"].append(f"{instruction_prompt}\n\n{question}")
+        rows["answer"].append(answer)
+        rows["task"].append(task)
+        rows["info"].append(orjson.dumps(info).decode())
+    if problems:
+        more = len(problems) - MAX_REPORTED_ROW_ERRORS
+        listed = "; ".join(problems[:MAX_REPORTED_ROW_ERRORS])
+        raise vf.ConfigError(
+            f"{what} has {len(problems)} unusable row(s): {listed}"
+            + (f"; and {more} more" if more > 0 else "")
+        )
+    if not rows["question"]:
+        raise vf.ConfigError(
+            f"no row of {what} ({len(questions)} rows) is left after the difficulty filter "
+            f"{difficulty_key} in [{min_avg_reward}, {max_avg_reward}] "
+            f"({unrated} unrated, keep_unrated={keep_unrated})"
+        )
+    return Dataset.from_dict(rows)
+
+
+def load_environment(
+    source: Any = "auto",
+    dataset_name: str = DATASET_NAME,
+    dataset_subset: str = "science",
+    dataset_split: str = "train",
+    dataset_shuffle: bool = False,
+    seed: int = 42,
+    difficulty_key: str | None = DEFAULT_DIFFICULTY_KEY,
+    min_avg_reward: float = 0.0,
+    max_avg_reward: float = 1.0,
+    keep_unrated: bool = False,
+    instruction_prompt: str = INSTRUCTION_PROMPT,
+    system_prompt: str | None = None,
+    max_answer_chars: int = 500,
+    require_think_close: bool = False,
+    math_verify_timeout: float = 5.0,
+    math_verify_workers: int | None = None,
+    numeric_rel_tol: float = 0.01,
+    judge_model: str | None = None,
+    judge_base_url: str | None = None,
+    judge_api_key_var: str | None = None,
+    judge_sampling_args: dict[str, Any] | None = None,
+    judge_timeout: float = 1200.0,
+    judge_max_concurrent: int = 256,
+) -> vf.Environment:
+    """Build the i3-science environment.
+
+    Args:
+        source: "auto" (the hub dataset when reachable, else the bundled sample), "hub",
+            "sample", a local file/folder path, a list of row dicts or a ``datasets.Dataset``.
+            Rows need ``question`` and ``answer``; ``info`` (e.g. ``{domain}``) and the difficulty
+            column are optional.
+        dataset_name / dataset_subset / dataset_split: the hub dataset, config and split.
+        dataset_shuffle / seed: shuffle the rows (after filtering) with this seed.
+        difficulty_key: the pass-rate column used by the difficulty filter.
+        min_avg_reward / max_avg_reward: keep rows whose pass rate is in [min, max] (inclusive).
+            The default [0, 1] filters nothing. Asking for a narrower range on a dataset without
+            ``difficulty_key`` is an error.
+        keep_unrated: with a filter active, keep rows whose pass rate is empty (default: drop).
+        instruction_prompt: put before each problem (then a blank line).
+        system_prompt: an optional system message (none by default).
+        max_answer_chars: a boxed answer longer than this scores 0 (not graded, not judged).
+        require_think_close: a completion without ``</think>`` has no answer (use with chat
+            templates that open ``<think>`` in the prompt and return raw completions).
+        math_verify_timeout: math-verify's per-operation timeout in seconds.
+        math_verify_workers: grading processes (default: the machine's CPU count).
+        numeric_rel_tol: relative tolerance for gold numbers written with a decimal point or a
+            power of ten (integers are compared exactly).
+        judge_model: enable the LLM-judge fallback with this model (default None: off).
+        judge_base_url: the judge's OpenAI-compatible endpoint (default: ``OPENAI_BASE_URL``).
+        judge_api_key_var: environment variable holding the judge's API key (must be set).
+        judge_sampling_args: sampling arguments for judge requests.
+        judge_timeout / judge_max_concurrent: per-request timeout (s) and requests in flight.
+    """
+    dataset = vf.load_dataset_source(
+        dataset_name,
+        source=source,
+        sample=SAMPLE,
+        split=dataset_split,
+        config=dataset_subset,
+        required_columns=["question", "answer"],
+    )
+    dataset = prepare_dataset(
+        dataset,
+        instruction_prompt=instruction_prompt,
+        difficulty_key=difficulty_key,
+        min_avg_reward=min_avg_reward,
+        max_avg_reward=max_avg_reward,
+        keep_unrated=keep_unrated,
+        what=_describe(source, dataset_name),
+    )
+    if dataset_shuffle:
+        dataset = dataset.shuffle(seed=seed)
+    parser = answer_parser(require_think_close)
+    rubric = HybridScienceRubric(
+        parser=parser,
+        max_answer_chars=max_answer_chars,
+        math_verify_timeout=math_verify_timeout,
+        math_verify_workers=math_verify_workers,
+        numeric_rel_tol=numeric_rel_tol,
+        **judge_parts(
+            parser,
+            JUDGE_PROMPT,
+            judge_model,
+            judge_base_url,
+            judge_api_key_var,
+            judge_sampling_args,
+            judge_timeout,
+            judge_max_concurrent,
+        ),
+    )
+    return vf.SingleTurnEnv(
+        dataset=dataset, system_prompt=system_prompt, parser=parser, rubric=rubric
+    )
+
+
+def _describe(source: Any, dataset_name: str) -> str:
+    if isinstance(source, str | Path) and str(source) not in ("auto", "hub", "sample"):
+        return f"dataset {source}"
+    if source == "sample":
+        return f"sample {SAMPLE.name}"
+    return "dataset" if not isinstance(source, str) else f"dataset {dataset_name}"
+
+
+def judge_parts(
+    parser: vf.Parser,
+    prompt: str,
+    model: str | None,
+    base_url: str | None,
+    api_key_var: str | None,
+    sampling_args: dict[str, Any] | None,
+    timeout: float,
+    max_concurrent: int,
+) -> dict[str, Any]:
+    """``judge`` for `HybridScienceRubric` ({} when off); the JudgeRubric owns its client."""
+    if model is None:
+        if base_url is not None or api_key_var is not None:
+            raise vf.ConfigError("judge_base_url / judge_api_key_var need judge_model")
+        return {}
+    client = None  # the OPENAI_BASE_URL / OPENAI_API_KEY client, built on first use
+    if base_url is not None or api_key_var is not None:
+        if api_key_var is not None:
+            vf.ensure_keys([api_key_var])
+        client = vf.ClientConfig(
+            api_base_url=base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL,
+            api_key_var=api_key_var or "OPENAI_API_KEY",
+            timeout=timeout,
+        )
+    judge = vf.JudgeRubric(
+        parser=parser,
+        judge_client=client,
+        judge_model=model,
+        judge_sampling_args=sampling_args,
+        judge_prompt=prompt,
+        judge_timeout=timeout,
+        judge_max_concurrent=max_concurrent,
+    )
+    return {"judge": judge}
