@@ -56,6 +56,23 @@ async def test_interface(provider):
     await b.close()
 
 
+async def test_command_that_closes_its_output_before_exiting_keeps_its_exit_code(provider):
+    box = await provider.create(SPEC)
+    try:
+        # stdout and stderr reach EOF well before the process exits: it must not be killed
+        r = await box.exec("exec >&- 2>&-; sleep 0.3; exit 3", timeout=10)
+        assert (r.exit_code, r.timed_out) == (3, False)
+        r = await box.exec("exec >&- 2>&-; sleep 0.3", timeout=10)
+        assert (r.exit_code, r.timed_out) == (0, False)
+        # ... but the timeout still applies to it
+        t = time.monotonic()
+        r = await box.exec("exec >&- 2>&-; sleep 30", timeout=0.5)
+        assert r.timed_out and time.monotonic() - t < 5
+        assert (await box.exec("echo ok")).stdout == "ok\n"
+    finally:
+        await box.close()
+
+
 PROJECT = str(Path(__file__).resolve().parents[3])
 ISOLATING = [BwrapProvider, RunscProvider]  # the process tier does not isolate
 

@@ -46,6 +46,7 @@ from verifiers.errors import (
     ToolCallError,
     ToolError,
     ToolParseError,
+    TrainingDataError,
     TunnelError,
 )
 from verifiers.loading import ensure_keys, load_environment
@@ -61,6 +62,7 @@ from verifiers.rubrics import (
 from verifiers.sandbox import SandboxCreationError, SandboxDeadError
 from verifiers.state import State
 from verifiers.tools import Tool, build_tool
+from verifiers.training import DifficultyFilter, RolloutGroup, RolloutStream, TrainingSample
 from verifiers.types import (
     AssistantMessage,
     DatasetBuilder,
@@ -95,6 +97,7 @@ __all__ = [
     "CodeEnv",
     "ConfigError",
     "DatasetBuilder",
+    "DifficultyFilter",
     "EmptyModelResponseError",
     "EndpointConfig",
     "EnvGroup",
@@ -127,8 +130,10 @@ __all__ = [
     "PythonEnv",
     "RewardError",
     "RewardFunc",
+    "RolloutGroup",
     "RolloutInput",
     "RolloutOutput",
+    "RolloutStream",
     "Rubric",
     "RubricGroup",
     "SamplingArgs",
@@ -147,6 +152,8 @@ __all__ = [
     "ToolError",
     "ToolMessage",
     "ToolParseError",
+    "TrainingDataError",
+    "TrainingSample",
     "TrajectoryStep",
     "TrajectoryStepTokens",
     "TunnelError",

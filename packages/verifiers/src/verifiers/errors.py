@@ -77,3 +77,7 @@ class EnvResponseError(Error):
 
 class RewardError(Error):
     """A reward function raised or returned something that is not a number."""
+
+
+class TrainingDataError(Error):
+    """A rollout lacks the token data a trainer needs (the server returned no token ids)."""

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from verifiers.client import merge_sampling_args, resolve_client
+from verifiers.client import Client, merge_sampling_args, resolve_client
 from verifiers.dataset import check_columns
 from verifiers.errors import ConfigError
 from verifiers.results import ResultsWriter, summarize, write_metadata
@@ -98,35 +98,19 @@ async def run_generation(
         if on_progress is not None:
             _safe(on_progress, outputs, batch)
 
-    async def one(row: dict[str, Any], group_client: Any) -> Any:
-        if rollout_slots is None:
-            return await env.run_rollout(row, group_client, model, sampling, max_retries)
-        async with rollout_slots:
-            return await env.run_rollout(row, group_client, model, sampling, max_retries)
-
-    async def run_group(index: int, group: list[dict[str, Any]]) -> None:
-        group_client = model_client.for_group(index)
-        if group_scoring:
-            states = await asyncio.gather(*(one(row, group_client) for row in group))
-            await env.score_states(states, group=True)
-            emit([env.state_to_output(s, state_columns) for s in states])
-            return
-
-        async def one_scored(row: dict[str, Any]) -> tuple[Any, RolloutOutput]:
-            state = await one(row, group_client)
-            await env.score_states([state], group=False)
-            out = env.state_to_output(state, state_columns)
-            emit([out])  # written as soon as it is scored
-            return state, out
-
-        if len(group) == 1:
-            pairs = [await one_scored(group[0])]
-        else:
-            pairs = await asyncio.gather(*(one_scored(row) for row in group))
-        states = [s for s, _ in pairs]
-        set_advantages(states)
-        for state, out in pairs:
-            out["advantage"] = state["advantage"]
+    async def one_group(index: int, group: list[dict[str, Any]]) -> None:
+        await run_group(
+            env,
+            group,
+            model_client.for_group(index),
+            model,
+            sampling,
+            group_scoring=group_scoring,
+            rollout_slots=rollout_slots,
+            max_retries=max_retries,
+            state_columns=state_columns,
+            emit=emit,
+        )
 
     # Keep a bounded number of groups in flight so huge input lists do not become
     # hundreds of thousands of pending tasks.
@@ -136,7 +120,7 @@ async def run_generation(
     try:
         for index, group in enumerate(groups):
             await gate.acquire()
-            task = asyncio.create_task(run_group(index, group))
+            task = asyncio.create_task(one_group(index, group))
             tasks.add(task)
             task.add_done_callback(lambda t: (tasks.discard(t), gate.release()))
         while tasks:
@@ -167,6 +151,58 @@ async def run_generation(
     if on_log is not None:
         _safe(on_log, f"finished {len(outputs)} rollouts in {meta['time']:.1f}s")
     return GenerateOutputs(outputs=outputs, metadata=meta)
+
+
+async def run_group(
+    env: Environment,
+    rows: list[dict[str, Any]],
+    client: Client,
+    model: str,
+    sampling: SamplingArgs,
+    *,
+    group_scoring: bool,
+    rollout_slots: asyncio.Semaphore | None = None,
+    max_retries: int = 0,
+    state_columns: list[str] | None = None,
+    emit: Callable[[list[RolloutOutput]], Any] | None = None,
+) -> list[RolloutOutput]:
+    """Roll out and score the rollouts of one example (a group) on one client.
+
+    With `group_scoring` all rollouts are scored together once they have finished; otherwise
+    each is scored (and passed to `emit`) as soon as it finishes. Returns the output records in
+    the order of `rows`, with group-relative advantages set."""
+
+    async def one(row: dict[str, Any]) -> Any:
+        if rollout_slots is None:
+            return await env.run_rollout(row, client, model, sampling, max_retries)
+        async with rollout_slots:
+            return await env.run_rollout(row, client, model, sampling, max_retries)
+
+    if group_scoring:
+        states = await asyncio.gather(*(one(row) for row in rows))
+        await env.score_states(states, group=True)
+        outs = [env.state_to_output(s, state_columns) for s in states]
+        if emit is not None:
+            emit(outs)
+        return outs
+
+    async def one_scored(row: dict[str, Any]) -> tuple[Any, RolloutOutput]:
+        state = await one(row)
+        await env.score_states([state], group=False)
+        out = env.state_to_output(state, state_columns)
+        if emit is not None:
+            emit([out])  # written as soon as it is scored
+        return state, out
+
+    if len(rows) == 1:
+        pairs = [await one_scored(rows[0])]
+    else:
+        pairs = await asyncio.gather(*(one_scored(row) for row in rows))
+    states = [s for s, _ in pairs]
+    set_advantages(states)
+    for state, out in pairs:
+        out["advantage"] = state["advantage"]
+    return [out for _, out in pairs]
 
 
 def _safe(callback: Callable[..., Any], *args: Any) -> None:

@@ -218,6 +218,21 @@ def sweep():
         pass
 
 
+def wait_until(pid, pidfd, deadline):
+    """(wait status or None, timed out) for `pid`, waiting at most until `deadline`."""
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status, False
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None, True
+        if pidfd is None:
+            time.sleep(min(left, 0.005))
+        elif WAKE_R in select.select([pidfd, WAKE_R], [], [], left)[0] and _take_interrupt():
+            return None, True
+
+
 def run(req):
     cmd = req["cmd"]
     cap = int(req.get("cap", 1 << 20))
@@ -296,6 +311,11 @@ def run(req):
             if done:
                 status = st
                 drain_until = time.monotonic() + 0.05
+    if status is None and not (timed_out or truncated):
+        # Both pipes closed but the command was not reaped yet: it is exiting (or closed its
+        # output and runs on). Wait for it until the deadline; a SIGKILL in the middle of its
+        # exit would turn exit code 0 into 137.
+        status, timed_out = wait_until(pid, pidfd, deadline)
     try:
         os.killpg(pid, signal.SIGKILL)
     except OSError:

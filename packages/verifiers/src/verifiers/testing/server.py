@@ -101,7 +101,10 @@ class ScriptedServer:
     ``start()``/``stop()``; inside a running loop ``async with`` / ``astart()``/``astop()``
     serve on that loop instead. ``srv.base_url`` is ``http://HOST:PORT/v1``.
     ``srv.requests`` holds received POST bodies (the newest ``max_recorded``; ``clear()`` empties
-    it), ``srv.request_count`` counts every POST.
+    it), ``srv.request_count`` counts every POST, and ``srv.responses`` holds the bodies of the
+    non-streamed chat completions sent back (same bound). ``drop_past_reasoning`` renders
+    prompts without the reasoning of assistant turns before the last user message (like
+    Qwen3's template).
     """
 
     def __init__(
@@ -117,6 +120,7 @@ class ScriptedServer:
         model: str = "mock-model",
         max_recorded: int = 10_000,
         stream_chunk_tokens: int = 16,
+        drop_past_reasoning: bool = False,
     ) -> None:
         self.responder: Responder = responder if responder is not None else ArithmeticResponder()
         self.host = host
@@ -125,7 +129,9 @@ class ScriptedServer:
         self.model = model
         self.max_recorded = max_recorded
         self.stream_chunk_tokens = max(1, stream_chunk_tokens)
+        self.drop_past_reasoning = drop_past_reasoning
         self.requests: list[dict[str, Any]] = []
+        self.responses: list[dict[str, Any]] = []
         self.request_count = 0
         self._faults: list[_FaultState] = []
         self.set_faults(list(faults or []))
@@ -161,6 +167,7 @@ class ScriptedServer:
     def clear(self) -> None:
         """Forget recorded requests and reset ``request_count``."""
         self.requests.clear()
+        self.responses.clear()
         self.request_count = 0
 
     async def astart(self) -> ScriptedServer:
@@ -245,6 +252,12 @@ class ScriptedServer:
             # a bad request body or a broken responder: answer instead of dropping the request
             return _error(500, f"scripted server error: {type(e).__name__}: {e}")
 
+    def _record(self, log: list[dict[str, Any]], body: dict[str, Any]) -> None:
+        if self.max_recorded > 0:
+            if len(log) >= self.max_recorded:
+                del log[: max(1, self.max_recorded // 2)]
+            log.append(body)
+
     def _new_id(self, prefix: str) -> str:
         return f"{prefix}{self._prefix}{next(self._ids):016x}"
 
@@ -260,10 +273,7 @@ class ScriptedServer:
         if not isinstance(body, dict):
             return _error(400, "request body must be a JSON object")
         self.request_count += 1
-        if self.max_recorded > 0:
-            if len(self.requests) >= self.max_recorded:
-                del self.requests[: max(1, self.max_recorded // 2)]
-            self.requests.append(body)
+        self._record(self.requests, body)
         if self._faults:
             fault = self._pick_fault(body, completions)
             if fault is not None:
@@ -406,11 +416,12 @@ class ScriptedServer:
         as_ids = bool(body.get("return_tokens_as_token_ids"))
         tools = body.get("tools")
         if want_ids:
-            prompt_ids = tok.encode_chat(messages, tools)
+            prompt_ids = tok.encode_chat(messages, tools, True, self.drop_past_reasoning)
             prompt_tokens = len(prompt_ids)
         else:
             prompt_ids = None
-            prompt_tokens = tok.count(tok.render_chat(messages, tools))
+            prompt_text = tok.render_chat(messages, tools, True, self.drop_past_reasoning)
+            prompt_tokens = tok.count(prompt_text)
         completion_tokens = sum(len(g.ids) for g in gens)
         usage = {
             "prompt_tokens": prompt_tokens,
@@ -449,6 +460,7 @@ class ScriptedServer:
         }
         if want_ids:
             resp["prompt_token_ids"] = prompt_ids
+        self._record(self.responses, resp)
         return web.Response(body=orjson.dumps(resp), content_type=_JSON)
 
     async def _stream_chat(

@@ -152,16 +152,25 @@ def render_chat(
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]] | None = None,
     add_generation_prompt: bool = True,
+    drop_past_reasoning: bool = False,
 ) -> str:
-    """Render messages with the chat template (see module docstring)."""
+    """Render messages with the chat template (see module docstring).
+
+    ``drop_past_reasoning``: leave out the reasoning of assistant turns before the last user
+    message, as some real templates (Qwen3's) do; the extension property then breaks there."""
     parts: list[str] = []
     if tools:
         parts.append(f"<|system|>\n# Tools\n{orjson.dumps(tools).decode()}<|end|>\n")
-    for msg in messages:
+    last_user = -1
+    if drop_past_reasoning:
+        last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    for i, msg in enumerate(messages):
         role = msg.get("role", "user")
         if role == "assistant":
             body = render_assistant_body(
-                msg.get("content"), msg.get("tool_calls"), msg.get("reasoning_content")
+                msg.get("content"),
+                msg.get("tool_calls"),
+                msg.get("reasoning_content") if i > last_user else None,
             )
         else:
             body = _content_text(msg.get("content"))
@@ -175,9 +184,10 @@ def encode_chat(
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]] | None = None,
     add_generation_prompt: bool = True,
+    drop_past_reasoning: bool = False,
 ) -> list[int]:
     """Prompt token ids of a chat request (what the server returns as ``prompt_token_ids``)."""
-    return encode(render_chat(messages, tools, add_generation_prompt))
+    return encode(render_chat(messages, tools, add_generation_prompt, drop_past_reasoning))
 
 
 def encode_completion(
