@@ -7,9 +7,13 @@
 4. `prime env install` it by name into a fresh virtualenv;
 5. `prime eval ... --push`: vf-eval against a model (OPENAI_BASE_URL if set, else the scripted
    stand-in server) and the summary attached to the version on the hub;
-6. `prime env info` shows it; then the same for the reference environment i3-math.
+6. `prime env info` shows it; then the reference environments that run offline are installed
+   by name and evaluated the same way, their results pushed;
+7. the hub keeps running in the background, so its web pages show all of it (`--stop` to end
+   it with the demo; the next `make demo` replaces it).
 
-Everything lives in a temporary folder (kept with --keep, or set DEMO_DIR).
+Everything lives in `.demo/` at the repository root (or DEMO_DIR); with `--stop` in a temporary
+folder (kept with --keep).
 """
 
 from __future__ import annotations
@@ -28,6 +32,10 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 USER = "demo"
 ENV_NAME = "demo-arithmetic"
+DEMO_HOME = ROOT / ".demo"
+# Reference environments that evaluate offline against the scripted stand-in (no judge API,
+# no network); the others are pushed and browsable but not evaluated here.
+EVALUATED = ("i3-math", "i3-science", "i3-logic", "aime", "gpqa", "mmlu-pro", "i3-code")
 
 
 def step(text: str) -> None:
@@ -98,6 +106,19 @@ class Demo:
         self.procs.append(proc)
         return proc
 
+    def start_detached(self, log: Path, *cmd: str | Path) -> subprocess.Popen:
+        """A server that outlives the demo: its own session, output to a log file."""
+        with open(log, "ab") as out:
+            return subprocess.Popen(
+                [str(c) for c in cmd],
+                env=self.env,
+                cwd=self.work,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+
     def stop(self) -> None:
         for p in self.procs:
             p.terminate()
@@ -110,7 +131,10 @@ class Demo:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--keep", action="store_true", help="keep the demo folder")
+    ap.add_argument("--keep", action="store_true", help="with --stop: keep the demo folder")
+    ap.add_argument(
+        "--stop", action="store_true", help="stop the hub at the end (default: leave it running)"
+    )
     ap.add_argument("-n", "--num-examples", type=int, default=20)
     ap.add_argument("-r", "--rollouts", type=int, default=3)
     ap.add_argument(
@@ -118,7 +142,12 @@ def main() -> int:
     )
     args = ap.parse_args()
     started = time.monotonic()
-    work = Path(os.environ.get("DEMO_DIR") or tempfile.mkdtemp(prefix="prime-demo-"))
+    if args.stop:
+        work = Path(os.environ.get("DEMO_DIR") or tempfile.mkdtemp(prefix="prime-demo-"))
+    else:
+        work = Path(os.environ.get("DEMO_DIR") or DEMO_HOME)
+        stop_previous(work)
+        shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True, exist_ok=True)
     uv = shutil.which("uv", path=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}") or "uv"
     d = Demo(work)
@@ -130,7 +159,12 @@ def main() -> int:
         ).strip()
         print(f"{token[:10]}… (printed once; the hub stores only its hash)")
         port = free_port()
-        hub = d.start(BIN / "prime-hub", "serve", "--port", str(port), "--log-level", "warning")
+        serve = (BIN / "prime-hub", "serve", "--port", str(port), "--log-level", "warning")
+        if args.stop:
+            hub = d.start(*serve)
+        else:
+            hub = d.start_detached(work / "hub.log", *serve)
+            (work / "hub.pid").write_text(str(hub.pid))
         wait_port(port, hub)
         d.env["PRIME_HUB_URL"] = f"http://127.0.0.1:{port}"
         d.run(BIN / "prime", "login", "--token", token)
@@ -190,25 +224,54 @@ def main() -> int:
         )  # fmt: skip
         d.run(BIN / "prime", "env", "info", f"{USER}/{ENV_NAME}")
 
-        if pushed_reference and "i3-math" in pushed_reference:
-            step("a reference environment too: demo/i3-math, installed by name and evaluated")
+        evaluated = [name for name in EVALUATED if name in pushed_reference]
+        if evaluated:
+            step(f"reference environments installed by name and evaluated: {', '.join(evaluated)}")
             if model == "scripted-model":
-                print("(the scripted stand-in only does arithmetic: expect reward 0 on these)")
-            d.run(BIN / "prime", "env", "install", f"{USER}/i3-math", "--python", venv)
-            d.run(
-                BIN / "prime", "eval", f"{USER}/i3-math", "--push", "--python", venv,
-                "-m", model, "-b", base_url, "-n", "10", "-r", "1", "--no-progress",
-            )  # fmt: skip
-        print(
-            f"\ndemo: done in {time.monotonic() - started:.0f}s (hub at {d.env['PRIME_HUB_URL']})"
-        )
+                print("(the scripted stand-in only does arithmetic: expect rewards near 0 here)")
+            for name in evaluated:
+                d.run(BIN / "prime", "env", "install", f"{USER}/{name}", "--python", venv)
+                d.run(
+                    BIN / "prime", "eval", f"{USER}/{name}", "--push", "--python", venv,
+                    "-m", model, "-b", base_url, "-n", "5", "-r", "2", "--no-progress",
+                    "--env-args", '{"source": "sample"}', check=False,
+                )  # fmt: skip
+        hub_url = d.env["PRIME_HUB_URL"]
+        print(f"\ndemo: done in {time.monotonic() - started:.0f}s")
+        if not args.stop:
+            print(
+                f"demo: the hub keeps running at {hub_url} — browse {hub_url}/ and "
+                f"{hub_url}/{USER}/i3-math (sign in with the token in {work / 'token'});\n"
+                f"      stop it with: kill $(cat {work / 'hub.pid'})"
+            )
+            (work / "token").write_text(token + "\n")
+            (work / "token").chmod(0o600)
     finally:
         d.stop()
-        if args.keep or os.environ.get("DEMO_DIR"):
-            print(f"demo: files kept in {work}")
-        else:
+        if args.stop and not (args.keep or os.environ.get("DEMO_DIR")):
             shutil.rmtree(work, ignore_errors=True)
+        else:
+            print(f"demo: files in {work}")
     return 0
+
+
+def stop_previous(work: Path) -> None:
+    """End the hub an earlier `make demo` left running in the same folder."""
+    pid_file = work / "hub.pid"
+    try:
+        pid = int(pid_file.read_text())
+    except (OSError, ValueError):
+        return
+    try:
+        os.kill(pid, 15)
+    except ProcessLookupError:
+        return
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
 
 
 if __name__ == "__main__":
