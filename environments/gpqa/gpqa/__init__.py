@@ -72,18 +72,10 @@ def format_question(question: str, options: list[str], instruction: str) -> str:
 
 
 # -- strict letter extraction ----------------------------------------------------------------
-_WRAPPER_RE = re.compile(r"\\(?:text|textbf|mathrm|mathbf|textrm|mathtt)\s*\{\s*([^{}]*?)\s*\}")
 _ANSWER_LINE_RE = re.compile(
     r"^[ \t>*_#]*answer[ \t*_]*[:：][ \t*_]*\(?[ \t]*([A-Za-z])[ \t]*\)?[ \t*_]*\.?[ \t*_]*$",
     re.IGNORECASE | re.MULTILINE,
 )
-
-
-def final_text(text: str) -> str:
-    """The final answer part of a response: after the last ``</think>``; "" while a
-    ``<think>`` is still open (truncated reasoning)."""
-    text = text.rsplit("</think>", 1)[-1]
-    return "" if "<think>" in text else text
 
 
 def _letter(candidate: str, letters: str) -> str:
@@ -91,23 +83,16 @@ def _letter(candidate: str, letters: str) -> str:
 
 
 def extract_boxed_letter(text: str | None, letters: str = LETTERS) -> str:
-    """The letter in the last ``\\boxed{}`` of the final answer, or "".
-
-    Accepted box contents: ``B``, ``(B)``, ``[B]``, ``B.``, ``\\text{B}`` (and ``\\textbf``,
-    ``\\mathrm``...), surrounded by spaces or ``$``. Anything else — option text (``B. 42``),
-    two letters, a lower-case letter, a letter outside ``letters`` — is no answer."""
-    boxed = vf.extract_boxed_answer(final_text(text or ""), strict=True)
-    inner = _WRAPPER_RE.sub(r"\1", boxed).strip().strip("$").strip()
-    if len(inner) >= 3 and inner[0] + inner[-1] in ("()", "[]"):
-        inner = inner[1:-1].strip()
-    return _letter(inner.removesuffix(".").strip(), letters)
+    """The option letter in the last ``\\boxed{}`` of the final answer, or "" (strict: see
+    ``vf.extract_boxed_choice``)."""
+    return vf.extract_boxed_choice(text, letters)
 
 
 def extract_answer_line_letter(text: str | None, letters: str = LETTERS) -> str:
     """The letter of the last line of the final answer that reads ``Answer: X`` (optionally
     bold, ``(X)`` or ``X.``), or "". Only an upper-case letter in ``letters`` counts, and the
     line must hold nothing else: ``Answer: B because ...`` is no answer."""
-    matches = _ANSWER_LINE_RE.findall(final_text(text or ""))
+    matches = _ANSWER_LINE_RE.findall(vf.strip_reasoning(text))
     return _letter(matches[-1], letters) if matches else ""
 
 

@@ -160,10 +160,8 @@ def _clip(text: str | None, limit: int = 300) -> str:
 
 
 def final_response(text: str) -> str:
-    """The final part of a response: after the last ``</think>``; "" while a ``<think>`` is
-    still open (truncated reasoning)."""
-    text = text.rsplit("</think>", 1)[-1]
-    return "" if "<think>" in text else text.strip()
+    """The final part of a response (``vf.strip_reasoning``), stripped."""
+    return vf.strip_reasoning(text).strip()
 
 
 # -- data ------------------------------------------------------------------------------------

@@ -67,17 +67,9 @@ def format_question(question: str, options: list[str], instruction: str) -> str:
 
 
 # -- strict letter extraction ----------------------------------------------------------------
-_WRAPPER_RE = re.compile(r"\\(?:text|textbf|mathrm|mathbf|textrm|mathtt)\s*\{\s*([^{}]*?)\s*\}")
 _ANSWER_IS_RE = re.compile(
     r"(?i:\bthe\s+answer\s+is)\s*:?\s*\*{0,2}\s*\(?\s*([A-Z])\s*\)?(?![A-Za-z0-9])"
 )
-
-
-def final_text(text: str) -> str:
-    """The final answer part of a response: after the last ``</think>``; "" while a
-    ``<think>`` is still open (truncated reasoning)."""
-    text = text.rsplit("</think>", 1)[-1]
-    return "" if "<think>" in text else text
 
 
 def _letter(candidate: str, letters: str) -> str:
@@ -85,23 +77,16 @@ def _letter(candidate: str, letters: str) -> str:
 
 
 def extract_boxed_letter(text: str | None, letters: str = LETTERS) -> str:
-    """The letter in the last ``\\boxed{}`` of the final answer, or "".
-
-    Accepted box contents: ``B``, ``(B)``, ``[B]``, ``B.``, ``\\text{B}`` (and ``\\textbf``,
-    ``\\mathrm``...), surrounded by spaces or ``$``. Anything else — option text
-    (``B. 42``), two letters, a lower-case letter, a letter past the last option — is no answer."""
-    boxed = vf.extract_boxed_answer(final_text(text or ""), strict=True)
-    inner = _WRAPPER_RE.sub(r"\1", boxed).strip().strip("$").strip()
-    if len(inner) >= 3 and inner[0] + inner[-1] in ("()", "[]"):
-        inner = inner[1:-1].strip()
-    return _letter(inner.removesuffix(".").strip(), letters)
+    """The option letter in the last ``\\boxed{}`` of the final answer, or "" (strict: see
+    ``vf.extract_boxed_choice``)."""
+    return vf.extract_boxed_choice(text, letters)
 
 
 def extract_answer_is_letter(text: str | None, letters: str = LETTERS) -> str:
     """The letter of the last "the answer is (X)" (or ``X``, ``**X**``) in the final answer,
     or "". Only an upper-case letter counts, and it must be one of ``letters``: the last
     occurrence decides, and if it names no option there is no answer."""
-    matches = _ANSWER_IS_RE.findall(final_text(text or ""))
+    matches = _ANSWER_IS_RE.findall(vf.strip_reasoning(text))
     return _letter(matches[-1], letters) if matches else ""
 
 

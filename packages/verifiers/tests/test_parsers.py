@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import verifiers as vf
 from verifiers.parsers import MaybeThinkParser, Parser, ThinkParser, XMLParser
 from verifiers.utils.answers import extract_boxed_answer, extract_hash_answer
 
@@ -217,3 +218,31 @@ def test_xml_format_reward() -> None:
     assert f(msgs(perfect, "plain text")) == pytest.approx(0.5)
     alt = XMLParser(["think", ("answer", "final")]).get_format_reward_func()
     assert alt("<think>\nr\n</think>\n<final>\n1\n</final>") == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("so \\boxed{B}", "B"),
+        ("\\boxed{(C)}", "C"),
+        ("\\boxed{D.}", "D"),
+        ("$\\boxed{\\text{A}}$", "A"),
+        ("<think>maybe \\boxed{A}</think> final: \\boxed{B}", "B"),
+        ("\\boxed{B. 42}", ""),  # option text is not a letter
+        ("\\boxed{b}", ""),
+        ("\\boxed{AB}", ""),
+        ("\\boxed{E}", ""),  # not one of the options
+        ("<think>\\boxed{A} and still thinking", ""),  # reasoning cut off
+        ("no box at all: B", ""),
+    ],
+)
+def test_extract_boxed_choice(text, expected):
+    assert vf.extract_boxed_choice(text, "ABCD") == expected
+
+
+def test_strip_reasoning_with_and_without_an_injected_think():
+    assert vf.strip_reasoning("<think>a</think>answer") == "answer"
+    assert vf.strip_reasoning("a (template opened the think)</think>answer") == "answer"
+    assert vf.strip_reasoning("plain answer") == "plain answer"
+    assert vf.strip_reasoning("<think>never closed") == ""
+    assert vf.strip_reasoning(None) == ""

@@ -82,7 +82,12 @@ from verifiers.types import (
     TrajectoryStepTokens,
     UserMessage,
 )
-from verifiers.utils.answers import extract_boxed_answer, extract_hash_answer
+from verifiers.utils.answers import (
+    extract_boxed_answer,
+    extract_boxed_choice,
+    extract_hash_answer,
+    strip_reasoning,
+)
 
 try:
     __version__ = version("verifiers")
@@ -165,6 +170,7 @@ __all__ = [
     "cleanup",
     "ensure_keys",
     "extract_boxed_answer",
+    "extract_boxed_choice",
     "extract_hash_answer",
     "load_dataset_source",
     "load_environment",
@@ -172,6 +178,7 @@ __all__ = [
     "reward",
     "setup",
     "stop",
+    "strip_reasoning",
     "teardown",
     "update",
 ]

@@ -1,13 +1,38 @@
-"""Answer extraction helpers: ``\\boxed{...}`` (math) and ``#### ...`` (GSM8K)."""
+"""Answer extraction helpers: ``\\boxed{...}`` (math), boxed option letters, ``#### ...``
+(GSM8K), and the final part of a response after its reasoning."""
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["extract_boxed_answer", "extract_hash_answer"]
+__all__ = ["extract_boxed_answer", "extract_boxed_choice", "extract_hash_answer", "strip_reasoning"]
 
 _BOX_OPENERS = ("\\boxed{", "\\fbox{")
 _NUMBER_WITH_COMMAS = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_LATEX_TEXT = re.compile(r"\\(?:text|textbf|mathrm|mathbf|textrm|mathtt)\s*\{\s*([^{}]*?)\s*\}")
+
+
+def strip_reasoning(text: str | None) -> str:
+    """The final part of a response: after the last ``</think>``; ``""`` while a ``<think>``
+    is still open (reasoning cut off before any answer). Correct whether or not the chat
+    template injected the opening ``<think>`` into the prompt."""
+    text = (text or "").rsplit("</think>", 1)[-1]
+    return "" if "<think>" in text else text
+
+
+def extract_boxed_choice(text: str | None, letters: str) -> str:
+    """The option letter in the last ``\\boxed{}`` of the final answer, or ``""``.
+
+    Accepted box contents: ``B``, ``(B)``, ``[B]``, ``B.``, ``\\text{B}`` (and ``\\textbf``,
+    ``\\mathrm``, ...), optionally in ``$``. Anything else — option text (``B. 42``), two
+    letters, a lower-case letter, a letter not in ``letters`` — is no answer.
+    """
+    boxed = extract_boxed_answer(strip_reasoning(text), strict=True)
+    inner = _LATEX_TEXT.sub(r"\1", boxed).strip().strip("$").strip()
+    if len(inner) >= 3 and inner[0] + inner[-1] in ("()", "[]"):
+        inner = inner[1:-1].strip()
+    inner = inner.removesuffix(".").strip()
+    return inner if len(inner) == 1 and inner in letters else ""
 
 
 def extract_boxed_answer(text: str | None, strict: bool = False) -> str:
