@@ -3,7 +3,9 @@ test` installs bubblewrap through scripts/system-deps.sh)."""
 
 import asyncio
 import os
+import signal
 import socket
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -211,6 +213,22 @@ async def test_output_flood_is_capped(provider):
         assert r.truncated and len(r.stdout) == 64 * 1024 and time.monotonic() - t < 5
         py = await box.python("for i in range(10**6): print('y' * 100)", timeout=20)
         assert py["truncated"] and len(py["stdout"]) == 64 * 1024
+
+
+def test_deferred_cgroups_are_reclaimed():
+    """A group whose removal could not finish (processes still exiting) is retried later:
+    `reclaim_deferred` (called by providers on close and at exit) kills and removes it."""
+    cg = cgroups.Cgroup.create(cgroups.group_name("deferred-test"), 64 * 2**20, 16, 0.5)
+    child = subprocess.Popen(["sleep", "60"], preexec_fn=lambda: cgroups.join(cg.join_files()))
+    try:
+        assert not cg.remove()  # busy: a live process holds it
+        cgroups.defer(cg)
+        assert cgroups.reclaim_deferred() == 0
+        assert not any(d.exists() for d in cg.dirs.values())
+        assert child.wait(5) == -signal.SIGKILL
+    finally:
+        child.kill()
+        child.wait()
 
 
 async def test_nothing_remains_after_close(provider):

@@ -61,6 +61,7 @@ _EXIT_HOOK_REGISTERED = False
 def _kill_all_at_exit() -> None:
     for box in list(_RUNNING):
         box.kill_now()
+    cgroups.reclaim_deferred()
 
 
 def _track(box: BwrapSandbox) -> None:
@@ -87,8 +88,8 @@ class BwrapSandbox(AgentSandbox):
             os.kill(self.proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        if self.cgroup is not None:
-            self.cgroup.destroy()
+        if self.cgroup is not None and not self.cgroup.destroy():
+            cgroups.defer(self.cgroup)
         _RUNNING.discard(self)
         if self.on_close is not None:
             self.on_close(self)
@@ -114,8 +115,11 @@ class BwrapSandbox(AgentSandbox):
         if self.cgroup is not None:
             # rmdir fails while any process is left in a group, so it doubles as the
             # emptiness check; the kill-and-retry loop runs (in a thread) only then
-            if not self.cgroup.remove():
-                await asyncio.to_thread(self.cgroup.destroy)
+            if not self.cgroup.remove() and not await asyncio.to_thread(self.cgroup.destroy, 30.0):
+                # processes still exiting after 30 s (a loaded host): retried on the
+                # provider's close and at exit rather than leaked
+                logger.warning("sandbox %s: cgroup still busy; removal deferred", self.id)
+                cgroups.defer(self.cgroup)
         if self.proc.stdin is not None:
             self.proc.stdin.close()
         _RUNNING.discard(self)
@@ -313,7 +317,8 @@ class BwrapProvider(Provider):
         except BaseException as e:  # a cancel here must not leak the cgroup either
             if filter_r is not None:
                 os.close(filter_r)
-            cg.destroy()
+            if not cg.destroy():
+                cgroups.defer(cg)
             if isinstance(e, Exception):
                 raise SandboxCreationError(f"cannot start bwrap: {e}") from e
             raise
@@ -329,6 +334,7 @@ class BwrapProvider(Provider):
     async def close(self) -> None:
         """Close every sandbox this provider still has running and remove its files."""
         await asyncio.gather(*(b.close() for b in list(self._live)), return_exceptions=True)
+        await asyncio.to_thread(cgroups.reclaim_deferred)
 
     @property
     def live(self) -> int:

@@ -247,6 +247,25 @@ def existing(prefix: str = PREFIX) -> list[Path]:
     return out
 
 
+# Groups whose removal timed out (their last processes were still exiting): retried by
+# `reclaim_deferred`, which providers call on close and at exit, so none outlives its provider.
+_DEFERRED: list[Cgroup] = []
+
+
+def defer(cg: Cgroup) -> None:
+    _DEFERRED.append(cg)
+
+
+def reclaim_deferred(timeout: float = 5.0) -> int:
+    """Retry removing deferred groups; returns how many are still present."""
+    still = []
+    for cg in list(_DEFERRED):
+        if not cg.destroy(timeout=timeout):
+            still.append(cg)
+    _DEFERRED[:] = still
+    return len(still)
+
+
 def sweep_stale() -> int:
     """Remove groups left by processes that no longer exist (a crash, a SIGKILL)."""
     removed = 0

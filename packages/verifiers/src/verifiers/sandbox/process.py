@@ -48,8 +48,8 @@ class ProcessSandbox(AgentSandbox):
             os.kill(self.proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        if self.cgroup is not None:
-            self.cgroup.destroy()
+        if self.cgroup is not None and not self.cgroup.destroy():
+            cgroups.defer(self.cgroup)
         if self.workspace is not None:
             shutil.rmtree(self.workspace, ignore_errors=True)
 
@@ -147,7 +147,8 @@ class ProcessProvider(Provider):
                 limit=READ_LIMIT,
             )  # fmt: skip
         except (OSError, RuntimeError) as e:
-            cg.destroy()
+            if not cg.destroy():
+                cgroups.defer(cg)
             shutil.rmtree(ws, ignore_errors=True)
             raise SandboxCreationError(f"cannot start the agent: {e}") from e
         box = ProcessSandbox(f"proc-{os.getpid()}-{n}", spec, proc)
@@ -155,6 +156,7 @@ class ProcessProvider(Provider):
         return await box.started(self.start_timeout)
 
     async def close(self) -> None:
+        await asyncio.to_thread(cgroups.reclaim_deferred)
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None

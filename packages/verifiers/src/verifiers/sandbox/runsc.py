@@ -64,6 +64,8 @@ class RunscSandbox(AgentSandbox):
                 f.unlink(missing_ok=True)
         else:
             await self.provider._runsc("delete", "-force", self.id)
+            if not await asyncio.to_thread(self.cgroup.destroy, 30.0):  # type: ignore[union-attr]
+                cgroups.defer(self.cgroup)  # type: ignore[arg-type]
         try:
             await asyncio.wait_for(self.proc.wait(), 10.0)
         except TimeoutError:
@@ -192,7 +194,8 @@ class RunscProvider(Provider):
                 limit=READ_LIMIT,
             )
         except BaseException as e:
-            cg.destroy()
+            if not cg.destroy():
+                cgroups.defer(cg)
             shutil.rmtree(bundle, ignore_errors=True)
             if isinstance(e, Exception):
                 raise SandboxCreationError(f"cannot start runsc: {e}") from e
@@ -205,6 +208,7 @@ class RunscProvider(Provider):
 
     async def close(self) -> None:
         await asyncio.gather(*(b.close() for b in list(self._live)), return_exceptions=True)
+        await asyncio.to_thread(cgroups.reclaim_deferred)
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
