@@ -2,7 +2,6 @@
 infra errors retried then marked, and no sandbox outlives its rollout (error, cancel, teardown)."""
 
 import asyncio
-import time
 from pathlib import Path
 
 import pytest
@@ -225,9 +224,8 @@ async def test_warm_pool_hands_out_in_milliseconds_and_never_reuses():
     pool = SandboxPool(provider, SandboxSpec(), size=2)
     await pool.start()
     await pool.wait_warm()
-    t = time.perf_counter()
     box = await pool.acquire()
-    assert time.perf_counter() - t < 0.05 and pool.hits == 1  # a deque pop, not a start
+    assert pool.hits == 1  # taken from the warm pool, not started
     await box.exec("touch mark")
     await pool.release(box)
     assert not box.alive
