@@ -12,24 +12,27 @@ sandbox really grades a program and the research tools really run), and the judg
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import io
 import json
 import math
+import re
 import shutil
 import subprocess
 import tomllib
 import zipfile
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 import pytest
-from e2e_kit import BIN, ROOT, Prime, base_env, free_port, install_sdk, run_py, uv
+from e2e_kit import ROOT, Prime, base_env, free_port, install_sdk, run_py, uv
 
 OWNER = "refs"
 ENVS_DIR = ROOT / "environments"
 NAMES = sorted(p.parent.name for p in ENVS_DIR.glob("*/pyproject.toml"))
+PUSH_WORKERS = 3
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}  # the bundled samples only
 
 
@@ -56,38 +59,38 @@ def pushed(author: Prime, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
     """Every package under environments/ pushed from a copy (the checkout is never touched);
     returns name → the hub's `prime env info --json` for it."""
     work = tmp_path_factory.mktemp("reference-src")  # not a git work tree: no dirty check
-    procs = {}
-    for name in NAMES:
+
+    def push(name: str) -> str | None:
         src = work / name
         shutil.copytree(
             ENVS_DIR / name,
             src,
             ignore=shutil.ignore_patterns("dist", "__pycache__", ".venv", "outputs", "*.egg-info"),
         )
-        procs[name] = subprocess.Popen(
-            [str(BIN / "prime"), "env", "push", str(src)],
-            cwd=work,
-            env=author.env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-    failed = []
-    for name, proc in procs.items():
-        out, err = proc.communicate(timeout=300)
-        version = pyproject_version(name)
-        if proc.returncode != 0 or f"published {OWNER}/{name} {version}" not in out:
-            failed.append(f"{name}: exit {proc.returncode}\n{out}{err}")
+        r = author("env", "push", src, cwd=work)
+        if r.rc != 0 or f"published {OWNER}/{name} {pyproject_version(name)}" not in r.out:
+            return f"{name}: exit {r.rc}\n{r.out}{r.err}"
+        return None
+
+    # a few at a time: each push is mostly a `uv build` subprocess
+    with ThreadPoolExecutor(PUSH_WORKERS) as pool:
+        failed = [f for f in pool.map(push, NAMES) if f]
     assert not failed, "\n".join(failed)
-    anon = author  # info is public; any user may read it
-    return {
-        name: json.loads(anon("env", "info", f"{OWNER}/{name}", "--json").ok().out)
-        for name in NAMES
-    }
+    with httpx.Client(base_url=author.hub.url, timeout=30) as http:  # the hub's public API
+        return {name: hub_info(http, name) for name in NAMES}
+
+
+def hub_info(http: httpx.Client, name: str) -> dict:
+    """What `prime env info --json` shows: the environment and its versions (with files)."""
+    env = http.get(f"/api/v1/environments/{OWNER}/{name}").raise_for_status().json()
+    versions = http.get(f"/api/v1/environments/{OWNER}/{name}/versions").raise_for_status()
+    return {"environment": env, "versions": versions.json()["versions"]}
 
 
 def hub_wheel(info: dict) -> dict:
-    (latest,) = [v for v in info["versions"] if v["version"] == info["environment"]["latest_version"]]
+    (latest,) = [
+        v for v in info["versions"] if v["version"] == info["environment"]["latest_version"]
+    ]
     (wheel,) = [f for f in latest["files"] if f["kind"] == "wheel"]
     return wheel
 
@@ -203,3 +206,189 @@ def test_load_environment_sample_works_for_every_one(installed):
     failed = [f"{row['env']}: {row['tb']}" for row in rows if not row["ok"]]
     assert not failed, "\n".join(failed)
     assert all(row["rows"] > 0 for row in rows), rows
+
+
+# ------------------------------------------------------------------ evaluate
+def prime_eval(
+    author: Prime,
+    python: Path,
+    name: str,
+    base_url: str,
+    cwd: Path,
+    *args: str,
+    all_fail: bool = False,
+    **env_args: object,
+) -> tuple[dict, list[dict]]:
+    """`prime eval owner/name --push` (vf-eval in the venv) → (metadata.json, results rows).
+    `all_fail`: every rollout is expected to fail, so vf-eval exits 1 and nothing is pushed."""
+    run = author(
+        "eval", f"{OWNER}/{name}", "--push", "--python", python, "-m", "scripted",
+        "-b", base_url, "--no-progress", "--env-args", json.dumps({"source": "sample", **env_args}),
+        *args, cwd=cwd, OPENAI_API_KEY="not-needed", **OFFLINE,
+    )  # fmt: skip
+    if all_fail:
+        assert run.rc == 1 and "every rollout failed" in run.err, (run.rc, run.out, run.err)
+        assert "nothing pushed" in run.err, run.err
+    else:
+        run.ok()
+        assert f"for {OWNER}/{name} " in run.out, run.out  # the summary is on the hub
+    (run_dir,) = list(cwd.glob("outputs/evals/*/*"))
+    meta = json.loads((run_dir / "metadata.json").read_text())
+    rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    return meta, rows
+
+
+def meta_run_id(cwd: Path) -> str:
+    (run_dir,) = list(cwd.glob("outputs/evals/*/*"))
+    return run_dir.name
+
+
+def summary(rows: list[dict]) -> list[tuple]:
+    """(example, rollout, reward, error name and whether it is infra) per row, for messages."""
+    return [
+        (r["example_id"], r["rollout_index"], r["reward"],
+         r["error"] and (r["error"]["error"], r["error"].get("infra")))
+        for r in rows
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["i3-math", "i3-logic", "gpqa"])
+def test_vf_eval_against_the_scripted_model(name, installed, author, scripted_model, tmp_path):
+    """The arithmetic stand-in answers these wrongly: 0 rewards, but every rollout recorded
+    and none with an error."""
+    python, _ = installed
+    meta, rows = prime_eval(author, python, name, scripted_model, tmp_path, "-n", "2", "-r", "2")
+    print(name, summary(rows))
+    assert meta["status"] == "complete" and meta["num_rollouts"] == len(rows) == 4
+    assert sorted((r["example_id"], r["rollout_index"]) for r in rows) == [
+        (0, 0), (0, 1), (1, 0), (1, 1)
+    ]  # fmt: skip
+    assert all(r["error"] is None and r["reward"] == 0.0 for r in rows), summary(rows)
+
+
+# ------------------------------------------------------------------ an oracle and a judge
+def sample_rows(name: str, module: str, file: str = "sample.jsonl") -> list[dict]:
+    path = ENVS_DIR / name / module / "data" / file
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+HLE_RIGHT = sample_rows("hle", "hle")[0]  # the oracle answers this one right, the others wrong
+DEEPDIVE = {row["question"]: row["answer"] for row in sample_rows("deepdive", "deepdive")}
+DEEPDIVE_RIGHT = sample_rows("deepdive", "deepdive")[1]["question"]
+SUM_TASK = "print their sum"  # i3-code: solved right; every other task gets a wrong program
+SUM_CODE = "a, b = map(int, input().split())\nprint(a + b)"
+
+
+def oracle(body: dict):  # type: ignore[no-untyped-def]
+    """A scripted model that knows some answers: i3-code programs, hle answers, and a deepdive
+    researcher (one search, then `finish`)."""
+    from verifiers.testing import Reply
+
+    messages = body.get("messages") or []
+    user = next(m["content"] for m in messages if m["role"] == "user")
+    system = next((m["content"] for m in messages if m["role"] == "system"), "")
+    if body.get("tools"):  # deepdive
+        if not any(m["role"] == "assistant" for m in messages):
+            return Reply(tool_calls=[{"name": "search", "arguments": {"query": user[:200]}}])
+        question = next(q for q in DEEPDIVE if q in user)
+        answer = DEEPDIVE[question] if question == DEEPDIVE_RIGHT else "Varnholt"
+        return Reply(tool_calls=[{"name": "finish", "arguments": {"final_answer": answer}}])
+    if "Exact Answer" in system:  # hle
+        answer = HLE_RIGHT["answer"] if HLE_RIGHT["question"] in user else "42"
+        return f"Explanation: known.\nExact Answer: {answer}\nConfidence: 90%"
+    code = SUM_CODE if SUM_TASK in user else "print('no idea')"
+    return f"```python\n{code}\n```"
+
+
+def grading_judge(body: dict) -> str:
+    """A judge that really compares the response with the ground truth it was sent:
+    hle's JSON verdict, or the yes/no of verifiers' JudgeRubric (deepdive)."""
+    text = body["messages"][-1]["content"]
+    hle = re.search(r"\[correct_answer\]:\n(.*?)\n\n\[response\]:\n(.*?)\n\nReply with", text, re.S)
+    if hle:
+        gold, response = hle.groups()
+        said = re.search(r"Exact Answer: (.*)", response)
+        extracted = said.group(1).strip() if said else "None"
+        return json.dumps({
+            "extracted_final_answer": extracted, "reasoning": "compared",
+            "correct": "yes" if extracted == gold.strip() else "no", "confidence": 90,
+        })  # fmt: skip
+    gold = re.search(r"Ground truth answer:\n```\n(.*?)\n```", text, re.S)
+    response = re.search(r"Response:\n```\n(.*?)\n```", text, re.S)
+    assert gold and response, text
+    return "yes" if gold.group(1).strip() == response.group(1).strip() else "no"
+
+
+@pytest.fixture(scope="module")
+def oracle_model() -> Iterator[str]:
+    from verifiers.testing import ScriptedServer
+
+    with ScriptedServer(oracle) as srv:
+        yield srv.base_url
+
+
+@pytest.fixture(scope="module")
+def judge() -> Iterator:
+    from verifiers.testing import ScriptedServer
+
+    with ScriptedServer(grading_judge) as srv:
+        yield srv
+
+
+def by_example(rows: list[dict]) -> list[float | None]:
+    return [r["reward"] for r in sorted(rows, key=lambda r: (r["example_id"], r["rollout_index"]))]
+
+
+def test_i3_code_grades_programs_in_the_sandbox(installed, author, oracle_model, tmp_path):
+    """i3-code from the hub: the right program passes every test in the local sandbox, the
+    wrong one fails them; no infrastructure errors."""
+    python, _ = installed
+    meta, rows = prime_eval(author, python, "i3-code", oracle_model, tmp_path, "-n", "2", "-r", "2")
+    print(summary(rows))
+    assert meta["num_rollouts"] == len(rows) == 4
+    assert all(r["error"] is None for r in rows), summary(rows)
+    assert by_example(rows) == [1.0, 1.0, 0.0, 0.0]
+    assert [r["metrics"]["pass_rate"] for r in rows if r["reward"] == 1.0] == [1.0, 1.0]
+    # the summary went to the hub: `prime env info --json` lists it under the version
+    info = json.loads(author("env", "info", f"{OWNER}/i3-code", "--json").ok().out)
+    (record,) = [e for e in info["evals"] if e["run_id"] == meta_run_id(tmp_path)]
+    assert record["version"] == pyproject_version("i3-code") and record["num_rollouts"] == 4
+    assert record["reward_mean"] == 0.5 and record["num_errors"] == 0
+
+
+JUDGED = {"hle": [1.0, 1.0, 0.0, 0.0], "deepdive": [0.0, 0.0, 1.0, 1.0]}
+
+
+@pytest.mark.parametrize("name", sorted(JUDGED))
+def test_judged_env_without_a_reachable_judge_records_infra_errors(
+    name, installed, author, oracle_model, tmp_path
+):
+    """Every rollout has an answer for the judge, and the judge's port has no server: each is
+    an infrastructure error (reward not a fake 0), the run still completes."""
+    python, _ = installed
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    meta, rows = prime_eval(
+        author, python, name, oracle_model, tmp_path, "-n", "2", "-r", "2", "--max-retries", "0",
+        all_fail=True, judge_base_url=dead, judge_model="judge", **JUDGE_OPTS[name],
+    )  # fmt: skip
+    print(name, summary(rows))
+    assert meta["status"] == "complete" and meta["num_rollouts"] == len(rows) == 4
+    for r in rows:
+        assert r["error"] is not None and r["error"]["infra"] is True, summary(rows)
+        assert r["reward"] is None or math.isnan(r["reward"]), summary(rows)
+
+
+@pytest.mark.parametrize("name", sorted(JUDGED))
+def test_judged_env_with_a_scripted_judge(name, installed, author, oracle_model, judge, tmp_path):
+    python, _ = installed
+    meta, rows = prime_eval(
+        author, python, name, oracle_model, tmp_path, "-n", "2", "-r", "2",
+        judge_base_url=judge.base_url, judge_model="judge", **JUDGE_OPTS[name],
+    )  # fmt: skip
+    print(name, summary(rows))
+    assert meta["num_rollouts"] == len(rows) == 4
+    assert all(r["error"] is None for r in rows), summary(rows)
+    assert by_example(rows) == JUDGED[name]
+
+
+JUDGE_OPTS = {"hle": {}, "deepdive": {"judge_max_retries": 0}}
