@@ -23,6 +23,7 @@ import tomllib
 import zipfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import httpx
@@ -33,6 +34,7 @@ OWNER = "refs"
 ENVS_DIR = ROOT / "environments"
 NAMES = sorted(p.parent.name for p in ENVS_DIR.glob("*/pyproject.toml"))
 PUSH_WORKERS = 3
+EVAL_WORKERS = 4
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}  # the bundled samples only
 
 
@@ -107,6 +109,12 @@ def installed(
     install_sdk(python, verifiers_wheel)
     refs = [f"{OWNER}/{name}" for name in NAMES]
     r = author("env", "install", *refs, "--python", python).ok()
+    # bytecode for what the runs below import, written once (the test environment sets
+    # PYTHONDONTWRITEBYTECODE, and every vf-eval process compiling them again costs seconds)
+    modules = ["verifiers.cli.eval", *(name.replace("-", "_") for name in NAMES)]
+    warm = base_env() | OFFLINE
+    warm.pop("PYTHONDONTWRITEBYTECODE")
+    subprocess.run([str(python), "-c", f"import {', '.join(modules)}"], env=warm, check=False)
     return python, r.out
 
 
@@ -208,64 +216,6 @@ def test_load_environment_sample_works_for_every_one(installed):
     assert all(row["rows"] > 0 for row in rows), rows
 
 
-# ------------------------------------------------------------------ evaluate
-def prime_eval(
-    author: Prime,
-    python: Path,
-    name: str,
-    base_url: str,
-    cwd: Path,
-    *args: str,
-    all_fail: bool = False,
-    **env_args: object,
-) -> tuple[dict, list[dict]]:
-    """`prime eval owner/name --push` (vf-eval in the venv) → (metadata.json, results rows).
-    `all_fail`: every rollout is expected to fail, so vf-eval exits 1 and nothing is pushed."""
-    run = author(
-        "eval", f"{OWNER}/{name}", "--push", "--python", python, "-m", "scripted",
-        "-b", base_url, "--no-progress", "--env-args", json.dumps({"source": "sample", **env_args}),
-        *args, cwd=cwd, OPENAI_API_KEY="not-needed", **OFFLINE,
-    )  # fmt: skip
-    if all_fail:
-        assert run.rc == 1 and "every rollout failed" in run.err, (run.rc, run.out, run.err)
-        assert "nothing pushed" in run.err, run.err
-    else:
-        run.ok()
-        assert f"for {OWNER}/{name} " in run.out, run.out  # the summary is on the hub
-    (run_dir,) = list(cwd.glob("outputs/evals/*/*"))
-    meta = json.loads((run_dir / "metadata.json").read_text())
-    rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
-    return meta, rows
-
-
-def meta_run_id(cwd: Path) -> str:
-    (run_dir,) = list(cwd.glob("outputs/evals/*/*"))
-    return run_dir.name
-
-
-def summary(rows: list[dict]) -> list[tuple]:
-    """(example, rollout, reward, error name and whether it is infra) per row, for messages."""
-    return [
-        (r["example_id"], r["rollout_index"], r["reward"],
-         r["error"] and (r["error"]["error"], r["error"].get("infra")))
-        for r in rows
-    ]  # fmt: skip
-
-
-@pytest.mark.parametrize("name", ["i3-math", "i3-logic", "gpqa"])
-def test_vf_eval_against_the_scripted_model(name, installed, author, scripted_model, tmp_path):
-    """The arithmetic stand-in answers these wrongly: 0 rewards, but every rollout recorded
-    and none with an error."""
-    python, _ = installed
-    meta, rows = prime_eval(author, python, name, scripted_model, tmp_path, "-n", "2", "-r", "2")
-    print(name, summary(rows))
-    assert meta["status"] == "complete" and meta["num_rollouts"] == len(rows) == 4
-    assert sorted((r["example_id"], r["rollout_index"]) for r in rows) == [
-        (0, 0), (0, 1), (1, 0), (1, 1)
-    ]  # fmt: skip
-    assert all(r["error"] is None and r["reward"] == 0.0 for r in rows), summary(rows)
-
-
 # ------------------------------------------------------------------ an oracle and a judge
 def sample_rows(name: str, module: str, file: str = "sample.jsonl") -> list[dict]:
     path = ENVS_DIR / name / module / "data" / file
@@ -328,67 +278,161 @@ def oracle_model() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def judge() -> Iterator:
+def judge_url() -> Iterator[str]:
     from verifiers.testing import ScriptedServer
 
     with ScriptedServer(grading_judge) as srv:
-        yield srv
+        yield srv.base_url
 
 
-def by_example(rows: list[dict]) -> list[float | None]:
-    return [r["reward"] for r in sorted(rows, key=lambda r: (r["example_id"], r["rollout_index"]))]
+# ------------------------------------------------------------------ evaluate
+@dataclass
+class EvalRun:
+    """One `prime eval owner/name --push` (vf-eval in the venv) and what it left."""
+
+    name: str
+    model: str  # "scripted" (arithmetic stand-in) or "oracle"
+    judge: str | None = None  # None, "dead" (nothing listens) or "scripted"
+    rc: int = -1
+    out: str = ""
+    err: str = ""
+    run_dir: Path | None = None
+    meta: dict = field(default_factory=dict)
+    rows: list[dict] = field(default_factory=list)
+
+    def show(self) -> str:
+        """(example, rollout, reward, error name and whether it is infra) per row."""
+        rows = [
+            (r["example_id"], r["rollout_index"], r["reward"],
+             r["error"] and (r["error"]["error"], r["error"].get("infra")))
+            for r in self.rows
+        ]  # fmt: skip
+        return f"{self.name} {self.model} judge={self.judge}: exit {self.rc} {rows}\n{self.err}"
+
+    def rewards(self) -> list[float | None]:
+        ordered = sorted(self.rows, key=lambda r: (r["example_id"], r["rollout_index"]))
+        return [r["reward"] for r in ordered]
 
 
-def test_i3_code_grades_programs_in_the_sandbox(installed, author, oracle_model, tmp_path):
-    """i3-code from the hub: the right program passes every test in the local sandbox, the
-    wrong one fails them; no infrastructure errors."""
+# deepdive's judge client takes a retry count (hle's retries a dead judge with backoff)
+JUDGE_OPTS: dict[str, dict] = {"hle": {}, "deepdive": {"judge_max_retries": 0}}
+RUNS = [
+    EvalRun("i3-math", "scripted"),
+    EvalRun("i3-logic", "scripted"),
+    EvalRun("gpqa", "scripted"),
+    EvalRun("i3-code", "oracle"),
+    *(EvalRun(name, "oracle", judge) for name in JUDGE_OPTS for judge in ("dead", "scripted")),
+]
+
+
+@pytest.fixture(scope="module")
+def evals(
+    installed, author, scripted_model, oracle_model, judge_url, tmp_path_factory
+) -> dict[tuple[str, str, str | None], EvalRun]:
+    """All the runs at once (each waits mostly on its subprocess), 2 examples × 2 rollouts."""
     python, _ = installed
-    meta, rows = prime_eval(author, python, "i3-code", oracle_model, tmp_path, "-n", "2", "-r", "2")
-    print(summary(rows))
-    assert meta["num_rollouts"] == len(rows) == 4
-    assert all(r["error"] is None for r in rows), summary(rows)
-    assert by_example(rows) == [1.0, 1.0, 0.0, 0.0]
-    assert [r["metrics"]["pass_rate"] for r in rows if r["reward"] == 1.0] == [1.0, 1.0]
-    # the summary went to the hub: `prime env info --json` lists it under the version
+
+    def run(spec: EvalRun) -> EvalRun:
+        cwd = tmp_path_factory.mktemp(f"eval-{spec.name}-{spec.judge}")
+        env_args: dict[str, object] = {"source": "sample"}
+        extra: list[str] = []
+        if spec.judge:
+            dead = f"http://127.0.0.1:{free_port()}/v1"
+            env_args |= JUDGE_OPTS[spec.name] | {
+                "judge_base_url": dead if spec.judge == "dead" else judge_url,
+                "judge_model": "judge",
+            }
+            extra = ["--max-retries", "0"] if spec.judge == "dead" else []
+        base_url = scripted_model if spec.model == "scripted" else oracle_model
+        r = author(
+            "eval", f"{OWNER}/{spec.name}", "--push", "--python", python, "-m", spec.model,
+            "-b", base_url, "-n", "2", "-r", "2", "--no-progress",
+            "--env-args", json.dumps(env_args), *extra,
+            cwd=cwd, OPENAI_API_KEY="not-needed", **OFFLINE,
+        )  # fmt: skip
+        spec.rc, spec.out, spec.err = r.rc, r.out, r.err
+        found = list(cwd.glob("outputs/evals/*/*"))
+        if len(found) == 1:
+            spec.run_dir = found[0]
+            spec.meta = json.loads((found[0] / "metadata.json").read_text())
+            lines = (found[0] / "results.jsonl").read_text().splitlines()
+            spec.rows = [json.loads(line) for line in lines]
+        return spec
+
+    with ThreadPoolExecutor(EVAL_WORKERS) as pool:
+        done = list(pool.map(run, [replace(spec) for spec in RUNS]))
+    return {(r.name, r.model, r.judge): r for r in done}
+
+
+def check_complete(run: EvalRun) -> None:
+    """One results row per rollout (2 examples × 2 rollouts), each (example, rollout) once."""
+    assert run.run_dir is not None, run.show()
+    assert run.meta["status"] == "complete" and run.meta["num_rollouts"] == 4, run.show()
+    assert sorted((r["example_id"], r["rollout_index"]) for r in run.rows) == [
+        (0, 0), (0, 1), (1, 0), (1, 1)
+    ], run.show()  # fmt: skip
+
+
+def check_pushed(run: EvalRun) -> None:
+    assert run.rc == 0, run.show()
+    assert f"for {OWNER}/{run.name} {pyproject_version(run.name)}" in run.out, run.out
+
+
+@pytest.mark.parametrize("name", ["i3-math", "i3-logic", "gpqa"])
+def test_vf_eval_against_the_scripted_model(name, evals):
+    """The arithmetic stand-in answers these wrongly: 0 rewards, every rollout recorded, none
+    with an error, the summary pushed to the hub."""
+    run = evals[name, "scripted", None]
+    print(run.show())
+    check_pushed(run)
+    check_complete(run)
+    assert all(r["error"] is None for r in run.rows), run.show()
+    assert run.rewards() == [0.0] * 4, run.show()
+
+
+def test_i3_code_grades_programs_in_the_sandbox(evals, author):
+    """i3-code from the hub: the right program passes every test in the local sandbox, the
+    wrong one fails them; no infrastructure errors; `prime env info` shows the result."""
+    run = evals["i3-code", "oracle", None]
+    print(run.show())
+    check_pushed(run)
+    check_complete(run)
+    assert all(r["error"] is None for r in run.rows), run.show()
+    assert run.rewards() == [1.0, 1.0, 0.0, 0.0], run.show()
+    assert sorted(r["metrics"]["pass_rate"] for r in run.rows) == [0.0, 0.0, 1.0, 1.0]
     info = json.loads(author("env", "info", f"{OWNER}/i3-code", "--json").ok().out)
-    (record,) = [e for e in info["evals"] if e["run_id"] == meta_run_id(tmp_path)]
+    assert run.run_dir is not None
+    (record,) = [e for e in info["evals"] if e["run_id"] == run.run_dir.name]
     assert record["version"] == pyproject_version("i3-code") and record["num_rollouts"] == 4
     assert record["reward_mean"] == 0.5 and record["num_errors"] == 0
+
+
+@pytest.mark.parametrize("name", sorted(JUDGE_OPTS))
+def test_judged_env_without_a_reachable_judge_records_infra_errors(name, evals):
+    """Every rollout has an answer for the judge and nothing listens on the judge's port: each
+    rollout is an infrastructure error with no reward (never a fake 0). vf-eval then exits 1
+    ("every rollout failed") and `prime eval` pushes nothing, as documented."""
+    run = evals[name, "oracle", "dead"]
+    print(run.show())
+    assert run.rc == 1 and "every rollout failed" in run.err, run.show()
+    assert "nothing pushed" in run.err, run.show()
+    check_complete(run)
+    for r in run.rows:
+        assert r["error"] is not None and r["error"]["infra"] is True, run.show()
+        assert "JudgeError" in r["error"]["message"], run.show()
+        assert r["reward"] is None or math.isnan(r["reward"]), run.show()
 
 
 JUDGED = {"hle": [1.0, 1.0, 0.0, 0.0], "deepdive": [0.0, 0.0, 1.0, 1.0]}
 
 
-@pytest.mark.parametrize("name", sorted(JUDGED))
-def test_judged_env_without_a_reachable_judge_records_infra_errors(
-    name, installed, author, oracle_model, tmp_path
-):
-    """Every rollout has an answer for the judge, and the judge's port has no server: each is
-    an infrastructure error (reward not a fake 0), the run still completes."""
-    python, _ = installed
-    dead = f"http://127.0.0.1:{free_port()}/v1"
-    meta, rows = prime_eval(
-        author, python, name, oracle_model, tmp_path, "-n", "2", "-r", "2", "--max-retries", "0",
-        all_fail=True, judge_base_url=dead, judge_model="judge", **JUDGE_OPTS[name],
-    )  # fmt: skip
-    print(name, summary(rows))
-    assert meta["status"] == "complete" and meta["num_rollouts"] == len(rows) == 4
-    for r in rows:
-        assert r["error"] is not None and r["error"]["infra"] is True, summary(rows)
-        assert r["reward"] is None or math.isnan(r["reward"]), summary(rows)
-
-
-@pytest.mark.parametrize("name", sorted(JUDGED))
-def test_judged_env_with_a_scripted_judge(name, installed, author, oracle_model, judge, tmp_path):
-    python, _ = installed
-    meta, rows = prime_eval(
-        author, python, name, oracle_model, tmp_path, "-n", "2", "-r", "2",
-        judge_base_url=judge.base_url, judge_model="judge", **JUDGE_OPTS[name],
-    )  # fmt: skip
-    print(name, summary(rows))
-    assert meta["num_rollouts"] == len(rows) == 4
-    assert all(r["error"] is None for r in rows), summary(rows)
-    assert by_example(rows) == JUDGED[name]
-
-
-JUDGE_OPTS = {"hle": {}, "deepdive": {"judge_max_retries": 0}}
+@pytest.mark.parametrize("name", sorted(JUDGE_OPTS))
+def test_judged_env_with_a_scripted_judge(name, evals):
+    """The judge compares the oracle's answers with the gold answers it is sent: the right one
+    scores 1, the wrong one 0, no errors."""
+    run = evals[name, "oracle", "scripted"]
+    print(run.show())
+    check_pushed(run)
+    check_complete(run)
+    assert all(r["error"] is None for r in run.rows), run.show()
+    assert run.rewards() == JUDGED[name], run.show()
