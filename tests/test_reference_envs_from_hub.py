@@ -334,12 +334,21 @@ class EvalRun:
         return [r["reward"] for r in ordered]
 
 
+# the ones that need no judge: against the arithmetic stand-in
+SCRIPTED = [
+    "aime",
+    "gpqa",
+    "i3-logic",
+    "i3-math",
+    "i3-science",
+    "livecodebench",
+    "mini-swe-agent-plus",
+    "mmlu-pro",
+]
 # deepdive's judge client takes a retry count (hle's retries a dead judge with backoff)
 JUDGE_OPTS: dict[str, dict] = {"hle": {}, "deepdive": {"judge_max_retries": 0}}
 RUNS = [
-    EvalRun("i3-math", "scripted"),
-    EvalRun("i3-logic", "scripted"),
-    EvalRun("gpqa", "scripted"),
+    *(EvalRun(name, "scripted") for name in SCRIPTED),
     EvalRun("i3-code", "oracle"),
     *(EvalRun(name, "oracle", judge) for name in JUDGE_OPTS for judge in ("dead", "scripted")),
 ]
@@ -398,7 +407,7 @@ def check_pushed(run: EvalRun) -> None:
     assert f"for {OWNER}/{run.name} {pyproject_version(run.name)}" in run.out, run.out
 
 
-@pytest.mark.parametrize("name", ["i3-math", "i3-logic", "gpqa"])
+@pytest.mark.parametrize("name", SCRIPTED)
 def test_vf_eval_against_the_scripted_model(name, evals):
     """The arithmetic stand-in answers these wrongly: 0 rewards, every rollout recorded, none
     with an error, the summary pushed to the hub."""
