@@ -3,11 +3,20 @@ install` from a hub and runs with vf-eval.
 
 One hub (the session's), every package pushed from a copy with `prime env push`, all of them
 installed by name into one fresh virtualenv with ONE `prime env install` command, then:
-installed versions and file bytes equal the hub's wheels, `vf.load_environment(name,
-source="sample")` works for each, and `prime eval --push` (vf-eval) runs the offline ones against
-the scripted model; i3-code and deepdive also against an "oracle" that answers correctly (so the
-sandbox really grades a program and the research tools really run), and the judge-based ones
-(hle, deepdive) with an unreachable judge (infra errors, not 0 rewards) and a scripted judge.
+
+* the installed versions are the hub's, and every file of each wheel the hub serves is
+  installed byte for byte;
+* `vf.load_environment(name, source="sample")` works for each (one subprocess, a line per env);
+* `prime eval owner/name --push` (vf-eval in that venv, 2 examples × 2 rollouts) for each:
+  the ones without a judge against the arithmetic stand-in (`scripted_model`: wrong answers,
+  0 rewards, no errors); i3-code against an "oracle" model that writes one right and one wrong
+  program, graded in the local sandbox; hle and deepdive (judge-based) with the oracle and a
+  judge port where nothing listens (every rollout an infra error, no fake 0) and with a scripted
+  judge that compares the answer with the gold answer it is sent (deepdive also runs its search
+  tool over the bundled corpus).
+
+Evaluations run concurrently (they wait mostly on subprocesses); bytecode is cached under a
+temporary prefix. About 90 s on a loaded 2-core machine.
 """
 
 from __future__ import annotations
@@ -81,7 +90,7 @@ def author(prime_as, pycache: Path) -> Prime:  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="module")
 def pushed(author: Prime, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     """Every package under environments/ pushed from a copy (the checkout is never touched);
-    returns name → the hub's `prime env info --json` for it."""
+    returns name → the hub's record of it (environment and versions, from its public API)."""
     work = tmp_path_factory.mktemp("reference-src")  # not a git work tree: no dirty check
 
     def push(name: str) -> str | None:
@@ -465,3 +474,7 @@ def test_judged_env_with_a_scripted_judge(name, evals):
     check_complete(run)
     assert all(r["error"] is None for r in run.rows), run.show()
     assert run.rewards() == JUDGED[name], run.show()
+    if name == "deepdive":  # the research tools ran: one search over the corpus, then finish
+        assert all(r["metrics"]["search_calls"] == 1.0 for r in run.rows), run.rows[0]["metrics"]
+        tool_replies = [m for m in run.rows[0]["completion"] if m["role"] == "tool"]
+        assert tool_replies and tool_replies[0]["content"].startswith("Result 1:"), tool_replies
