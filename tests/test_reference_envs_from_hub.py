@@ -28,6 +28,7 @@ import math
 import re
 import shutil
 import subprocess
+import tarfile
 import tomllib
 import zipfile
 from collections.abc import Iterator
@@ -211,6 +212,36 @@ def test_installed_files_are_the_hubs_wheel_bytes(installed, pushed, hub):
             assert any(p.endswith("/__init__.py") for p in files), name
             mismatched = {p for p, h in files.items() if on_disk[name].get(p) != h}
             assert not mismatched, (name, sorted(mismatched))
+
+
+def test_hub_sdists_hold_the_same_package_files(pushed, hub):
+    """The source archive (what `prime env pull` extracts, and the install fallback) has every
+    file the wheel installs, with the same bytes, and the pyproject.toml."""
+    with httpx.Client(base_url=hub.url, timeout=60) as http:
+        for name, info in pushed.items():
+            (latest,) = [v for v in info["versions"] if v["version"] == pyproject_version(name)]
+            files = {f["kind"]: f for f in latest["files"]}
+            blobs = {}
+            for kind, f in files.items():
+                blobs[kind] = http.get(f["url"]).raise_for_status().content
+                assert hashlib.sha256(blobs[kind]).hexdigest() == f["sha256"], (name, kind)
+            with zipfile.ZipFile(io.BytesIO(blobs["wheel"])) as zf:
+                wheel = {
+                    i.filename: zf.read(i)
+                    for i in zf.infolist()
+                    if not i.is_dir() and ".dist-info/" not in i.filename
+                }
+            with tarfile.open(fileobj=io.BytesIO(blobs["sdist"])) as tf:
+                top = f"{name.replace('-', '_')}-{pyproject_version(name)}/"
+                sdist = {
+                    m.name.removeprefix(top): tf.extractfile(m).read()  # type: ignore[union-attr]
+                    for m in tf.getmembers()
+                    if m.isfile()
+                }
+            assert "pyproject.toml" in sdist and "README.md" in sdist, (name, sorted(sdist))
+            assert any(p.endswith(".jsonl") for p in wheel), (name, sorted(wheel))  # a sample
+            missing = sorted(p for p, data in wheel.items() if sdist.get(p) != data)
+            assert not missing, (name, missing)
 
 
 # ------------------------------------------------------------------ load
