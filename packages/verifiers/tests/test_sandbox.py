@@ -3,6 +3,7 @@ test` installs bubblewrap through scripts/system-deps.sh)."""
 
 import asyncio
 import os
+import signal
 import socket
 import threading
 import time
@@ -42,9 +43,10 @@ def mounts() -> int:
     return len(Path("/proc/self/mountinfo").read_text().splitlines())
 
 
-@pytest.fixture
-async def provider():
-    p = BwrapProvider()
+@pytest.fixture(params=[True, False], ids=["zygote", "exec"])
+async def provider(request):
+    """Both ways of starting a sandbox: forked from the zygote (the default) and exec'd bwrap."""
+    p = BwrapProvider(zygote=request.param)
     yield p
     await p.close()
 
@@ -141,17 +143,33 @@ PROJECT = Path(__file__).resolve().parents[3]
 HOME = os.path.expanduser("~")
 
 
+CLONE_NEWUSER = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.syscall(56, 0x10000000 | 17, 0, 0, 0, 0)  # clone(CLONE_NEWUSER | SIGCHLD)
+if r == 0:
+    os._exit(0)
+print(r, ctypes.get_errno())
+"""
+
+
 async def test_host_files_invisible_and_system_read_only(provider):
     project, home = PROJECT, HOME
     async with await provider.create(SMALL) as box:
         for path in ["/etc/shadow", str(project), str(Path(__file__)), home, "/root", "/home"]:
             r = await box.exec(["ls", "-d", path])
             assert r.exit_code != 0, f"{path} is visible: {r.stdout}"
-        for path in ["/usr/evil", "/usr/bin/python3", "/etc/passwd", "/opt/agent/agent.py"]:
+        for path in ["/usr/evil", "/usr/bin/python3", "/etc/passwd", "/evil", "/opt/evil"]:
             r = await box.exec(f"echo x >> {path}")
             assert r.exit_code != 0 and ("Read-only" in r.stderr or "denied" in r.stderr), path
+        # the agent's code: mounted read-only (bwrap), or not in the sandbox at all (zygote)
+        r = await box.exec("echo x >> /opt/agent/agent.py")
+        assert r.exit_code != 0, r
+        assert any(s in r.stderr for s in ("Read-only", "denied", "No such file")), r.stderr
         r = await box.exec("unshare -U true")  # no nested user namespaces
         assert r.exit_code != 0
+        r = await box.exec(["python3", "-c", CLONE_NEWUSER])  # not by clone(2) either
+        assert r.exit_code == 0 and r.stdout.startswith("-1 "), r
 
 
 async def test_memory_bomb_is_killed_agent_survives(provider):
@@ -235,8 +253,17 @@ async def test_nothing_remains_after_close(provider):
 
 async def test_dead_agent_and_lifetime_raise_sandbox_error(provider):
     box = await provider.create(SMALL)
-    with pytest.raises(SandboxError):  # the command kills the agent serving it
-        await box.exec("kill -9 $PPID; sleep 1", timeout=5)
+    if box.agent_pid == 1:
+        # forked by the zygote, the agent is its pid namespace's init, which nothing inside
+        # can kill; from the host it can be
+        r = await box.exec("kill -9 $PPID; echo $PPID alive", timeout=5)
+        assert r.stdout == "1 alive\n", r
+        os.kill(box._agent_host_pid(), signal.SIGKILL)
+        with pytest.raises(SandboxError):
+            await box.exec("true")
+    else:
+        with pytest.raises(SandboxError):  # the command kills the agent serving it
+            await box.exec("kill -9 $PPID; sleep 1", timeout=5)
     with pytest.raises(SandboxError):
         await box.exec("true")
     assert not box.alive

@@ -7,15 +7,21 @@ charged to the sandbox's memory cgroup), and the agent as its only long-lived pr
 
 from __future__ import annotations
 
+import array
 import asyncio
 import atexit
 import itertools
+import json
 import logging
 import os
+import platform
+import select
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 from verifiers.sandbox import cgroups
@@ -34,6 +40,7 @@ logger = logging.getLogger("verifiers.sandbox")
 SANDBOX_UID = int(os.environ.get("VF_SANDBOX_UID", "61000"))
 INNER_UID = 1000
 AGENT_SRC = Path(__file__).with_name("agent.py")
+ZYGOTE_SRC = Path(__file__).with_name("zygote.py")
 # Import (from the precompiled .pyc) rather than run the agent as a script.
 AGENT_BOOT = "import sys; sys.path.insert(0, '/opt/agent'); import agent; agent.main()"
 PATH = "/opt/venv/bin:/usr/local/bin:/usr/bin:/bin"
@@ -84,11 +91,16 @@ class BwrapSandbox(AgentSandbox):
         if self._lifetime is not None:
             self._lifetime.cancel()
         try:
-            os.kill(self.proc.pid, signal.SIGKILL)
+            if isinstance(self.proc, ZygoteProcess):
+                self.proc.kill()
+            else:
+                os.kill(self.proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
         if self.cgroup is not None:
             self.cgroup.destroy()
+        if isinstance(self.proc, ZygoteProcess):
+            self.proc.close()
         _RUNNING.discard(self)
         if self.on_close is not None:
             self.on_close(self)
@@ -116,9 +128,17 @@ class BwrapSandbox(AgentSandbox):
             # emptiness check; the kill-and-retry loop runs (in a thread) only then
             if not self.cgroup.remove():
                 await asyncio.to_thread(self.cgroup.destroy)
-        if self.proc.stdin is not None:
+        if isinstance(self.proc, ZygoteProcess):
+            self.proc.close()
+        elif self.proc.stdin is not None:
             self.proc.stdin.close()
         _RUNNING.discard(self)
+
+    async def wait_ready(self, timeout: float) -> None:  # noqa: ASYNC109
+        await super().wait_ready(timeout)
+        host_pid = self.hello.get("host_pid")
+        if isinstance(self.proc, ZygoteProcess) and host_pid:
+            self.proc.pid = self._host_pid = int(host_pid)
 
     def _interrupt(self) -> bool:
         pid = self._agent_host_pid()
@@ -171,16 +191,196 @@ def make_support_dir(prefix: str = "vf-sbx-") -> Path:
         shutil.copytree("/etc/alternatives", d / "etc" / "alternatives", symlinks=True)
     (d / "agent").mkdir()
     shutil.copy2(AGENT_SRC, d / "agent" / "agent.py")
+    shutil.copy2(ZYGOTE_SRC, d / "agent" / "zygote.py")
+    (d / "root").mkdir()  # the zygote's sandboxes mount their root tmpfs here
     # compile once here: a script run as __main__ would be recompiled in every sandbox
     subprocess.run(
-        ["/usr/bin/python3", "-m", "py_compile", str(d / "agent" / "agent.py")],
+        ["/usr/bin/python3", "-m", "py_compile", *(str(f) for f in (d / "agent").glob("*.py"))],
         capture_output=True,
         check=False,
     )
-    for p in [d / "etc", *(d / "etc").iterdir(), *(d / "agent").rglob("*"), d / "agent"]:
+    for p in [
+        d / "etc",
+        *(d / "etc").iterdir(),
+        *(d / "agent").rglob("*"),
+        d / "agent",
+        d / "root",
+    ]:
         if not p.is_symlink():
             os.chmod(p, 0o755 if p.is_dir() else 0o644)
     return d
+
+
+class ZygoteError(RuntimeError):
+    """The zygote could not be started or did not answer."""
+
+
+class Zygote:
+    """Host side of `zygote.py`: starts it (as the sandbox uid, under /usr/bin/python3),
+    restarts it if it died, and asks it for new sandboxes. Synchronous and lock-protected (a
+    request is one fork in the zygote, well under a millisecond of waiting), so it works from
+    any thread and event loop."""
+
+    def __init__(self, support: Path, uid: int, seccomp: bytes | None) -> None:
+        self.support, self.uid, self.seccomp = support, uid, seccomp
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.sock: socket.socket | None = None
+        self.lock = threading.Lock()
+        self.starts = 0
+
+    def _start(self) -> None:
+        self.stop()
+        agent_dir = self.support / "agent"
+        filt = ""
+        if self.seccomp is not None:
+            f = self.support / "seccomp.bpf"
+            if not f.exists():
+                f.write_bytes(self.seccomp)
+                os.chmod(f, 0o644)
+            filt = str(f)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        boot = f"import sys; sys.path.insert(0, {str(agent_dir)!r}); import zygote; zygote.main()"
+        try:
+            self.proc = subprocess.Popen(
+                ["/usr/bin/python3", "-I", "-S", "-c", boot, str(theirs.fileno()), filt],
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                cwd="/",
+                env={"PATH": "/usr/bin:/bin"},
+                user=self.uid,
+                group=self.uid,
+                extra_groups=[],
+                start_new_session=True,
+            )
+        finally:
+            theirs.close()
+        ours.settimeout(30.0)
+        self.sock = ours
+        try:
+            hello = ours.recv(4096)
+        except OSError as e:
+            self.stop()
+            raise ZygoteError(f"the sandbox zygote did not start: {e}") from e
+        if not hello:
+            self.stop()
+            raise ZygoteError("the sandbox zygote exited at start-up")
+        ours.settimeout(10.0)
+        self.starts += 1
+
+    def stop(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def spawn(self, req: dict, fds: list[int]) -> tuple[int, int]:
+        """Have the zygote start a sandbox; returns the monitor's (pid, pidfd)."""
+        with self.lock:
+            if not self.running:
+                self._start()
+            assert self.sock is not None
+            try:
+                self.sock.sendmsg(
+                    [json.dumps(req).encode()],
+                    [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))],
+                )
+                msg, anc, _, _ = self.sock.recvmsg(4096, socket.CMSG_SPACE(4))
+            except OSError as e:
+                self.stop()
+                raise ZygoteError(f"the sandbox zygote stopped answering: {e}") from e
+            if not msg:
+                self.stop()
+                raise ZygoteError("the sandbox zygote exited")
+        got = array.array("i")
+        for level, kind, data in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                got.frombytes(data[: len(data) - len(data) % got.itemsize])
+        res = json.loads(msg)
+        if "error" in res or not got:
+            for fd in got:
+                os.close(fd)
+            raise ZygoteError(f"the sandbox zygote could not fork: {res.get('error')}")
+        return res["pid"], got[0]
+
+
+class ZygoteProcess:
+    """What `AgentSandbox` needs of an `asyncio.subprocess.Process`, for a sandbox forked by
+    the zygote: the agent's pipes, `kill` and `wait` (via a pidfd on the monitor, which exits
+    once the agent's pid namespace is empty)."""
+
+    def __init__(self, pid: int, pidfd: int) -> None:
+        self.pid = pid  # the monitor until the agent's hello names the agent's host pid
+        self.monitor_pid, self.pidfd = pid, pidfd
+        self.returncode: int | None = None
+        self.stdin: asyncio.StreamWriter | None = None
+        self.stdout: asyncio.StreamReader | None = None
+        self._exited: asyncio.Future[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def connect(self, stdin_w: int, stdout_r: int) -> None:
+        loop = self._loop = asyncio.get_running_loop()
+        self.stdout = asyncio.StreamReader(limit=READ_LIMIT, loop=loop)
+        rpipe = os.fdopen(stdout_r, "rb", buffering=0)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(self.stdout), rpipe)
+        wpipe = os.fdopen(stdin_w, "wb", buffering=0)
+        wt, wp = await loop.connect_write_pipe(
+            lambda: asyncio.streams.FlowControlMixin(loop), wpipe
+        )
+        self.stdin = asyncio.StreamWriter(wt, wp, None, loop)
+        self._exited = loop.create_future()
+        loop.add_reader(self.pidfd, self._on_exit)
+
+    def _on_exit(self) -> None:
+        self._release_pidfd()
+        if self.returncode is None:
+            self.returncode = -signal.SIGKILL
+        if self._exited is not None and not self._exited.done():
+            self._exited.set_result(None)
+
+    def _release_pidfd(self) -> None:
+        if self.pidfd < 0:
+            return
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.remove_reader(self.pidfd)
+        os.close(self.pidfd)
+        self.pidfd = -1
+
+    def monitor_alive(self) -> bool:
+        if self.pidfd < 0:
+            return False
+        return not select.select([self.pidfd], [], [], 0)[0]
+
+    def kill(self) -> None:
+        """SIGKILL the agent (pid 1 of its namespace: the kernel kills the rest), or, before
+        its hello, the monitor (the agent has it as its parent-death signal)."""
+        if not self.monitor_alive():
+            return  # the agent is reaped already; its pid may not be ours any more
+        if self.pid != self.monitor_pid:
+            os.kill(self.pid, signal.SIGKILL)
+        else:
+            signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+
+    async def wait(self) -> int:
+        if self._exited is not None:
+            await asyncio.shield(self._exited)
+        return self.returncode if self.returncode is not None else 0
+
+    def close(self) -> None:
+        if self.stdin is not None:
+            self.stdin.close()
+        transport = getattr(self.stdout, "_transport", None)
+        if transport is not None:
+            transport.close()
+        self._release_pidfd()
 
 
 class BwrapProvider(Provider):
@@ -190,9 +390,17 @@ class BwrapProvider(Provider):
     name = "bwrap"
 
     def __init__(
-        self, uid: int = SANDBOX_UID, start_timeout: float = 30.0, seccomp: bool = True
+        self,
+        uid: int = SANDBOX_UID,
+        start_timeout: float = 30.0,
+        seccomp: bool = True,
+        zygote: bool = True,
     ) -> None:
+        """`zygote=False`: start every sandbox by exec'ing bwrap (and a fresh interpreter)
+        instead of forking it from the zygote; the same isolation, ~15 ms more per create."""
         self.uid = uid
+        self.use_zygote = zygote and platform.machine() == "x86_64"
+        self._zygote: Zygote | None = None
         # the filter (x86_64 only; None elsewhere: namespaces alone then)
         self.seccomp = seccomp_program() if seccomp else None
         self.start_timeout = start_timeout
@@ -261,7 +469,7 @@ class BwrapProvider(Provider):
             args += ["--ro-bind", str(venv), "/opt/venv"]
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
-        args += ["--chdir", wd, "--clearenv"]
+        args += ["--remount-ro", "/", "--chdir", wd, "--clearenv"]
         env = {"PATH": PATH, "HOME": wd, "LANG": "C.UTF-8", "TMPDIR": "/tmp", **spec.env}
         env["VF_WORKDIR"] = wd
         env["VF_SWEEP"] = "1"  # own pid namespace: the agent may kill all but itself
@@ -278,6 +486,12 @@ class BwrapProvider(Provider):
         if reason:
             raise ProviderUnavailableError(reason)
         venv = await asyncio.to_thread(ensure_runtime, spec.runtime)
+        if self.use_zygote and not spec.network and spec.runtime.python == "/usr/bin/python3":
+            try:
+                return await self._create_forked(spec, venv)
+            except ZygoteError as e:  # it died mid-request: once more, with a fresh one
+                logger.warning("sandbox zygote failed (%s); restarting it", e)
+                return await self._create_forked(spec, venv)
         sid = f"{os.getpid()}-{next(_counter)}"
         try:
             cg = cgroups.Cgroup.create(
@@ -326,9 +540,74 @@ class BwrapProvider(Provider):
         box.on_close = lambda b: self._live.discard(b)  # type: ignore[arg-type]
         return await box.started(self.start_timeout)
 
+    def zygote(self) -> Zygote:
+        if self._zygote is None:
+            self._zygote = Zygote(self._setup_dir(), self.uid, self.seccomp)
+        return self._zygote
+
+    async def _create_forked(self, spec: SandboxSpec, venv: Path | None) -> BwrapSandbox:
+        """A sandbox forked from the zygote: fresh cgroups, namespaces and mounts, no exec."""
+        sid = f"{os.getpid()}-{next(_counter)}"
+        try:
+            cg = cgroups.Cgroup.create(
+                cgroups.group_name(str(next(_counter))), spec.memory, spec.pids, spec.cpu
+            )
+        except cgroups.CgroupUnavailable as e:
+            raise SandboxCreationError(str(e)) from e
+        wd = spec.workdir
+        env = {"PATH": PATH, "HOME": wd, "LANG": "C.UTF-8", "TMPDIR": "/tmp", **spec.env}
+        env["VF_WORKDIR"] = wd
+        env["VF_SWEEP"] = "1"
+        d = self._setup_dir()
+        req = {
+            "workdir": wd,
+            "disk": spec.disk,
+            "env": env,
+            "etc": str(d / "etc"),
+            "root": str(d / "root"),
+            "venv": str(venv) if venv is not None else None,
+            "python": "/opt/venv/bin/python" if venv is not None else spec.runtime.python,
+            "inner_uid": INNER_UID,
+        }
+        fds: list[int] = []
+        try:
+            fds = [os.open(f, os.O_WRONLY | os.O_CLOEXEC) for f in cg.join_files()]
+            in_r, in_w = os.pipe()
+            out_r, out_w = os.pipe()
+            fds += [in_r, out_w]
+            pid, pidfd = self.zygote().spawn(req, [in_r, out_w, *fds[:-2]])
+        except BaseException as e:
+            for fd in fds:
+                os.close(fd)
+            if fds[-2:] == [in_r, out_w]:
+                os.close(in_w)
+                os.close(out_r)
+            await asyncio.to_thread(cg.destroy)
+            if isinstance(e, ZygoteError):
+                raise
+            if isinstance(e, Exception):
+                raise SandboxCreationError(f"cannot start a sandbox: {e}") from e
+            raise
+        for fd in fds:
+            os.close(fd)
+        proc = ZygoteProcess(pid, pidfd)
+        box = BwrapSandbox(sid, spec, proc)  # type: ignore[arg-type]
+        box.cgroup = cg
+        _track(box)
+        self._live.add(box)
+        box.on_close = lambda b: self._live.discard(b)  # type: ignore[arg-type]
+        try:
+            await proc.connect(in_w, out_r)
+        except BaseException:
+            await box.close()
+            raise
+        return await box.started(self.start_timeout)
+
     async def close(self) -> None:
-        """Close every sandbox this provider still has running and remove its files."""
+        """Close every sandbox this provider still has running and stop its zygote."""
         await asyncio.gather(*(b.close() for b in list(self._live)), return_exceptions=True)
+        if self._zygote is not None:
+            self._zygote.stop()
 
     @property
     def live(self) -> int:
