@@ -401,6 +401,7 @@ class BwrapProvider(Provider):
         self.uid = uid
         self.use_zygote = zygote and platform.machine() == "x86_64"
         self._zygote: Zygote | None = None
+        self._available = False
         # the filter (x86_64 only; None elsewhere: namespaces alone then)
         self.seccomp = seccomp_program() if seccomp else None
         self.start_timeout = start_timeout
@@ -482,10 +483,14 @@ class BwrapProvider(Provider):
     # -- create --------------------------------------------------------------------------
     async def create(self, spec: SandboxSpec | None = None) -> BwrapSandbox:
         spec = spec or SandboxSpec()
-        reason = self.unavailable_reason()
-        if reason:
-            raise ProviderUnavailableError(reason)
-        venv = await asyncio.to_thread(ensure_runtime, spec.runtime)
+        if not self._available:  # checked until it passes once (it costs ~0.3 ms)
+            reason = self.unavailable_reason()
+            if reason:
+                raise ProviderUnavailableError(reason)
+            self._available = True
+        venv = None
+        if spec.runtime.packages:  # built once, then cached; a thread, as a build takes long
+            venv = await asyncio.to_thread(ensure_runtime, spec.runtime)
         if self.use_zygote and not spec.network and spec.runtime.python == "/usr/bin/python3":
             try:
                 return await self._create_forked(spec, venv)

@@ -52,6 +52,7 @@ SECCOMP_MODE_FILTER = 2
 SYS_PIVOT_ROOT, SYS_CAPSET = 155, 126  # x86_64; elsewhere the provider does not use the zygote
 
 libc = ctypes.CDLL(None, use_errno=True)
+LAST_CAP = 40  # read in main()
 
 
 def _check(ret, what):
@@ -143,23 +144,29 @@ def enter_root(root):
     mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
-def drop_privileges(seccomp):
-    last = int(open("/proc/sys/kernel/cap_last_cap").read())
-    for cap in range(last + 1):
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def load_filter(program):
+    """The seccomp program as a ready `struct sock_fprog` (built once, in the zygote)."""
+    if not program:
+        return None
+    buf = ctypes.create_string_buffer(program, len(program))
+    return SockFprog(len(program) // 8, ctypes.addressof(buf)), buf
+
+
+def drop_privileges(seccomp, last_cap):
+    for cap in range(last_cap + 1):
         prctl(PR_CAPBSET_DROP, cap)
     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
     data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable: all empty
     _check(libc.syscall(SYS_CAPSET, header, data), "capset")
     prctl(PR_SET_NO_NEW_PRIVS, 1)
-    if seccomp:
-
-        class SockFprog(ctypes.Structure):
-            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-        buf = ctypes.create_string_buffer(seccomp, len(seccomp))
-        prog = SockFprog(len(seccomp) // 8, ctypes.addressof(buf))
-        _check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "seccomp")
+    if seccomp is not None:
+        prog = ctypes.byref(seccomp[0])
+        _check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0, 0), "seccomp")
 
 
 def agent(req, seccomp):
@@ -171,7 +178,7 @@ def agent(req, seccomp):
     build_root(req, root)
     socket.sethostname("sandbox")
     enter_root(root)
-    drop_privileges(seccomp)
+    drop_privileges(seccomp, LAST_CAP)
     os.setsid()
     os.environ.clear()
     os.environ.update(req["env"])
@@ -240,10 +247,13 @@ def main():
         sys.exit(0)
     host_pidfd = os.pidfd_open(host)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # monitors are reaped by the kernel
+    global LAST_CAP
+    with open("/proc/sys/kernel/cap_last_cap") as f:
+        LAST_CAP = int(f.read())
     seccomp = None
     if len(sys.argv) > 2 and sys.argv[2]:
         with open(sys.argv[2], "rb") as f:
-            seccomp = f.read()
+            seccomp = load_filter(f.read())
     import agent  # noqa: F401  (loaded once here, inherited by every sandbox)
 
     sock.send(b'{"ready": true}')
