@@ -1,5 +1,8 @@
 """Sandbox benchmark: cold and warm latency, throughput, idle memory, 256 at once.
 
+Cold start is measured for the default provider (each sandbox forked from the zygote) and for
+the named baseline `BwrapProvider(zygote=False)` (bwrap exec'd per sandbox) in the same run.
+
 Run as root from the repo root:  uv run python bench/sandbox/run.py [--quick]
 Writes bench/sandbox/results.json (results-quick.json for --quick) and prints a markdown
 table. CPU per op is the harness's own CPU plus the sandbox cgroup's CPU (cpuacct), which does
@@ -50,22 +53,61 @@ def pss(pid: int) -> int:
     return 0
 
 
-async def cold(p: BwrapProvider, n: int) -> dict:
+def proc_cpu(pid: int | None) -> float:
+    """utime + stime of one process, in seconds (0 if it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError, TypeError):
+        return 0.0
+
+
+async def cold_series(p: BwrapProvider, n: int, cmd: str | list[str] = "true") -> dict:
+    """`n` cold create + exec(cmd) + close in a row: wall times, and the CPU of all of it
+    (harness + the sandbox's cgroup + the zygote's forks, where a zygote is used)."""
     walls, cpus = [], []
+    z = p.zygote().proc.pid if p.use_zygote and p.zygote().running else None
+    z0 = proc_cpu(z)
     for _ in range(n):
         c0, t0 = self_cpu(), time.perf_counter()
         box = await p.create(SPEC)
-        r = await box.exec("true")
+        r = await box.exec(cmd)
         sandbox_cpu = (box.cpu_usage_ns() or 0) / 1e9
         await box.close()
         walls.append(time.perf_counter() - t0)
         cpus.append(self_cpu() - c0 + sandbox_cpu)
         assert r.exit_code == 0
-    return {
-        "cold_create_exec_close_p50_ms": ms(pct(walls, 50)),
-        "cold_create_exec_close_p99_ms": ms(pct(walls, 99)),
-        "cold_cpu_per_op_ms": ms(statistics.median(cpus)),
-    }
+    zygote_cpu = (proc_cpu(z) - z0) / n
+    return {"walls": walls, "cpu": statistics.median(cpus) + zygote_cpu, "zygote_cpu": zygote_cpu}
+
+
+async def cold(p: BwrapProvider, n: int) -> dict:
+    """The default provider (sandboxes forked from the zygote) against the named baseline,
+    `BwrapProvider(zygote=False)` (exec bwrap + a fresh interpreter per sandbox, the design
+    before the zygote), in alternating blocks of 10 so that load changes hit both alike;
+    `cold_argv` is the zygote with `exec(["true"])` (no bash)."""
+    base = BwrapProvider(zygote=False)
+    await (await base.create(SPEC)).close()
+    runs: dict[str, list] = {"zygote": [], "baseline": [], "zygote_argv": []}
+    for _ in range(max(1, n // 10)):
+        for name, provider, cmd in (("zygote", p, "true"), ("baseline", base, "true"),
+                                    ("zygote_argv", p, ["true"])):  # fmt: skip
+            # let the kernel finish the previous block's asynchronous teardown (network
+            # namespaces are freed by a kworker) so each block pays only for its own
+            await asyncio.sleep(0.3)
+            runs[name].append(await cold_series(provider, 10, cmd))
+    await base.close()
+    out: dict = {}
+    for name, prefix in (("zygote", "cold"), ("baseline", "cold_baseline_exec_bwrap"),
+                         ("zygote_argv", "cold_argv")):  # fmt: skip
+        walls = [w for r in runs[name] for w in r["walls"]]
+        out[f"{prefix}_create_exec_close_p50_ms"] = ms(pct(walls, 50))
+        out[f"{prefix}_create_exec_close_p99_ms"] = ms(pct(walls, 99))
+        out[f"{prefix}_cpu_per_op_ms"] = ms(statistics.median(r["cpu"] for r in runs[name]))
+    out["cold_zygote_cpu_per_op_ms"] = ms(
+        statistics.median(r["zygote_cpu"] for r in runs["zygote"])
+    )
+    return out
 
 
 async def warm_acquire(p: BwrapProvider, n: int) -> dict:

@@ -136,9 +136,9 @@ class BwrapSandbox(AgentSandbox):
 
     async def wait_ready(self, timeout: float) -> None:  # noqa: ASYNC109
         await super().wait_ready(timeout)
-        host_pid = self.hello.get("host_pid")
-        if isinstance(self.proc, ZygoteProcess) and host_pid:
-            self.proc.pid = self._host_pid = int(host_pid)
+        init = self.hello.get("init_host_pid")
+        if isinstance(self.proc, ZygoteProcess) and init:
+            self.proc.pid = int(init)  # killing init ends the sandbox's pid namespace
 
     def _interrupt(self) -> bool:
         pid = self._agent_host_pid()
@@ -318,7 +318,7 @@ class ZygoteProcess:
     once the agent's pid namespace is empty)."""
 
     def __init__(self, pid: int, pidfd: int) -> None:
-        self.pid = pid  # the monitor until the agent's hello names the agent's host pid
+        self.pid = pid  # the monitor until the agent's hello names its init's host pid
         self.monitor_pid, self.pidfd = pid, pidfd
         self.returncode: int | None = None
         self.stdin: asyncio.StreamWriter | None = None
@@ -360,8 +360,8 @@ class ZygoteProcess:
         return not select.select([self.pidfd], [], [], 0)[0]
 
     def kill(self) -> None:
-        """SIGKILL the agent (pid 1 of its namespace: the kernel kills the rest), or, before
-        its hello, the monitor (the agent has it as its parent-death signal)."""
+        """SIGKILL the sandbox's init (pid 1 of its namespace: the kernel kills the rest), or,
+        before the agent's hello, the monitor (init has it as its parent-death signal)."""
         if not self.monitor_alive():
             return  # the agent is reaped already; its pid may not be ours any more
         if self.pid != self.monitor_pid:

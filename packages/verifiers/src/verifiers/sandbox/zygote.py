@@ -8,13 +8,13 @@ mounts and cgroups, exactly what bwrap set up before:
 
   zygote --fork--> monitor (joins the sandbox's cgroups, new session, unshare user/mount/pid/
     net/ipc/uts/cgroup namespaces, maps host uid -> 1000)
-    --fork--> agent, pid 1 of the new pid namespace: a tmpfs root with /usr and a minimal /etc
+    --fork--> init, pid 1 of the new pid namespace: a tmpfs root with /usr and a minimal /etc
     read-only, /proc, a minimal /dev, size-capped tmpfs /tmp and workspace, pivot_root, root
     remounted read-only, hostname, no nested user namespaces, every capability dropped,
-    no_new_privs, the seccomp filter; then `agent.main()`.
+    no_new_privs, the seccomp filter
+      --fork--> the agent (pid 2): `agent.main()`; init reaps orphans and exits with it.
 
-The monitor waits for the agent (when the agent, pid 1, is gone, its whole pid namespace is
-gone) and exits; it also kills the agent if the host process dies (a pidfd on the host), so
+The monitor waits for init (when init is gone, its whole pid namespace is gone) and exits; it also kills the agent if the host process dies (a pidfd on the host), so
 sandboxes die with their host, not with the zygote. The zygote ignores SIGCHLD (monitors are
 reaped by the kernel) and hands the host a pidfd of each monitor.
 
@@ -169,8 +169,11 @@ def drop_privileges(seccomp, last_cap):
         _check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0, 0), "seccomp")
 
 
-def agent(req, seccomp):
-    """Pid 1 of the new namespaces: finish the sandbox, then become the agent."""
+def init(req, seccomp):
+    """Pid 1 of the new namespaces: finish the sandbox, fork the agent (pid 2), then reap
+    orphans until the agent exits (which ends the namespace), like bwrap's init. The agent is
+    not pid 1 so that code inside can kill it, as with bwrap: a sandbox whose agent is gone is
+    reported dead."""
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the monitor went: so does the sandbox
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     host_pid = int(os.readlink("/proc/self"))  # still the host's /proc here
@@ -179,13 +182,27 @@ def agent(req, seccomp):
     socket.sethostname("sandbox")
     enter_root(root)
     drop_privileges(seccomp, LAST_CAP)
-    os.setsid()
     os.environ.clear()
     os.environ.update(req["env"])
     sys.executable = req["python"]
-    import agent as agent_mod
+    import agent
 
-    agent_mod.main({"host_pid": host_pid})
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        agent.main({"init_host_pid": host_pid})
+        os._exit(0)
+    null = os.open("/dev/null", os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.close(null)
+    while True:
+        try:
+            done, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            os._exit(0)
+        if done == pid:
+            os._exit(min(max(os.waitstatus_to_exitcode(status), 0), 255))
 
 
 def monitor(req, fds, host_pidfd, seccomp):
@@ -212,7 +229,7 @@ def monitor(req, fds, host_pidfd, seccomp):
     if pid == 0:
         os.close(3)
         try:
-            agent(req, seccomp)
+            init(req, seccomp)
         except BaseException as e:
             try:
                 os.write(1, _failure(e))
@@ -255,6 +272,11 @@ def main():
         with open(sys.argv[2], "rb") as f:
             seccomp = load_filter(f.read())
     import agent  # noqa: F401  (loaded once here, inherited by every sandbox)
+    import gc
+
+    # Everything alive now is shared, copy-on-write, with every sandbox: keep the collector
+    # off it, or the first collection in a sandbox writes to (and so copies) all of its pages.
+    gc.freeze()
 
     sock.send(b'{"ready": true}')
     fd_size = socket.CMSG_SPACE(32 * array.array("i").itemsize)
