@@ -25,6 +25,7 @@ SCM_RIGHTS, answered by {"pid": monitor pid} with the monitor's pidfd, or {"erro
 
 import array
 import ctypes
+import gc
 import json
 import os
 import select
@@ -272,7 +273,6 @@ def main():
         with open(sys.argv[2], "rb") as f:
             seccomp = load_filter(f.read())
     import agent  # noqa: F401  (loaded once here, inherited by every sandbox)
-    import gc
 
     # Everything alive now is shared, copy-on-write, with every sandbox: keep the collector
     # off it, or the first collection in a sandbox writes to (and so copies) all of its pages.
