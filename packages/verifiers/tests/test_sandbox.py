@@ -240,6 +240,9 @@ async def test_nothing_remains_after_close(provider):
     assert cgroups.existing()
     await asyncio.gather(*(b.close() for b in boxes))
     await asyncio.gather(*(b.close() for b in boxes))  # idempotent
+    assert all(not b.alive for b in boxes)
+    await provider.reclaimed()  # forked sandboxes: close kills, reclaim runs in the background
+    assert provider.reclaiming == 0
     for _ in range(100):  # killed processes may take a moment to be reaped by init
         if not sandbox_uid_pids():
             break
@@ -357,6 +360,7 @@ async def test_zygote_that_dies_is_restarted_and_its_sandboxes_live_on():
         assert (await third.exec("true")).exit_code == 0 and zygote.starts == 3
         for box in (first, second, third):
             await box.close()
+        await p.reclaimed()
         assert p.live == 0
         assert [g for g in cgroups.existing() if f"-{os.getpid()}-" in g.name] == []
         zpid = zygote.proc.pid
@@ -420,3 +424,30 @@ async def main():
 
 asyncio.run(main())
 """
+
+
+def test_background_reclaim_finishes_even_if_the_loop_ends_first():
+    """close() returns once a forked sandbox is killed; its reclaim (waiting for the namespace
+    to empty, removing the cgroup) runs in the background. A loop that ends right after the
+    close cancels the reclaim, which then finishes synchronously: nothing is left."""
+    p = BwrapProvider()
+
+    async def use_and_leave():
+        boxes = await p.create_many(3, SMALL)
+        for b in boxes:
+            await b.exec("sleep 100 &")
+        await asyncio.gather(*(b.close() for b in boxes))
+        return p.reclaiming
+
+    pending = asyncio.run(use_and_leave())  # no reclaimed(), no provider close
+    assert pending > 0  # it really was in the background
+    assert p.reclaiming == 0
+    assert [g for g in cgroups.existing() if f"-{os.getpid()}-" in g.name] == []
+    for _ in range(100):
+        if not sandbox_uid_pids():
+            break
+        time.sleep(0.02)
+    assert sandbox_uid_pids() == []
+    zygote = p.zygote().proc.pid
+    asyncio.run(p.close())
+    assert not alive(zygote)

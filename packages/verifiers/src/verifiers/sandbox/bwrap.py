@@ -81,29 +81,38 @@ def _track(box: BwrapSandbox) -> None:
 
 class BwrapSandbox(AgentSandbox):
     cgroup: cgroups.Cgroup | None = None
+    # where the provider keeps background reclaims (None: `close` waits for the reclaim)
+    reclaims: set[asyncio.Task[None]] | None = None
+    _reclaimed = False
 
     def kill_now(self) -> None:
-        """Synchronous teardown for when no loop can await `close` (exit, a closed loop)."""
-        if self._closed:
+        """Synchronous teardown for when no loop can await `close` (exit, a closed loop),
+        also of a sandbox closed but not yet reclaimed."""
+        if self._reclaimed:
             return
-        self._closed = True
-        self._dead_reason = self._dead_reason or "killed"
-        if self._lifetime is not None:
-            self._lifetime.cancel()
-        try:
-            if isinstance(self.proc, ZygoteProcess):
-                self.proc.kill()
-            else:
-                os.kill(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        if not self._closed:
+            self._closed = True
+            self._dead_reason = self._dead_reason or "killed"
+            if self._lifetime is not None:
+                self._lifetime.cancel()
+            try:
+                if isinstance(self.proc, ZygoteProcess):
+                    self.proc.kill()
+                else:
+                    os.kill(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            if self.on_close is not None:
+                self.on_close(self)
+        self._finish_sync()
+
+    def _finish_sync(self) -> None:
         if self.cgroup is not None:
             self.cgroup.destroy()
         if isinstance(self.proc, ZygoteProcess):
             self.proc.close()
+        self._reclaimed = True
         _RUNNING.discard(self)
-        if self.on_close is not None:
-            self.on_close(self)
 
     async def _kill(self) -> None:
         if self.proc.returncode is None:
@@ -111,28 +120,48 @@ class BwrapSandbox(AgentSandbox):
                 self.proc.kill()
             except ProcessLookupError:
                 pass
-        # bwrap's death takes its pid namespace with it, so the groups are (nearly always)
-        # empty by now and only need an rmdir
+        if self.reclaims is not None and isinstance(self.proc, ZygoteProcess):
+            # Killed: nothing in it runs any more once the kernel has delivered the SIGKILL
+            # (init's death ends the pid namespace). Waiting for that and removing the cgroup
+            # happen in the background; the provider tracks them, `reclaimed()` awaits them,
+            # and a loop that ends first makes them finish synchronously.
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+            task = asyncio.get_running_loop().create_task(self._reclaim())
+            self.reclaims.add(task)
+            task.add_done_callback(self.reclaims.discard)
+            return
+        await self._reclaim()
+
+    async def _reclaim(self) -> None:
         try:
-            await asyncio.wait_for(self.proc.wait(), 5.0)
-        except TimeoutError:
-            # seen under heavy namespace churn: the kill is pending inside a slow
-            # namespace syscall; it will land, so keep waiting rather than leak the cgroup
-            logger.warning("sandbox %s: bwrap slow to exit after SIGKILL; waiting", self.id)
+            # init's (or bwrap's) death takes its pid namespace with it, so the groups are
+            # (nearly always) empty by now and only need an rmdir
             try:
-                await asyncio.wait_for(self.proc.wait(), 120.0)
+                await asyncio.wait_for(self.proc.wait(), 5.0)
             except TimeoutError:
-                logger.error("sandbox %s: bwrap did not exit after SIGKILL", self.id)
-        if self.cgroup is not None:
-            # rmdir fails while any process is left in a group, so it doubles as the
-            # emptiness check; the kill-and-retry loop runs (in a thread) only then
-            if not self.cgroup.remove():
-                await asyncio.to_thread(self.cgroup.destroy)
-        if isinstance(self.proc, ZygoteProcess):
-            self.proc.close()
-        elif self.proc.stdin is not None:
-            self.proc.stdin.close()
-        _RUNNING.discard(self)
+                # seen under heavy namespace churn: the kill is pending inside a slow
+                # namespace syscall; it will land, so keep waiting rather than leak the cgroup
+                logger.warning("sandbox %s: slow to exit after SIGKILL; waiting", self.id)
+                try:
+                    await asyncio.wait_for(self.proc.wait(), 120.0)
+                except TimeoutError:
+                    logger.error("sandbox %s: did not exit after SIGKILL", self.id)
+            if self.cgroup is not None:
+                # rmdir fails while any process is left in a group, so it doubles as the
+                # emptiness check; the kill-and-retry loop runs (in a thread) only then
+                if not self.cgroup.remove():
+                    await asyncio.to_thread(self.cgroup.destroy)
+        finally:
+            if not self._reclaimed:
+                if self.cgroup is not None and any(d.exists() for d in self.cgroup.dirs.values()):
+                    self.cgroup.destroy()  # cancelled midway (its loop is ending): finish here
+                if isinstance(self.proc, ZygoteProcess):
+                    self.proc.close()
+                elif self.proc.stdin is not None:
+                    self.proc.stdin.close()
+                self._reclaimed = True
+                _RUNNING.discard(self)
 
     async def wait_ready(self, timeout: float) -> None:  # noqa: ASYNC109
         await super().wait_ready(timeout)
@@ -395,9 +424,14 @@ class BwrapProvider(Provider):
         start_timeout: float = 30.0,
         seccomp: bool = True,
         zygote: bool = True,
+        background_reclaim: bool = True,
     ) -> None:
         """`zygote=False`: start every sandbox by exec'ing bwrap (and a fresh interpreter)
-        instead of forking it from the zygote; the same isolation, ~15 ms more per create."""
+        instead of forking it from the zygote; the same isolation, ~15 ms more per create.
+        `background_reclaim` (forked sandboxes): `close` returns once the sandbox is killed,
+        and waiting for its namespace to empty and removing its cgroup run in the background
+        (`await provider.reclaimed()` waits for them; `close()` of the provider does)."""
+        self._reclaims: set[asyncio.Task[None]] | None = set() if background_reclaim else None
         self.uid = uid
         self.use_zygote = zygote and platform.machine() == "x86_64"
         self._zygote: Zygote | None = None
@@ -598,6 +632,7 @@ class BwrapProvider(Provider):
         proc = ZygoteProcess(pid, pidfd)
         box = BwrapSandbox(sid, spec, proc)  # type: ignore[arg-type]
         box.cgroup = cg
+        box.reclaims = self._reclaims
         _track(box)
         self._live.add(box)
         box.on_close = lambda b: self._live.discard(b)  # type: ignore[arg-type]
@@ -608,9 +643,23 @@ class BwrapProvider(Provider):
             raise
         return await box.started(self.start_timeout)
 
+    async def reclaimed(self) -> None:
+        """Wait until every sandbox closed so far (in this event loop) is fully reclaimed:
+        its processes gone and its cgroup removed."""
+        loop = asyncio.get_running_loop()
+        while pending := [t for t in self._reclaims or () if t.get_loop() is loop]:
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    @property
+    def reclaiming(self) -> int:
+        """Sandboxes closed (killed) whose reclaim is still running in the background."""
+        return len(self._reclaims or ())
+
     async def close(self) -> None:
-        """Close every sandbox this provider still has running and stop its zygote."""
+        """Close every sandbox this provider still has running, wait until all are
+        reclaimed, and stop its zygote."""
         await asyncio.gather(*(b.close() for b in list(self._live)), return_exceptions=True)
+        await self.reclaimed()
         if self._zygote is not None:
             self._zygote.stop()
 
