@@ -20,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+from verifiers.sandbox import cgroups
 from verifiers.sandbox.base import MiB, SandboxSpec
 from verifiers.sandbox.bwrap import BwrapProvider
 from verifiers.sandbox.pool import SandboxPool
@@ -63,50 +64,59 @@ def proc_cpu(pid: int | None) -> float:
 
 
 async def cold_series(p: BwrapProvider, n: int, cmd: str | list[str] = "true") -> dict:
-    """`n` cold create + exec(cmd) + close in a row: wall times, and the CPU of all of it
-    (harness + the sandbox's cgroup + the zygote's forks, where a zygote is used)."""
-    walls, cpus = [], []
+    """`n` cold create + exec(cmd) + close in a row: the wall time of each, and the CPU of
+    all of it per op: the harness (including the background reclaims, awaited at the end,
+    outside the timings), the sandboxes' cgroups, and the zygote's forks."""
+    walls, sandbox_cpu = [], 0.0
     z = p.zygote().proc.pid if p.use_zygote and p.zygote().running else None
-    z0 = proc_cpu(z)
+    z0, c0 = proc_cpu(z), self_cpu()
     for _ in range(n):
-        c0, t0 = self_cpu(), time.perf_counter()
+        t0 = time.perf_counter()
         box = await p.create(SPEC)
         r = await box.exec(cmd)
-        sandbox_cpu = (box.cpu_usage_ns() or 0) / 1e9
+        sandbox_cpu += (box.cpu_usage_ns() or 0) / 1e9
         await box.close()
         walls.append(time.perf_counter() - t0)
-        cpus.append(self_cpu() - c0 + sandbox_cpu)
         assert r.exit_code == 0
+    await p.reclaimed()
     zygote_cpu = (proc_cpu(z) - z0) / n
-    return {"walls": walls, "cpu": statistics.median(cpus) + zygote_cpu, "zygote_cpu": zygote_cpu}
+    cpu = (self_cpu() - c0 + sandbox_cpu) / n + zygote_cpu
+    return {"walls": walls, "cpu": cpu, "zygote_cpu": zygote_cpu}
 
 
 async def cold(p: BwrapProvider, n: int) -> dict:
-    """The default provider (sandboxes forked from the zygote) against the named baseline,
-    `BwrapProvider(zygote=False)` (exec bwrap + a fresh interpreter per sandbox, the design
-    before the zygote), in alternating blocks of 10 so that load changes hit both alike;
-    `cold_argv` is the zygote with `exec(["true"])` (no bash)."""
+    """The default provider (sandboxes forked from the zygote, reclaimed in the background
+    after close) against the named baseline `BwrapProvider(zygote=False)` (bwrap and a fresh
+    interpreter exec'd per sandbox: the design before the zygote), in alternating blocks of
+    10 so that load changes hit all alike. Also: the zygote with a synchronous close
+    (`background_reclaim=False`: close returns once the cgroup is removed), and the zygote
+    with `exec(["true"])` (no bash)."""
     base = BwrapProvider(zygote=False)
-    await (await base.create(SPEC)).close()
-    runs: dict[str, list] = {"zygote": [], "baseline": [], "zygote_argv": []}
+    sync = BwrapProvider(background_reclaim=False)
+    for q in (base, sync):
+        await (await q.create(SPEC)).close()
+    series = (
+        ("cold", p, "true"),
+        ("cold_baseline_exec_bwrap", base, "true"),
+        ("cold_sync_close", sync, "true"),
+        ("cold_argv", p, ["true"]),
+    )
+    runs: dict[str, list] = {name: [] for name, _, _ in series}
     for _ in range(max(1, n // 10)):
-        for name, provider, cmd in (("zygote", p, "true"), ("baseline", base, "true"),
-                                    ("zygote_argv", p, ["true"])):  # fmt: skip
+        for name, provider, cmd in series:
             # let the kernel finish the previous block's asynchronous teardown (network
             # namespaces are freed by a kworker) so each block pays only for its own
             await asyncio.sleep(0.3)
             runs[name].append(await cold_series(provider, 10, cmd))
-    await base.close()
+    for q in (base, sync):
+        await q.close()
     out: dict = {}
-    for name, prefix in (("zygote", "cold"), ("baseline", "cold_baseline_exec_bwrap"),
-                         ("zygote_argv", "cold_argv")):  # fmt: skip
-        walls = [w for r in runs[name] for w in r["walls"]]
-        out[f"{prefix}_create_exec_close_p50_ms"] = ms(pct(walls, 50))
-        out[f"{prefix}_create_exec_close_p99_ms"] = ms(pct(walls, 99))
-        out[f"{prefix}_cpu_per_op_ms"] = ms(statistics.median(r["cpu"] for r in runs[name]))
-    out["cold_zygote_cpu_per_op_ms"] = ms(
-        statistics.median(r["zygote_cpu"] for r in runs["zygote"])
-    )
+    for name, rs in runs.items():
+        walls = [w for r in rs for w in r["walls"]]
+        out[f"{name}_create_exec_close_p50_ms"] = ms(pct(walls, 50))
+        out[f"{name}_create_exec_close_p99_ms"] = ms(pct(walls, 99))
+        out[f"{name}_cpu_per_op_ms"] = ms(statistics.median(r["cpu"] for r in rs))
+    out["cold_zygote_cpu_per_op_ms"] = ms(statistics.median(r["zygote_cpu"] for r in runs["cold"]))
     return out
 
 
@@ -205,15 +215,19 @@ async def memory_and_scale(p: BwrapProvider, n: int) -> dict:
     t0 = time.perf_counter()
     await asyncio.gather(*(b.close() for b in boxes))
     close_s = time.perf_counter() - t0
+    await p.reclaimed()
+    reclaimed_s = time.perf_counter() - t0
     return {
         "concurrent_sandboxes": n,
         "concurrent_ok": ok,
         "concurrent_create_all_s": round(create_s, 2),
         "concurrent_exec_all_s": round(exec_all_s, 2),
         "concurrent_close_all_s": round(close_s, 2),
+        "concurrent_close_all_reclaimed_s": round(reclaimed_s, 2),
         "idle_mem_per_sandbox_cgroup_mb": round(statistics.mean(cg) / MiB, 2),
         "idle_mem_per_sandbox_pss_mb": round(pss_total / n / MiB, 2),
-        "leftover_sandboxes": p.live,
+        "leftover_sandboxes": p.live + p.reclaiming,
+        "leftover_cgroups": len([g for g in cgroups.existing() if f"-{os.getpid()}-" in g.name]),
     }
 
 

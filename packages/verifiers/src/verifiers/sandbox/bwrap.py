@@ -15,7 +15,6 @@ import json
 import logging
 import os
 import platform
-import select
 import shutil
 import signal
 import socket
@@ -163,12 +162,6 @@ class BwrapSandbox(AgentSandbox):
                 self._reclaimed = True
                 _RUNNING.discard(self)
 
-    async def wait_ready(self, timeout: float) -> None:  # noqa: ASYNC109
-        await super().wait_ready(timeout)
-        init = self.hello.get("init_host_pid")
-        if isinstance(self.proc, ZygoteProcess) and init:
-            self.proc.pid = int(init)  # killing init ends the sandbox's pid namespace
-
     def _interrupt(self) -> bool:
         pid = self._agent_host_pid()
         if pid is None:
@@ -312,7 +305,7 @@ class Zygote:
         return self.proc is not None and self.proc.poll() is None
 
     def spawn(self, req: dict, fds: list[int]) -> tuple[int, int]:
-        """Have the zygote start a sandbox; returns the monitor's (pid, pidfd)."""
+        """Have the zygote start a sandbox; returns its init's (pid, pidfd)."""
         with self.lock:
             if not self.running:
                 self._start()
@@ -342,13 +335,13 @@ class Zygote:
 
 
 class ZygoteProcess:
-    """What `AgentSandbox` needs of an `asyncio.subprocess.Process`, for a sandbox forked by
-    the zygote: the agent's pipes, `kill` and `wait` (via a pidfd on the monitor, which exits
-    once the agent's pid namespace is empty)."""
+    """What `AgentSandbox` needs of an `asyncio.subprocess.Process`, for a sandbox cloned by
+    the zygote: the agent's pipes, `kill` and `wait`, through a pidfd on the sandbox's init
+    (pid 1 of its namespace: it exits once nothing of the sandbox runs any more)."""
 
     def __init__(self, pid: int, pidfd: int) -> None:
-        self.pid = pid  # the monitor until the agent's hello names its init's host pid
-        self.monitor_pid, self.pidfd = pid, pidfd
+        self.pid = self.monitor_pid = pid  # init's pid on the host
+        self.pidfd = pidfd
         self.returncode: int | None = None
         self.stdin: asyncio.StreamWriter | None = None
         self.stdout: asyncio.StreamReader | None = None
@@ -383,19 +376,10 @@ class ZygoteProcess:
         os.close(self.pidfd)
         self.pidfd = -1
 
-    def monitor_alive(self) -> bool:
-        if self.pidfd < 0:
-            return False
-        return not select.select([self.pidfd], [], [], 0)[0]
-
     def kill(self) -> None:
-        """SIGKILL the sandbox's init (pid 1 of its namespace: the kernel kills the rest), or,
-        before the agent's hello, the monitor (init has it as its parent-death signal)."""
-        if not self.monitor_alive():
-            return  # the agent is reaped already; its pid may not be ours any more
-        if self.pid != self.monitor_pid:
-            os.kill(self.pid, signal.SIGKILL)
-        else:
+        """SIGKILL the sandbox's init: the kernel kills the rest of its pid namespace. By
+        pidfd, so never another process that reused the pid."""
+        if self.pidfd >= 0:
             signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
 
     async def wait(self) -> int:

@@ -2,25 +2,25 @@
 
 Runs on the host under the sandbox's interpreter (`/usr/bin/python3 -I -S`), as the unprivileged
 sandbox uid, started by `BwrapProvider` (stdlib only: it is copied next to `agent.py`). What a
-cold sandbox used to spend on `exec bwrap` + CPython start-up + imports (~15 ms) becomes a fork
-of this small process. Nothing of a sandbox is made ahead: every request gets fresh namespaces,
-mounts and cgroups, exactly what bwrap set up before:
+cold sandbox used to spend on `exec bwrap` + CPython start-up + imports (~15 ms) becomes a
+clone of this small process. Nothing of a sandbox is made ahead: every request gets fresh
+namespaces, mounts and cgroups, exactly what bwrap set up before:
 
-  zygote --fork--> monitor (joins the sandbox's cgroups, new session, unshare user/mount/pid/
-    net/ipc/uts/cgroup namespaces, maps host uid -> 1000)
-    --fork--> init, pid 1 of the new pid namespace: a tmpfs root with /usr and a minimal /etc
-    read-only, /proc, a minimal /dev, size-capped tmpfs /tmp and workspace, pivot_root, root
-    remounted read-only, hostname, no nested user namespaces, every capability dropped,
-    no_new_privs, the seccomp filter
+  zygote --clone(new user, mount, pid, net, ipc, uts namespaces)--> init, pid 1 of the new pid
+    namespace: joins the sandbox's cgroups, a new cgroup namespace, uid map host uid -> 1000,
+    a tmpfs root with /usr and a minimal /etc read-only, /proc, a minimal /dev, size-capped
+    tmpfs /tmp and workspace, pivot_root, root remounted read-only, hostname, no nested user
+    namespaces, every capability dropped, no_new_privs, the seccomp filter
       --fork--> the agent (pid 2): `agent.main()`; init reaps orphans and exits with it.
 
-The monitor waits for init (when init is gone, its whole pid namespace is gone) and exits; it also kills the agent if the host process dies (a pidfd on the host), so
-sandboxes die with their host, not with the zygote. The zygote ignores SIGCHLD (monitors are
-reaped by the kernel) and hands the host a pidfd of each monitor.
+Init exits only once the agent is gone, and its exit ends the whole pid namespace, so its
+pidfd (handed to the host) becomes readable when nothing of the sandbox runs any more. The
+zygote ignores SIGCHLD (inits are reaped by the kernel), dies with the host (parent-death
+signal), and every init dies with the zygote (the same): sandboxes never outlive their host.
 
 Protocol (SOCK_SEQPACKET, fd from argv): the zygote sends {"ready": true}; then per request a
 JSON message with the fds [agent stdin, agent stdout, cgroup files to write "0" into...] as
-SCM_RIGHTS, answered by {"pid": monitor pid} with the monitor's pidfd, or {"error": ...}.
+SCM_RIGHTS, answered by {"pid": init's pid} with init's pidfd, or {"error": ...}.
 """
 
 import array
@@ -28,11 +28,11 @@ import ctypes
 import gc
 import json
 import os
-import select
 import signal
 import socket
 import sys
 
+CLONE_PIDFD = 0x00001000
 CLONE_NEWNS = 0x00020000
 CLONE_NEWCGROUP = 0x02000000
 CLONE_NEWUTS = 0x04000000
@@ -47,10 +47,15 @@ MS_REC, MS_SLAVE, MS_RELATIME = 1 << 14, 1 << 19, 1 << 21
 MNT_DETACH = 2
 ST_RELATIME = 4096
 
-PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP = 1, 24, 38, 22
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 1, 4, 24
+PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP = 38, 22
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 SECCOMP_MODE_FILTER = 2
-SYS_PIVOT_ROOT, SYS_CAPSET = 155, 126  # x86_64; elsewhere the provider does not use the zygote
+SYS_CLONE, SYS_PIVOT_ROOT, SYS_CAPSET = (
+    56,
+    155,
+    126,
+)  # x86_64; elsewhere the provider does not use the zygote
 
 libc = ctypes.CDLL(None, use_errno=True)
 LAST_CAP = 40  # read in main()
@@ -175,9 +180,6 @@ def init(req, seccomp):
     orphans until the agent exits (which ends the namespace), like bwrap's init. The agent is
     not pid 1 so that code inside can kill it, as with bwrap: a sandbox whose agent is gone is
     reported dead."""
-    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the monitor went: so does the sandbox
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    host_pid = int(os.readlink("/proc/self"))  # still the host's /proc here
     root = req["root"]
     build_root(req, root)
     socket.sethostname("sandbox")
@@ -191,8 +193,9 @@ def init(req, seccomp):
     pid = os.fork()
     if pid == 0:
         os.setsid()
-        agent.main({"init_host_pid": host_pid})
+        agent.main()
         os._exit(0)
+    prctl(PR_SET_DUMPABLE, 0)  # nothing inside may reach init's memory or descriptors
     null = os.open("/dev/null", os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(null, 1)
@@ -206,46 +209,46 @@ def init(req, seccomp):
             os._exit(min(max(os.waitstatus_to_exitcode(status), 0), 255))
 
 
-def monitor(req, fds, host_pidfd, seccomp):
-    """The zygote's child: join the sandbox, make its namespaces, fork the agent, wait."""
-    stdin_r, stdout_w, *tasks = fds
-    os.setsid()
-    for fd in tasks:  # "0": this (single-threaded) process, without the global cgroup lock
-        os.write(fd, b"0")
-        os.close(fd)
-    hp = os.dup(host_pidfd)
-    os.dup2(stdin_r, 0)
-    os.dup2(stdout_w, 1)
-    os.dup2(hp, 3)
-    os.closerange(4, 1 << 16)  # the zygote's socket and anything else it held
+def clone_init(req, fds, seccomp, uid, gid):
+    """clone(2) init straight into new user, mount, pid, network, ipc and uts namespaces (no
+    intermediate process; `os.fork` cannot pass namespace flags). Returns (pid, pidfd) in the
+    zygote; the child never returns."""
+    pidfd = ctypes.c_int(-1)
     flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
-    flags |= CLONE_NEWCGROUP | CLONE_NEWNET
-    uid, gid, inner = os.getuid(), os.getgid(), int(req["inner_uid"])
-    _check(libc.unshare(flags), "unshare")
-    for name, text in (("setgroups", "deny"), ("uid_map", f"{inner} {uid} 1"),
-                       ("gid_map", f"{inner} {gid} 1")):  # fmt: skip
-        with open(f"/proc/self/{name}", "w") as f:
-            f.write(text)
-    pid = os.fork()
-    if pid == 0:
-        os.close(3)
-        try:
-            init(req, seccomp)
-        except BaseException as e:
+    flags |= CLONE_NEWNET | CLONE_PIDFD | signal.SIGCHLD
+    # a fork-like clone (no new stack: the child continues on a copy of this one); the
+    # zygote is single-threaded, so the interpreter's state is consistent in the copy
+    pid = libc.syscall(SYS_CLONE, ctypes.c_ulong(flags), None, ctypes.byref(pidfd), None, None)
+    if pid < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, f"clone: {os.strerror(e)}")
+    if pid > 0:
+        return pid, pidfd.value
+    stdin_r, stdout_w, *tasks = fds
+    try:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the zygote (it dies with the host) went
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for fd in tasks:  # "0": this (single-threaded) process, without the global lock
+            os.write(fd, b"0")
+            os.close(fd)
+        _check(libc.unshare(CLONE_NEWCGROUP), "unshare cgroup")  # rooted at its own group
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{req['inner_uid']} {uid} 1"),
+                           ("gid_map", f"{req['inner_uid']} {gid} 1")):  # fmt: skip
+            with open(f"/proc/self/{name}", "w") as f:  # still the host's /proc
+                f.write(text)
+        os.dup2(stdin_r, 0)
+        os.dup2(stdout_w, 1)
+        os.closerange(3, 1 << 16)  # the zygote's socket and anything else it held
+        os.setsid()
+        init(req, seccomp)
+    except BaseException as e:  # tell the host why, on the agent's stdout
+        for fd in (1, stdout_w):
             try:
-                os.write(1, _failure(e))
+                os.write(fd, _failure(e))
+                break
             except OSError:
                 pass
-        os._exit(1)
-    null = os.open("/dev/null", os.O_RDWR)
-    os.dup2(null, 0)
-    os.dup2(null, 1)
-    os.close(null)
-    pidfd = os.pidfd_open(pid)
-    if 3 in select.select([pidfd, 3], [], [])[0]:  # the host died: take the sandbox along
-        os.kill(pid, signal.SIGKILL)
-    status = os.waitpid(pid, 0)[1]  # returns once the agent's whole pid namespace is gone
-    os._exit(min(max(os.waitstatus_to_exitcode(status), 0), 255))
+    os._exit(127)
 
 
 def _failure(e):
@@ -263,8 +266,8 @@ def main():
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != host:
         sys.exit(0)
-    host_pidfd = os.pidfd_open(host)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # monitors are reaped by the kernel
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # inits are reaped by the kernel
+    uid, gid = os.getuid(), os.getgid()
     global LAST_CAP
     with open("/proc/sys/kernel/cap_last_cap") as f:
         LAST_CAP = int(f.read())
@@ -290,26 +293,12 @@ def main():
                 fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
         try:
             req = json.loads(msg)
-            pid = os.fork()
+            pid, pidfd = clone_init(req, list(fds), seccomp, uid, gid)
         except Exception as e:
             for fd in fds:
                 os.close(fd)
             sock.send(json.dumps({"error": repr(e)}).encode())
             continue
-        if pid == 0:
-            try:
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                monitor(req, list(fds), host_pidfd, seccomp)
-            except BaseException as e:  # tell the host why, on the agent's stdout
-                for fd in (1, fds[1] if len(fds) > 1 else 1):
-                    try:
-                        os.write(fd, _failure(e))
-                        break
-                    except OSError:
-                        pass
-            finally:
-                os._exit(127)
-        pidfd = os.pidfd_open(pid)
         for fd in fds:
             os.close(fd)
         sock.sendmsg(
