@@ -21,6 +21,7 @@ import socket
 import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 from verifiers.sandbox import cgroups
@@ -83,6 +84,7 @@ class BwrapSandbox(AgentSandbox):
     # where the provider keeps background reclaims (None: `close` waits for the reclaim)
     reclaims: set[asyncio.Task[None]] | None = None
     _reclaimed = False
+    trace: list[tuple[str, float]] | None = None  # host-side start-up steps (provider.trace)
 
     def kill_now(self) -> None:
         """Synchronous teardown for when no loop can await `close` (exit, a closed loop),
@@ -420,6 +422,8 @@ class BwrapProvider(Provider):
         self.use_zygote = zygote and platform.machine() == "x86_64"
         self._zygote: Zygote | None = None
         self._available = False
+        # benchmarks: forked sandboxes report when each start-up step ended (hello["trace"])
+        self.trace = False
         # the filter (x86_64 only; None elsewhere: namespaces alone then)
         self.seccomp = seccomp_program() if seccomp else None
         self.start_timeout = start_timeout
@@ -571,12 +575,15 @@ class BwrapProvider(Provider):
     async def _create_forked(self, spec: SandboxSpec, venv: Path | None) -> BwrapSandbox:
         """A sandbox forked from the zygote: fresh cgroups, namespaces and mounts, no exec."""
         sid = f"{os.getpid()}-{next(_counter)}"
+        marks = [("create", time.monotonic())] if self.trace else None
         try:
             cg = cgroups.Cgroup.create(
                 cgroups.group_name(str(next(_counter))), spec.memory, spec.pids, spec.cpu
             )
         except cgroups.CgroupUnavailable as e:
             raise SandboxCreationError(str(e)) from e
+        if marks is not None:
+            marks.append(("cgroup_made", time.monotonic()))
         wd = spec.workdir
         env = {"PATH": PATH, "HOME": wd, "LANG": "C.UTF-8", "TMPDIR": "/tmp", **spec.env}
         env["VF_WORKDIR"] = wd
@@ -591,6 +598,7 @@ class BwrapProvider(Provider):
             "venv": str(venv) if venv is not None else None,
             "python": "/opt/venv/bin/python" if venv is not None else spec.runtime.python,
             "inner_uid": INNER_UID,
+            "trace": self.trace,
         }
         fds: list[int] = []
         try:
@@ -599,6 +607,8 @@ class BwrapProvider(Provider):
             out_r, out_w = os.pipe()
             fds += [in_r, out_w]
             pid, pidfd = self.zygote().spawn(req, [in_r, out_w, *fds[:-2]])
+            if marks is not None:
+                marks.append(("zygote_answered", time.monotonic()))
         except BaseException as e:
             for fd in fds:
                 os.close(fd)
@@ -625,6 +635,9 @@ class BwrapProvider(Provider):
         except BaseException:
             await box.close()
             raise
+        if marks is not None:
+            marks.append(("pipes_connected", time.monotonic()))
+            box.trace = marks
         return await box.started(self.start_timeout)
 
     async def reclaimed(self) -> None:

@@ -31,6 +31,7 @@ import os
 import signal
 import socket
 import sys
+import time
 
 CLONE_PIDFD = 0x00001000
 CLONE_NEWNS = 0x00020000
@@ -182,9 +183,12 @@ def init(req, seccomp):
     reported dead."""
     root = req["root"]
     build_root(req, root)
+    mark(req, "mounts")
     socket.sethostname("sandbox")
     enter_root(root)
+    mark(req, "pivot_root")
     drop_privileges(seccomp, LAST_CAP)
+    mark(req, "privileges_dropped")
     os.environ.clear()
     os.environ.update(req["env"])
     sys.executable = req["python"]
@@ -193,7 +197,8 @@ def init(req, seccomp):
     pid = os.fork()
     if pid == 0:
         os.setsid()
-        agent.main()
+        mark(req, "agent_forked")
+        agent.main({"trace": TRACE} if req.get("trace") else None)
         os._exit(0)
     prctl(PR_SET_DUMPABLE, 0)  # nothing inside may reach init's memory or descriptors
     null = os.open("/dev/null", os.O_RDWR)
@@ -226,6 +231,7 @@ def clone_init(req, fds, seccomp, uid, gid):
         return pid, pidfd.value
     stdin_r, stdout_w, *tasks = fds
     try:
+        mark(req, "cloned")
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the zygote (it dies with the host) went
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         for fd in tasks:  # "0": this (single-threaded) process, without the global lock
@@ -240,6 +246,7 @@ def clone_init(req, fds, seccomp, uid, gid):
         os.dup2(stdout_w, 1)
         os.closerange(3, 1 << 16)  # the zygote's socket and anything else it held
         os.setsid()
+        mark(req, "cgroups_joined_uid_mapped")
         init(req, seccomp)
     except BaseException as e:  # tell the host why, on the agent's stdout
         for fd in (1, stdout_w):
@@ -249,6 +256,14 @@ def clone_init(req, fds, seccomp, uid, gid):
             except OSError:
                 pass
     os._exit(127)
+
+
+TRACE = []  # (step, CLOCK_MONOTONIC) of this sandbox's start, when the request asks
+
+
+def mark(req, step):
+    if req.get("trace"):
+        TRACE.append((step, time.monotonic()))
 
 
 def _failure(e):
