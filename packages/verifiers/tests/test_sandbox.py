@@ -453,3 +453,21 @@ def test_background_reclaim_finishes_even_if_the_loop_ends_first():
     zygote = p.zygote().proc.pid
     asyncio.run(p.close())
     assert not alive(zygote)
+
+
+async def test_no_working_zygote_falls_back_to_bwrap(monkeypatch):
+    from verifiers.sandbox.bwrap import Zygote, ZygoteError
+
+    def broken(self):
+        raise ZygoteError("the sandbox zygote exited at start-up (simulated)")
+
+    monkeypatch.setattr(Zygote, "_start", broken)
+    p = BwrapProvider()
+    try:
+        box = await p.create(SMALL)  # warns, then the same sandbox through bwrap
+        assert not p.use_zygote and not hasattr(box.proc, "monitor_pid")
+        assert (await box.exec(["echo", "ok"])).stdout == "ok\n"
+        await box.close()
+    finally:
+        await p.close()
+    assert [g for g in cgroups.existing() if f"-{os.getpid()}-" in g.name] == []

@@ -235,7 +235,7 @@ def make_support_dir(prefix: str = "vf-sbx-") -> Path:
     return d
 
 
-class ZygoteError(RuntimeError):
+class ZygoteError(SandboxCreationError):
     """The zygote could not be started or did not answer."""
 
 
@@ -422,6 +422,7 @@ class BwrapProvider(Provider):
         self.use_zygote = zygote and platform.machine() == "x86_64"
         self._zygote: Zygote | None = None
         self._available = False
+        self._forked_ok = False  # a forked sandbox has started (else failures fall back)
         # benchmarks: forked sandboxes report when each start-up step ended (hello["trace"])
         self.trace = False
         # the filter (x86_64 only; None elsewhere: namespaces alone then)
@@ -515,10 +516,24 @@ class BwrapProvider(Provider):
             venv = await asyncio.to_thread(ensure_runtime, spec.runtime)
         if self.use_zygote and not spec.network and spec.runtime.python == "/usr/bin/python3":
             try:
-                return await self._create_forked(spec, venv)
-            except ZygoteError as e:  # it died mid-request: once more, with a fresh one
-                logger.warning("sandbox zygote failed (%s); restarting it", e)
-                return await self._create_forked(spec, venv)
+                try:
+                    box = await self._create_forked(spec, venv)
+                except ZygoteError as e:  # it died mid-request: once more, with a fresh one
+                    logger.warning("sandbox zygote failed (%s); restarting it", e)
+                    box = await self._create_forked(spec, venv)
+            except SandboxCreationError as e:
+                if self._forked_ok:
+                    raise
+                # never worked on this machine: bwrap gives the same isolation, slower
+                logger.warning(
+                    "forked sandboxes do not start here (%s); exec'ing bwrap per sandbox", e
+                )
+                self.use_zygote = False
+                if self._zygote is not None:
+                    self._zygote.stop()
+            else:
+                self._forked_ok = True
+                return box
         sid = f"{os.getpid()}-{next(_counter)}"
         try:
             cg = cgroups.Cgroup.create(

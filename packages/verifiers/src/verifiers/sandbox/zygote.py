@@ -244,7 +244,7 @@ def clone_init(req, fds, seccomp, uid, gid):
                 f.write(text)
         os.dup2(stdin_r, 0)
         os.dup2(stdout_w, 1)
-        os.closerange(3, 1 << 16)  # the zygote's socket and anything else it held
+        os.closerange(3, 1 << 30)  # (close_range(2)) the zygote's socket and anything else it held
         os.setsid()
         mark(req, "cgroups_joined_uid_mapped")
         init(req, seccomp)
