@@ -172,6 +172,19 @@ async def test_host_files_invisible_and_system_read_only(provider):
         assert r.exit_code == 0 and r.stdout.startswith("-1 "), r
 
 
+async def test_sandbox_processes_hold_no_host_files(provider):
+    """Everything open in the sandbox's own processes (init, the agent) is a pipe to the host,
+    /dev/null or an anonymous inode: no host file, socket or directory leaks in."""
+    async with await provider.create(SMALL) as box:
+        r = await box.exec('for f in /proc/[12]/fd/*; do echo "$f $(readlink $f)"; done')
+        fds = dict(line.split(" ", 1) for line in r.stdout.splitlines())
+        assert fds["/proc/2/fd/2"] == "/dev/null", fds  # the agent's stderr
+        for target in fds.values():
+            if target == "":  # gone by now (the agent's own short-lived fds), or init's,
+                continue  # which cannot be read at all (not dumpable)
+            assert target.startswith(("pipe:", "anon_inode:")) or target == "/dev/null", fds
+
+
 async def test_memory_bomb_is_killed_agent_survives(provider):
     async with await provider.create(SMALL) as box:
         r = await box.exec("python3 -c 'x = bytearray(400 * 2**20); print(len(x))'", timeout=20)

@@ -270,6 +270,7 @@ class Zygote:
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
                 cwd="/",
                 env={"PATH": "/usr/bin:/bin"},
                 user=self.uid,

@@ -186,6 +186,9 @@ def init(req, seccomp):
     mark(req, "mounts")
     socket.sethostname("sandbox")
     enter_root(root)
+    null = os.open("/dev/null", os.O_RDWR)  # the sandbox's own, no longer the host's
+    os.dup2(null, 2)
+    os.close(null)
     mark(req, "pivot_root")
     drop_privileges(seccomp, LAST_CAP)
     mark(req, "privileges_dropped")
@@ -244,6 +247,8 @@ def clone_init(req, fds, seccomp, uid, gid):
                 f.write(text)
         os.dup2(stdin_r, 0)
         os.dup2(stdout_w, 1)
+        null = os.open("/dev/null", os.O_RDWR)
+        os.dup2(null, 2)  # not the zygote's: nothing of the host stays open in the sandbox
         os.closerange(3, 1 << 30)  # (close_range(2)) the zygote's socket and anything else it held
         os.setsid()
         mark(req, "cgroups_joined_uid_mapped")
