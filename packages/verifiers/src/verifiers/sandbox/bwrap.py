@@ -41,6 +41,12 @@ SANDBOX_UID = int(os.environ.get("VF_SANDBOX_UID", "61000"))
 INNER_UID = 1000
 AGENT_SRC = Path(__file__).with_name("agent.py")
 ZYGOTE_SRC = Path(__file__).with_name("zygote.py")
+# The zygote's command line: no paths (every sandbox inherits it as /proc/<pid>/cmdline); its
+# stdin is the socket to the host, which sends the configuration first.
+ZYGOTE_BOOT = (
+    "import json, socket, sys; s = socket.socket(fileno=0); c = json.loads(s.recv(65536)); "
+    "sys.path.insert(0, c['agent_dir']); import zygote; zygote.main(s, c)"
+)
 # Import (from the precompiled .pyc) rather than run the agent as a script.
 AGENT_BOOT = "import sys; sys.path.insert(0, '/opt/agent'); import agent; agent.main()"
 PATH = "/opt/venv/bin:/usr/local/bin:/usr/bin:/bin"
@@ -263,12 +269,10 @@ class Zygote:
                 os.chmod(f, 0o644)
             filt = str(f)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        boot = f"import sys; sys.path.insert(0, {str(agent_dir)!r}); import zygote; zygote.main()"
         try:
             self.proc = subprocess.Popen(
-                ["/usr/bin/python3", "-I", "-S", "-c", boot, str(theirs.fileno()), filt],
-                pass_fds=(theirs.fileno(),),
-                stdin=subprocess.DEVNULL,
+                ["/usr/bin/python3", "-I", "-S", "-c", ZYGOTE_BOOT],
+                stdin=theirs.fileno(),
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 cwd="/",
@@ -283,6 +287,7 @@ class Zygote:
         ours.settimeout(30.0)
         self.sock = ours
         try:
+            ours.send(json.dumps({"agent_dir": str(agent_dir), "seccomp": filt or None}).encode())
             hello = ours.recv(4096)
         except OSError as e:
             self.stop()

@@ -18,7 +18,8 @@ pidfd (handed to the host) becomes readable when nothing of the sandbox runs any
 zygote ignores SIGCHLD (inits are reaped by the kernel), dies with the host (parent-death
 signal), and every init dies with the zygote (the same): sandboxes never outlive their host.
 
-Protocol (SOCK_SEQPACKET, fd from argv): the zygote sends {"ready": true}; then per request a
+Protocol (SOCK_SEQPACKET, the zygote's stdin): the host sends the config (`BOOT` in bwrap.py
+reads it), the zygote answers {"ready": true}; then per request a
 JSON message with the fds [agent stdin, agent stdout, cgroup files to write "0" into...] as
 SCM_RIGHTS, answered by {"pid": init's pid} with init's pidfd, or {"error": ...}.
 """
@@ -280,8 +281,10 @@ def _failure(e):
     return (json.dumps(msg) + "\n").encode()
 
 
-def main():
-    sock = socket.socket(fileno=int(sys.argv[1]))
+def main(sock, config):
+    """Serve the host on `sock`; `config` (sent over it first): agent_dir, seccomp (a path or
+    None). Nothing host-specific is on the command line or in the environment, which every
+    sandbox's init and agent inherit (readable as /proc/<pid>/cmdline and /environ)."""
     host = os.getppid()
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != host:
@@ -292,8 +295,8 @@ def main():
     with open("/proc/sys/kernel/cap_last_cap") as f:
         LAST_CAP = int(f.read())
     seccomp = None
-    if len(sys.argv) > 2 and sys.argv[2]:
-        with open(sys.argv[2], "rb") as f:
+    if config.get("seccomp"):
+        with open(config["seccomp"], "rb") as f:
             seccomp = load_filter(f.read())
     import agent  # noqa: F401  (loaded once here, inherited by every sandbox)
 
@@ -326,7 +329,3 @@ def main():
             [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [pidfd]))],
         )
         os.close(pidfd)
-
-
-if __name__ == "__main__":
-    main()
