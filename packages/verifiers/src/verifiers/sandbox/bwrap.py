@@ -621,28 +621,31 @@ class BwrapProvider(Provider):
             "inner_uid": INNER_UID,
             "trace": self.trace,
         }
-        fds: list[int] = []
+        passed: list[int] = []  # for the zygote (it gets copies): closed here either way
+        kept: list[int] = []  # the host's ends of the agent's pipes: closed only on failure
         try:
-            fds = [os.open(f, os.O_WRONLY | os.O_CLOEXEC) for f in cg.join_files()]
+            for f in cg.join_files():
+                passed.append(os.open(f, os.O_WRONLY | os.O_CLOEXEC))
+            tasks = list(passed)
             in_r, in_w = os.pipe()
+            passed.append(in_r)
+            kept.append(in_w)
             out_r, out_w = os.pipe()
-            fds += [in_r, out_w]
-            pid, pidfd = self.zygote().spawn(req, [in_r, out_w, *fds[:-2]])
+            passed.append(out_w)
+            kept.append(out_r)
+            pid, pidfd = self.zygote().spawn(req, [in_r, out_w, *tasks])
             if marks is not None:
                 marks.append(("zygote_answered", time.monotonic()))
         except BaseException as e:
-            for fd in fds:
+            for fd in passed + kept:
                 os.close(fd)
-            if fds[-2:] == [in_r, out_w]:
-                os.close(in_w)
-                os.close(out_r)
             await asyncio.to_thread(cg.destroy)
             if isinstance(e, ZygoteError):
                 raise
             if isinstance(e, Exception):
                 raise SandboxCreationError(f"cannot start a sandbox: {e}") from e
             raise
-        for fd in fds:
+        for fd in passed:
             os.close(fd)
         proc = ZygoteProcess(pid, pidfd)
         box = BwrapSandbox(sid, spec, proc)  # type: ignore[arg-type]

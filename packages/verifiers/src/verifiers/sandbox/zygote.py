@@ -226,7 +226,9 @@ def clone_init(req, fds, seccomp, uid, gid):
     flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
     flags |= CLONE_NEWNET | CLONE_PIDFD | signal.SIGCHLD
     # a fork-like clone (no new stack: the child continues on a copy of this one); the
-    # zygote is single-threaded, so the interpreter's state is consistent in the copy
+    # zygote is single-threaded, so the interpreter's state is consistent in the copy. (glibc
+    # did not make this child, so its cached thread id is the zygote's: init must not use
+    # raise(3) or pthread_kill; it does not, and the agent it forks with fork(3) is clean.)
     pid = libc.syscall(SYS_CLONE, ctypes.c_ulong(flags), None, ctypes.byref(pidfd), None, None)
     if pid < 0:
         e = ctypes.get_errno()
