@@ -1,5 +1,8 @@
 """Sandbox benchmark: cold and warm latency, throughput, idle memory, 256 at once.
 
+Cold start is measured for the default provider (each sandbox forked from the zygote) and for
+the named baseline `BwrapProvider(zygote=False)` (bwrap exec'd per sandbox) in the same run.
+
 Run as root from the repo root:  uv run python bench/sandbox/run.py [--quick]
 Writes bench/sandbox/results.json (results-quick.json for --quick) and prints a markdown
 table. CPU per op is the harness's own CPU plus the sandbox cgroup's CPU (cpuacct), which does
@@ -17,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+from verifiers.sandbox import cgroups
 from verifiers.sandbox.base import MiB, SandboxSpec
 from verifiers.sandbox.bwrap import BwrapProvider
 from verifiers.sandbox.pool import SandboxPool
@@ -50,22 +54,70 @@ def pss(pid: int) -> int:
     return 0
 
 
-async def cold(p: BwrapProvider, n: int) -> dict:
-    walls, cpus = [], []
+def proc_cpu(pid: int | None) -> float:
+    """utime + stime of one process, in seconds (0 if it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError, TypeError):
+        return 0.0
+
+
+async def cold_series(p: BwrapProvider, n: int, cmd: str | list[str] = "true") -> dict:
+    """`n` cold create + exec(cmd) + close in a row: the wall time of each, and the CPU of
+    all of it per op: the harness (including the background reclaims, awaited at the end,
+    outside the timings), the sandboxes' cgroups, and the zygote's forks."""
+    walls, sandbox_cpu = [], 0.0
+    z = p.zygote().proc.pid if p.use_zygote and p.zygote().running else None
+    z0, c0 = proc_cpu(z), self_cpu()
     for _ in range(n):
-        c0, t0 = self_cpu(), time.perf_counter()
+        t0 = time.perf_counter()
         box = await p.create(SPEC)
-        r = await box.exec("true")
-        sandbox_cpu = (box.cpu_usage_ns() or 0) / 1e9
+        r = await box.exec(cmd)
+        sandbox_cpu += (box.cpu_usage_ns() or 0) / 1e9
         await box.close()
         walls.append(time.perf_counter() - t0)
-        cpus.append(self_cpu() - c0 + sandbox_cpu)
         assert r.exit_code == 0
-    return {
-        "cold_create_exec_close_p50_ms": ms(pct(walls, 50)),
-        "cold_create_exec_close_p99_ms": ms(pct(walls, 99)),
-        "cold_cpu_per_op_ms": ms(statistics.median(cpus)),
-    }
+    await p.reclaimed()
+    zygote_cpu = (proc_cpu(z) - z0) / n
+    cpu = (self_cpu() - c0 + sandbox_cpu) / n + zygote_cpu
+    return {"walls": walls, "cpu": cpu, "zygote_cpu": zygote_cpu}
+
+
+async def cold(p: BwrapProvider, n: int) -> dict:
+    """The default provider (sandboxes forked from the zygote, reclaimed in the background
+    after close) against the named baseline `BwrapProvider(zygote=False)` (bwrap and a fresh
+    interpreter exec'd per sandbox: the design before the zygote), in alternating blocks of
+    10 so that load changes hit all alike. Also: the zygote with a synchronous close
+    (`background_reclaim=False`: close returns once the cgroup is removed), and the zygote
+    with `exec(["true"])` (no bash)."""
+    base = BwrapProvider(zygote=False)
+    sync = BwrapProvider(background_reclaim=False)
+    for q in (base, sync):
+        await (await q.create(SPEC)).close()
+    series = (
+        ("cold", p, "true"),
+        ("cold_baseline_exec_bwrap", base, "true"),
+        ("cold_sync_close", sync, "true"),
+        ("cold_argv", p, ["true"]),
+    )
+    runs: dict[str, list] = {name: [] for name, _, _ in series}
+    for _ in range(max(1, n // 10)):
+        for name, provider, cmd in series:
+            # let the kernel finish the previous block's asynchronous teardown (network
+            # namespaces are freed by a kworker) so each block pays only for its own
+            await asyncio.sleep(0.3)
+            runs[name].append(await cold_series(provider, 10, cmd))
+    for q in (base, sync):
+        await q.close()
+    out: dict = {}
+    for name, rs in runs.items():
+        walls = [w for r in rs for w in r["walls"]]
+        out[f"{name}_create_exec_close_p50_ms"] = ms(pct(walls, 50))
+        out[f"{name}_create_exec_close_p99_ms"] = ms(pct(walls, 99))
+        out[f"{name}_cpu_per_op_ms"] = ms(statistics.median(r["cpu"] for r in rs))
+    out["cold_zygote_cpu_per_op_ms"] = ms(statistics.median(r["zygote_cpu"] for r in runs["cold"]))
+    return out
 
 
 async def warm_acquire(p: BwrapProvider, n: int) -> dict:
@@ -163,15 +215,19 @@ async def memory_and_scale(p: BwrapProvider, n: int) -> dict:
     t0 = time.perf_counter()
     await asyncio.gather(*(b.close() for b in boxes))
     close_s = time.perf_counter() - t0
+    await p.reclaimed()
+    reclaimed_s = time.perf_counter() - t0
     return {
         "concurrent_sandboxes": n,
         "concurrent_ok": ok,
         "concurrent_create_all_s": round(create_s, 2),
         "concurrent_exec_all_s": round(exec_all_s, 2),
         "concurrent_close_all_s": round(close_s, 2),
+        "concurrent_close_all_reclaimed_s": round(reclaimed_s, 2),
         "idle_mem_per_sandbox_cgroup_mb": round(statistics.mean(cg) / MiB, 2),
         "idle_mem_per_sandbox_pss_mb": round(pss_total / n / MiB, 2),
-        "leftover_sandboxes": p.live,
+        "leftover_sandboxes": p.live + p.reclaiming,
+        "leftover_cgroups": len([g for g in cgroups.existing() if f"-{os.getpid()}-" in g.name]),
     }
 
 

@@ -43,9 +43,10 @@ def mounts() -> int:
     return len(Path("/proc/self/mountinfo").read_text().splitlines())
 
 
-@pytest.fixture
-async def provider():
-    p = BwrapProvider()
+@pytest.fixture(params=[True, False], ids=["zygote", "exec"])
+async def provider(request):
+    """Both ways of starting a sandbox: forked from the zygote (the default) and exec'd bwrap."""
+    p = BwrapProvider(zygote=request.param)
     yield p
     await p.close()
 
@@ -142,17 +143,50 @@ PROJECT = Path(__file__).resolve().parents[3]
 HOME = os.path.expanduser("~")
 
 
+CLONE_NEWUSER = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.syscall(56, 0x10000000 | 17, 0, 0, 0, 0)  # clone(CLONE_NEWUSER | SIGCHLD)
+if r == 0:
+    os._exit(0)
+print(r, ctypes.get_errno())
+"""
+
+
 async def test_host_files_invisible_and_system_read_only(provider):
     project, home = PROJECT, HOME
     async with await provider.create(SMALL) as box:
         for path in ["/etc/shadow", str(project), str(Path(__file__)), home, "/root", "/home"]:
             r = await box.exec(["ls", "-d", path])
             assert r.exit_code != 0, f"{path} is visible: {r.stdout}"
-        for path in ["/usr/evil", "/usr/bin/python3", "/etc/passwd", "/opt/agent/agent.py"]:
+        for path in ["/usr/evil", "/usr/bin/python3", "/etc/passwd", "/evil", "/opt/evil"]:
             r = await box.exec(f"echo x >> {path}")
             assert r.exit_code != 0 and ("Read-only" in r.stderr or "denied" in r.stderr), path
+        # the agent's code: mounted read-only (bwrap), or not in the sandbox at all (zygote)
+        r = await box.exec("echo x >> /opt/agent/agent.py")
+        assert r.exit_code != 0, r
+        assert any(s in r.stderr for s in ("Read-only", "denied", "No such file")), r.stderr
         r = await box.exec("unshare -U true")  # no nested user namespaces
         assert r.exit_code != 0
+        r = await box.exec(["python3", "-c", CLONE_NEWUSER])  # not by clone(2) either
+        assert r.exit_code == 0 and r.stdout.startswith("-1 "), r
+
+
+async def test_sandbox_processes_hold_no_host_files(provider):
+    """Everything open in the sandbox's own processes (init, the agent) is a pipe to the host,
+    /dev/null or an anonymous inode: no host file, socket or directory leaks in."""
+    async with await provider.create(SMALL) as box:
+        r = await box.exec('for f in /proc/[12]/fd/*; do echo "$f $(readlink $f)"; done')
+        fds = dict(line.split(" ", 1) for line in r.stdout.splitlines())
+        assert fds["/proc/2/fd/2"] == "/dev/null", fds  # the agent's stderr
+        for target in fds.values():
+            if target == "":  # gone by now (the agent's own short-lived fds), or init's,
+                continue  # which cannot be read at all (not dumpable)
+            assert target.startswith(("pipe:", "anon_inode:")) or target == "/dev/null", fds
+        if provider.use_zygote:  # (bwrap's own command line names its bind sources)
+            # nor host paths through the command lines and environments they started with
+            r = await box.exec("cat /proc/[12]/cmdline /proc/2/environ | tr '\\0' ' '")
+            assert r.exit_code == 0 and "vf-sbx" not in r.stdout and "/tmp" not in r.stdout, r
 
 
 async def test_memory_bomb_is_killed_agent_survives(provider):
@@ -239,6 +273,9 @@ async def test_nothing_remains_after_close(provider):
     assert cgroups.existing()
     await asyncio.gather(*(b.close() for b in boxes))
     await asyncio.gather(*(b.close() for b in boxes))  # idempotent
+    assert all(not b.alive for b in boxes)
+    await provider.reclaimed()  # forked sandboxes: close kills, reclaim runs in the background
+    assert provider.reclaiming == 0
     for _ in range(100):  # killed processes may take a moment to be reaped by init
         if not sandbox_uid_pids():
             break
@@ -329,3 +366,141 @@ async def test_seccomp_filter_blocks_inet_sockets_and_dangerous_syscalls(provide
             "keyctl=-1,EPERM",
             "unshare=-1,EPERM",
         ], r
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+async def test_zygote_that_dies_takes_its_sandboxes_and_is_restarted():
+    p = BwrapProvider()
+    try:
+        first = await p.create(SMALL)
+        zygote = p.zygote()
+        old = zygote.proc.pid
+        os.kill(old, signal.SIGKILL)  # its sandboxes die with it (parent-death signal) ...
+        with pytest.raises(SandboxDeadError):  # ... and say so, rather than hang
+            await first.exec("sleep 5", timeout=10)
+        assert not first.alive
+        second = await p.create(SMALL)  # dead zygote noticed (at once or mid-request)
+        assert (await second.exec(["echo", "ok"])).stdout == "ok\n"
+        assert zygote.starts == 2 and zygote.proc.pid != old and not alive(old)
+        zygote.proc.kill()  # dying unnoticed: the request finds out, and create retries
+        zygote.proc.wait()
+        zygote.proc = _Unnoticed(zygote.proc)  # type: ignore[assignment]
+        third = await p.create(SMALL)
+        assert (await third.exec("true")).exit_code == 0 and zygote.starts == 3
+        for box in (first, second, third):
+            await box.close()
+        await p.reclaimed()
+        assert p.live == 0
+        assert [g for g in cgroups.existing() if f"-{os.getpid()}-" in g.name] == []
+        zpid = zygote.proc.pid
+    finally:
+        await p.close()
+    assert not alive(zpid) and sandbox_uid_pids() == []
+
+
+class _Unnoticed:
+    """A dead zygote's Popen that still claims to run, as if it died after the last check."""
+
+    def __init__(self, proc):
+        self._proc, self.pid = proc, proc.pid
+
+    def poll(self):
+        return None
+
+    def kill(self):
+        pass
+
+    def wait(self):
+        return self._proc.wait()
+
+
+def test_sandboxes_and_zygote_die_with_their_host():
+    import subprocess
+    import sys
+
+    host = subprocess.Popen(
+        [sys.executable, "-c", HOST_SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        line = host.stdout.readline()
+        assert line, host.stderr.read()
+        pids = [int(x) for x in line.split()]  # inits, monitors, agents, the zygote
+    finally:
+        host.kill()  # no atexit, no cleanup: the host is gone in one go
+        host.wait()
+    deadline = time.monotonic() + 10
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert [p for p in pids if alive(p)] == []
+    # its cgroups are swept by the next provider of this machine
+    cgroups.sweep_stale()
+    assert [g for g in cgroups.existing() if f"-{host.pid}-" in g.name] == []
+
+
+HOST_SCRIPT = """
+import asyncio
+from verifiers.sandbox.base import MiB, SandboxSpec
+from verifiers.sandbox.bwrap import BwrapProvider
+
+async def main():
+    p = BwrapProvider()
+    spec = SandboxSpec(memory=96 * MiB, pids=48, disk=16 * MiB)
+    boxes = [await p.create(spec) for _ in range(3)]
+    pids = [b.proc.pid for b in boxes] + [b.proc.monitor_pid for b in boxes]  # inits, monitors
+    pids += [b._agent_host_pid() for b in boxes]
+    print(*pids, p.zygote().proc.pid, flush=True)
+    await asyncio.sleep(300)
+
+asyncio.run(main())
+"""
+
+
+def test_background_reclaim_finishes_even_if_the_loop_ends_first():
+    """close() returns once a forked sandbox is killed; its reclaim (waiting for the namespace
+    to empty, removing the cgroup) runs in the background. A loop that ends right after the
+    close cancels the reclaim, which then finishes synchronously: nothing is left."""
+    p = BwrapProvider()
+
+    async def use_and_leave():
+        boxes = await p.create_many(3, SMALL)
+        for b in boxes:
+            await b.exec("sleep 100 &")
+        await asyncio.gather(*(b.close() for b in boxes))
+        return p.reclaiming
+
+    pending = asyncio.run(use_and_leave())  # no reclaimed(), no provider close
+    assert pending > 0  # it really was in the background
+    assert p.reclaiming == 0
+    assert [g for g in cgroups.existing() if f"-{os.getpid()}-" in g.name] == []
+    for _ in range(100):
+        if not sandbox_uid_pids():
+            break
+        time.sleep(0.02)
+    assert sandbox_uid_pids() == []
+    zygote = p.zygote().proc.pid
+    asyncio.run(p.close())
+    assert not alive(zygote)
+
+
+async def test_no_working_zygote_falls_back_to_bwrap(monkeypatch):
+    from verifiers.sandbox.bwrap import Zygote, ZygoteError
+
+    def broken(self):
+        raise ZygoteError("the sandbox zygote exited at start-up (simulated)")
+
+    monkeypatch.setattr(Zygote, "_start", broken)
+    p = BwrapProvider()
+    try:
+        box = await p.create(SMALL)  # warns, then the same sandbox through bwrap
+        assert not p.use_zygote and not hasattr(box.proc, "monitor_pid")
+        assert (await box.exec(["echo", "ok"])).stdout == "ok\n"
+        await box.close()
+    finally:
+        await p.close()
+    assert [g for g in cgroups.existing() if f"-{os.getpid()}-" in g.name] == []

@@ -97,9 +97,9 @@ for line in sys.stdin:
 
 # SIGUSR1 from the host means "abandon the current request" (the caller was cancelled): the
 # handler only sets a flag; the wakeup pipe makes the select loops notice at once.
-WAKE_R, WAKE_W = os.pipe()
-os.set_blocking(WAKE_R, False)
-os.set_blocking(WAKE_W, False)
+# (made in `main`, not at import: the zygote imports this module once and forks it into
+# every sandbox, and each agent needs its own pipe)
+WAKE_R = WAKE_W = -1
 interrupted = False
 
 
@@ -118,8 +118,8 @@ def _take_interrupt():
     return interrupted
 
 
-WORKDIR = os.environ.pop("VF_WORKDIR", "/workspace")
-SWEEP = os.environ.pop("VF_SWEEP", "") == "1"
+WORKDIR = "/workspace"
+SWEEP = False
 
 
 class Repl:
@@ -194,15 +194,27 @@ def _path(p):
     return p if os.path.isabs(p) else os.path.join(WORKDIR, p)
 
 
+def _reap():
+    """Reap our exited children (as pid 1 of the namespace that includes every orphan)."""
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
+        pass
+
+
 def sweep():
-    """Kill everything in the pid namespace except pid 1 (init), the agent and the REPL.
-    Only inside a private pid namespace (VF_SWEEP=1): elsewhere /proc is the host's."""
+    """Kill everything in the pid namespace except pid 1 (init), the agent and the REPL, and
+    wait (up to a second) until they are gone, reaping those that are ours: where the agent is
+    itself pid 1 (forked by the zygote), every orphan is. Only inside a private pid namespace
+    (VF_SWEEP=1): elsewhere /proc is the host's."""
     if not SWEEP:
         return
     keep = {1, os.getpid()}
     if repl is not None:
         keep.add(repl.pid)
-    for _ in range(3):
+    deadline = None
+    while True:
         victims = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep]
         if not victims:
             break
@@ -211,11 +223,13 @@ def sweep():
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-    try:  # reap our own children so they do not linger as zombies
-        while os.waitpid(-1, os.WNOHANG)[0] > 0:
-            pass
-    except ChildProcessError:
-        pass
+        _reap()
+        now = time.monotonic()
+        deadline = deadline or now + 1.0
+        if now > deadline:
+            break
+        time.sleep(0.0002)
+    _reap()
 
 
 def wait_until(pid, pidfd, deadline):
@@ -434,13 +448,19 @@ def reply(obj):
         data = data[os.write(1, data) :]
 
 
-def main():
-    global interrupted
+def main(hello=None):
+    """Serve requests from stdin until it closes. `hello`: extra fields for the ready line."""
+    global interrupted, WAKE_R, WAKE_W, WORKDIR, SWEEP
+    WORKDIR = os.environ.pop("VF_WORKDIR", "/workspace")
+    SWEEP = os.environ.pop("VF_SWEEP", "") == "1"
+    WAKE_R, WAKE_W = os.pipe()
+    os.set_blocking(WAKE_R, False)
+    os.set_blocking(WAKE_W, False)
     signal.set_wakeup_fd(WAKE_W)
     signal.signal(signal.SIGUSR1, _on_interrupt)
     os.chdir(WORKDIR)
-    reply({"ready": True, "pid": os.getpid()})
-    for line in sys.stdin.buffer:
+    reply({"ready": True, "pid": os.getpid(), **(hello or {})})
+    for line in os.fdopen(0, "rb", closefd=False):
         req = None
         _take_interrupt()  # a late signal for the previous request must not hit this one
         interrupted = False

@@ -57,8 +57,10 @@ class AgentSandbox(Sandbox):
     async def wait_ready(self, timeout: float) -> None:  # noqa: ASYNC109
         line = await asyncio.wait_for(self._readline(), timeout)
         hello = json.loads(line) if line else {}
+        self.hello: dict[str, Any] = hello
         if not hello.get("ready"):
-            raise SandboxDeadError(f"sandbox {self.id}: agent did not start")
+            why = f": {hello['error']}" if hello.get("error") else ""
+            raise SandboxDeadError(f"sandbox {self.id}: agent did not start{why}")
         self.agent_pid: int = hello.get("pid", 0)  # as the agent sees it (its namespace)
 
     async def started(self, timeout: float) -> AgentSandbox:  # noqa: ASYNC109

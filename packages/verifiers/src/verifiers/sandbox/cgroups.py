@@ -41,7 +41,29 @@ def detect() -> str | None:
 
 
 def _write(path: Path, value: str | int) -> None:
-    path.write_text(str(value))
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, str(value).encode())
+    finally:
+        os.close(fd)
+
+
+_LAYOUT: tuple[int, str | None, dict[str, str], bool] | None = None
+
+
+def _layout() -> tuple[str | None, dict[str, str], bool]:
+    """(version, own paths, memsw available), looked up once per process: they do not change
+    under a running process, and reading them costs a few hundred microseconds per sandbox."""
+    global _LAYOUT
+    if _LAYOUT is None or _LAYOUT[0] != os.getpid():
+        version = detect()
+        own = {c: path for c, path in _own_paths().items() if c == "" or (ROOT / c).is_dir()}
+        memsw = False
+        if version == "v1":
+            base = ROOT / "memory" / own.get("memory", "/").lstrip("/")
+            memsw = (base / "memory.memsw.limit_in_bytes").exists()
+        _LAYOUT = (os.getpid(), version, own, memsw)
+    return _LAYOUT[1], _LAYOUT[2], _LAYOUT[3]
 
 
 def _tree(d: Path) -> list[Path]:
@@ -61,10 +83,9 @@ class Cgroup:
 
     @classmethod
     def create(cls, name: str, memory: int, pids: int, cpu: float) -> Cgroup:
-        version = detect()
+        version, own, memsw = _layout()
         if version is None:
             raise CgroupUnavailable("no usable cgroup hierarchy under /sys/fs/cgroup")
-        own = _own_paths()
         cg = cls(name, version)
         try:
             if version == "v2":
@@ -79,18 +100,17 @@ class Cgroup:
                 _write(d / "cpu.max", f"{int(cpu * 100_000)} 100000")
             else:
                 for ctrl in V1_CONTROLLERS:
-                    base = ROOT / ctrl
-                    if not base.is_dir():
+                    if ctrl not in own:  # not a mounted hierarchy here
                         continue
-                    d = base / own.get(ctrl, "/").lstrip("/") / name
+                    d = ROOT / ctrl / own[ctrl].lstrip("/") / name
                     d.mkdir()
                     cg.dirs[ctrl] = d
                 mem = cg.dirs["memory"]
                 _write(mem / "memory.limit_in_bytes", memory)
-                if (mem / "memory.memsw.limit_in_bytes").exists():  # no swapping out of the limit
+                if memsw:  # no swapping out of the limit
                     _write(mem / "memory.memsw.limit_in_bytes", memory)
                 _write(cg.dirs["pids"] / "pids.max", pids)
-                _write(cg.dirs["cpu"] / "cpu.cfs_period_us", 100_000)
+                # the period is 100 ms unless set otherwise (a new group starts at the default)
                 _write(cg.dirs["cpu"] / "cpu.cfs_quota_us", int(cpu * 100_000))
         except OSError as e:
             cg.remove()
