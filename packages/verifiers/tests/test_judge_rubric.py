@@ -304,15 +304,17 @@ def test_classic_env_module_via_load_environment(no_openai_env, server, judge_se
     assert all(b["max_tokens"] == 8 for b in judge_server.requests)
 
 
-def test_repeated_sync_evaluations_leave_no_open_sessions(server, judge_server, caplog):
+@pytest.mark.parametrize("given", [False, True], ids=["url", "given-client"])
+def test_repeated_sync_evaluations_leave_no_open_sessions(server, judge_server, caplog, given):
     gc.collect()  # what earlier tests left for the collector is not this test's business
-    env = vf.SingleTurnEnv(dataset=dataset(2), rubric=judge_rubric(judge_server.base_url))
+    client = fast_client(judge_server) if given else judge_server.base_url
+    env = vf.SingleTurnEnv(dataset=dataset(2), rubric=judge_rubric(client))
     with warnings.catch_warnings(record=True) as caught, caplog.at_level(logging.ERROR):
         warnings.simplefilter("always")
         for _ in range(2):  # each evaluate_sync runs its own event loop, then closes it
             outputs = env.evaluate_sync(server.base_url, "m", num_examples=2)["outputs"]
             assert [o["reward"] for o in outputs] == [1.0, 1.0]
-        del env  # nobody calls teardown(): what a dead loop left open is reported on collection
+        del env, client  # nobody calls teardown(): what a dead loop left open is reported on collection
         gc.collect()
     unclosed = [str(w.message) for w in caught if "nclosed" in str(w.message)]
     unclosed += [r.getMessage() for r in caplog.records if "nclosed" in r.getMessage()]
@@ -325,7 +327,7 @@ async def test_teardown_closes_only_owned_clients(judge_server):
     s = make_state()
     await rubric.judge(s["prompt"], s["completion"], "4", s)
     await rubric.teardown()
-    assert given._sessions and not next(iter(given._sessions.values())).closed
+    assert given._sessions and not next(iter(given._sessions.values())).session.closed
     await given.aclose()
 
     owned = JudgeRubric(judge_client=judge_server.base_url, parser=BOXED)

@@ -12,7 +12,7 @@ import asyncio
 import itertools
 import os
 import random
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +31,24 @@ from verifiers.types import AssistantMessage, Messages, SamplingArgs
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 _CONTEXT_ERROR_MARKERS = ("context length", "context_length", "maximum context", "too long")
+
+
+@dataclass(slots=True)
+class _PooledSession:
+    """One event loop's connection pool and the generator that closes it with the loop."""
+
+    session: aiohttp.ClientSession
+    closer: AsyncGenerator[None, None]
+
+
+async def _close_at_loop_shutdown(session: aiohttp.ClientSession) -> AsyncGenerator[None, None]:
+    # A session is bound to the loop that made it. `asyncio.run` (and so `evaluate_sync`)
+    # closes every live async generator before it closes its loop, so parking one per session
+    # releases the pool even when nobody calls `aclose()` -- no "Unclosed client session".
+    try:
+        yield
+    finally:
+        await session.close()
 
 
 @dataclass(slots=True)
@@ -235,29 +253,31 @@ class OpenAIClient(Client):
         self.retry_max_delay = retry_max_delay
         self._max_connections = max_connections
         self._rename_max_tokens = "api.openai.com" in self.base_url
-        self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
+        self._sessions: dict[asyncio.AbstractEventLoop, _PooledSession] = {}
 
     def __repr__(self) -> str:
         return f"OpenAIClient({self.base_url!r})"
 
-    def _session(self) -> aiohttp.ClientSession:
+    async def _session(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
-        session = self._sessions.get(loop)
-        if session is None or session.closed:
-            for old in [lp for lp in self._sessions if lp.is_closed()]:
-                del self._sessions[old]
-            connector = aiohttp.TCPConnector(limit=self._max_connections, ttl_dns_cache=300)
-            session = aiohttp.ClientSession(
-                connector=connector, timeout=self._timeout, json_serialize=None
-            )
-            self._sessions[loop] = session
+        pooled = self._sessions.get(loop)
+        if pooled is not None and not pooled.session.closed:
+            return pooled.session
+        for old in [lp for lp in self._sessions if lp.is_closed()]:
+            del self._sessions[old]
+        connector = aiohttp.TCPConnector(limit=self._max_connections, ttl_dns_cache=300)
+        session = aiohttp.ClientSession(
+            connector=connector, timeout=self._timeout, json_serialize=None
+        )
+        pooled = _PooledSession(session, _close_at_loop_shutdown(session))
+        self._sessions[loop] = pooled  # before any await: concurrent first calls share it
+        await pooled.closer.__anext__()  # the first step registers it with the loop
         return session
 
     async def aclose(self) -> None:
-        loop = asyncio.get_running_loop()
-        session = self._sessions.pop(loop, None)
-        if session is not None:
-            await session.close()
+        pooled = self._sessions.pop(asyncio.get_running_loop(), None)
+        if pooled is not None:
+            await pooled.closer.aclose()  # runs its `finally`, which closes the session
 
     def build_body(
         self,
@@ -298,7 +318,7 @@ class OpenAIClient(Client):
         return parse_chat_completion(data)
 
     async def _post(self, payload: bytes) -> Any:
-        session = self._session()
+        session = await self._session()
         last_problem = "no attempt made"
         for attempt in range(self.max_retries + 1):
             retry_after: float | None = None

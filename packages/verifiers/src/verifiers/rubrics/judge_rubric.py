@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,17 +119,6 @@ class _LoopResources:
     """What the rubric keeps per event loop (asyncio primitives are bound to one loop)."""
 
     semaphore: asyncio.Semaphore | None
-    closer: AsyncGenerator[None, None] | None = None
-
-
-async def _close_at_loop_shutdown(client: Client) -> AsyncGenerator[None, None]:
-    # `asyncio.run` (which `evaluate_sync` uses) closes every live async generator before it
-    # closes the loop; parking one here is the only hook that releases this loop's pooled
-    # connections when nobody calls `teardown()`, instead of leaking an unclosed session.
-    try:
-        yield
-    finally:
-        await client.aclose()
 
 
 class JudgeRubric(Rubric):
@@ -266,7 +255,7 @@ class JudgeRubric(Rubric):
             task.exception()  # retrieved: a verdict nobody awaits any more is not "lost"
 
     async def _ask(self, rendered: str, state: dict[str, Any] | None) -> str:
-        resources = await self._loop_resources()
+        resources = self._loop_resources()
         messages: Messages = [{"role": "user", "content": rendered}]
         try:
             if resources.semaphore is None:
@@ -293,7 +282,7 @@ class JudgeRubric(Rubric):
             messages, self.judge_model, sampling_args=self.judge_sampling_args or None
         )
 
-    async def _loop_resources(self) -> _LoopResources:
+    def _loop_resources(self) -> _LoopResources:
         loop = asyncio.get_running_loop()
         res = self._loops.get(loop)
         if res is not None:
@@ -302,10 +291,7 @@ class JudgeRubric(Rubric):
             del self._loops[old]
         limit = self.judge_max_concurrent
         res = _LoopResources(asyncio.Semaphore(limit) if limit and limit > 0 else None)
-        self._loops[loop] = res  # before any await: concurrent first calls share it
-        if self._owned:
-            res.closer = _close_at_loop_shutdown(self._client)
-            await res.closer.__anext__()  # the first step registers it with the loop
+        self._loops[loop] = res
         return res
 
     # -- lifecycle ------------------------------------------------------------------------
