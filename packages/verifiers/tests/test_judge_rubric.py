@@ -314,7 +314,10 @@ def test_repeated_sync_evaluations_leave_no_open_sessions(server, judge_server, 
         for _ in range(2):  # each evaluate_sync runs its own event loop, then closes it
             outputs = env.evaluate_sync(server.base_url, "m", num_examples=2)["outputs"]
             assert [o["reward"] for o in outputs] == [1.0, 1.0]
-        del env, client  # nobody calls teardown(): what a dead loop left open is reported on collection
+        del (
+            env,
+            client,
+        )  # nobody calls teardown(): what a dead loop left open is reported on collection
         gc.collect()
     unclosed = [str(w.message) for w in caught if "nclosed" in str(w.message)]
     unclosed += [r.getMessage() for r in caplog.records if "nclosed" in r.getMessage()]
