@@ -8,11 +8,10 @@ are weight-0 metrics of the same grading (computed once per rollout and shared).
 
 from __future__ import annotations
 
-import asyncio
-import re
 from typing import Any
 
 import verifiers as vf
+from verifiers.utils.shared import SharedTasks
 
 __all__ = ["JUDGE_PROMPT", "HybridMathRubric", "parse_verdict"]
 
@@ -52,44 +51,8 @@ Think it through briefly, then end your reply with exactly one line of the form
 Final Judgment: \\boxed{X}
 where X is A, B or C."""
 
-_TEXT_WRAPPER = re.compile(r"^\\(?:text|textbf|mathrm|mathbf)\{(.*)\}$", re.S)
-_TRAILING_OK = " \t\r\n.$*`"
-
-
-def parse_verdict(reply: str | None) -> str | None:
-    """The judge's grade, "A", "B" or "C", or None when the reply does not follow the format.
-
-    Strict on purpose: the grade is the content of the reply's last ``\\boxed{}`` (after any
-    ``</think>``), and nothing but whitespace or closing punctuation may follow that box; a
-    reply that is just one letter is accepted too. Anything else (``"no, ... yes ..."``, a
-    verdict in prose, a box followed by second thoughts) is not a verdict.
-    """
-    if not reply:
-        return None
-    text = reply.rsplit("</think>", 1)[-1]
-    if "<think>" in text:
-        return None
-    text = text.strip()
-    if text in ("A", "B", "C"):
-        return text
-    start = text.rfind("\\boxed{")
-    if start < 0:
-        return None
-    depth, i = 1, start + len("\\boxed{")
-    for j in range(i, len(text)):
-        if text[j] == "{":
-            depth += 1
-        elif text[j] == "}":
-            depth -= 1
-            if depth == 0:
-                if text[j + 1 :].strip(_TRAILING_OK):
-                    return None
-                content = text[i:j].strip()
-                m = _TEXT_WRAPPER.match(content)
-                if m:
-                    content = m.group(1).strip()
-                return content if content in ("A", "B", "C") else None
-    return None
+# The judge must end with `\boxed{A|B|C}`; anything else is no verdict (see `vf.parse_grade`).
+parse_verdict = vf.parse_grade
 
 
 class HybridMathRubric(vf.Rubric):
@@ -125,7 +88,7 @@ class HybridMathRubric(vf.Rubric):
             max_verify_chars=max_answer_chars,
         )
         self.judge_rubric = judge
-        self._pending: dict[int, asyncio.Task[dict[str, float]]] = {}
+        self._grading: SharedTasks[dict[str, float]] = SharedTasks()
         self.add_reward_func(self.correct_answer, 1.0)
         self.add_metric(self.math_verify_score)
         if judge is not None:
@@ -138,19 +101,9 @@ class HybridMathRubric(vf.Rubric):
         done = state.get(GRADE_KEY)
         if done is not None:
             return done
-        key = id(state)
-        task = self._pending.get(key)
-        if task is None:
-            task = asyncio.ensure_future(self._grade(prompt, completion, answer, state))
-            self._pending[key] = task
-            task.add_done_callback(lambda t: self._forget(key, t))
-        return await asyncio.shield(task)
-
-    def _forget(self, key: int, task: asyncio.Task) -> None:
-        if self._pending.get(key) is task:
-            del self._pending[key]
-        if not task.cancelled():
-            task.exception()  # retrieved: every caller has its own copy of the outcome
+        return await self._grading.run(
+            id(state), lambda: self._grade(prompt, completion, answer, state)
+        )
 
     async def _grade(self, prompt: Any, completion: Any, answer: Any, state: Any) -> dict:
         grade = {"math_verify": 0.0, "judge": 0.0}

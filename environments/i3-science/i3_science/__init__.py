@@ -8,16 +8,11 @@ rules do not accept. See README.md for the exact reward.
 
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 import verifiers as vf
-from verifiers.data_sources import check_required_columns
-from verifiers.dataset import parse_info
 from verifiers.rubrics.math_rubric import strict_boxed_answer
 
 from .answers import check_answer
@@ -41,7 +36,6 @@ INSTRUCTION_PROMPT = (
     "Solve the following problem. Make sure to put the answer (and only answer) inside \\boxed{}."
 )
 SAMPLE = Path(__file__).parent / "data" / "sample.jsonl"
-MAX_REPORTED_ROW_ERRORS = 5
 OPENAI_URL = "https://api.openai.com/v1"
 
 
@@ -59,28 +53,6 @@ def answer_parser(require_think_close: bool = False) -> vf.Parser:
     return vf.MaybeThinkParser(extract_fn=strict_boxed_answer)
 
 
-def _text_value(value: Any) -> str | None:
-    """A usable question/answer: a non-empty string (numbers are written out), else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
-        return str(value)
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    return None
-
-
-def _difficulty(value: Any, row: int, key: str) -> float | None:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise vf.ConfigError(
-            f"row {row}: difficulty column {key!r} holds {value!r}; it must be a number (a pass "
-            "rate in [0, 1]) or empty"
-        )
-    return float(value)
-
-
 def prepare_dataset(
     dataset: Any,
     *,
@@ -92,76 +64,17 @@ def prepare_dataset(
     task: str = "i3-science",
     what: str = "dataset",
 ) -> Any:
-    """Validate rows, apply the difficulty filter and build the environment's columns.
+    """Validate rows, apply the pass-rate filter and build the environment's columns.
 
     Returns a ``datasets.Dataset`` with ``question`` (instruction + blank line + problem),
-    ``answer``, ``task`` and ``info`` (JSON: the source row index and its pass rate).
-    Raises `vf.ConfigError` naming the rows whose question or answer is missing or empty,
-    a difficulty column that is absent while a filter is asked for, and a filter that keeps
-    no row at all.
+    ``answer``, ``task`` and ``info`` (JSON: the source row index and its pass rate); see
+    `vf.prepare_qa_dataset` for the errors (unusable rows are named, a filter on a missing
+    column or one that keeps nothing is refused).
     """
-    from datasets import Dataset
-
-    check_required_columns(dataset, ["question", "answer"], what)
-    if not 0.0 <= min_avg_reward <= max_avg_reward <= 1.0:
-        raise vf.ConfigError(
-            "need 0 <= min_avg_reward <= max_avg_reward <= 1, got "
-            f"min_avg_reward={min_avg_reward}, max_avg_reward={max_avg_reward}"
-        )
-    filtering = (min_avg_reward, max_avg_reward) != (0.0, 1.0)
-    columns = dataset.column_names
-    if filtering and (difficulty_key is None or difficulty_key not in columns):
-        raise vf.ConfigError(
-            f"difficulty filter [{min_avg_reward}, {max_avg_reward}] asked for, but {what} has "
-            f"no column {difficulty_key!r} (columns: {', '.join(columns)}); pass the right "
-            "difficulty_key or leave min_avg_reward=0, max_avg_reward=1"
-        )
-    questions = dataset["question"]
-    answers = dataset["answer"]
-    rates = (
-        dataset[difficulty_key]
-        if difficulty_key is not None and difficulty_key in columns
-        else [None] * len(questions)
+    pass_rate = vf.PassRateFilter(difficulty_key, min_avg_reward, max_avg_reward, keep_unrated)
+    return vf.prepare_qa_dataset(
+        dataset, instruction=instruction_prompt, pass_rate=pass_rate, task=task, what=what
     )
-    infos = dataset["info"] if "info" in columns else [None] * len(questions)
-
-    rows: dict[str, list[Any]] = {"question": [], "answer": [], "task": [], "info": []}
-    problems: list[str] = []
-    unrated = 0
-    for i, (q, a, r, extra) in enumerate(zip(questions, answers, rates, infos, strict=True)):
-        question, answer = _text_value(q), _text_value(a)
-        if question is None or answer is None:
-            field, value = ("question", q) if question is None else ("answer", a)
-            problems.append(f"row {i}: {field} is {value!r:.60} (must be a non-empty string)")
-            continue
-        rate = _difficulty(r, i, difficulty_key or "")
-        if filtering:
-            if rate is None:
-                unrated += 1
-                if not keep_unrated:
-                    continue
-            elif not min_avg_reward <= rate <= max_avg_reward:
-                continue
-        info = parse_info(extra) if extra is not None else {}
-        info = {**info, "source_row": i, "avg_reward": rate}
-        rows["question"].append(f"{instruction_prompt}\n\n{question}")
-        rows["answer"].append(answer)
-        rows["task"].append(task)
-        rows["info"].append(orjson.dumps(info).decode())
-    if problems:
-        more = len(problems) - MAX_REPORTED_ROW_ERRORS
-        listed = "; ".join(problems[:MAX_REPORTED_ROW_ERRORS])
-        raise vf.ConfigError(
-            f"{what} has {len(problems)} unusable row(s): {listed}"
-            + (f"; and {more} more" if more > 0 else "")
-        )
-    if not rows["question"]:
-        raise vf.ConfigError(
-            f"no row of {what} ({len(questions)} rows) is left after the difficulty filter "
-            f"{difficulty_key} in [{min_avg_reward}, {max_avg_reward}] "
-            f"({unrated} unrated, keep_unrated={keep_unrated})"
-        )
-    return Dataset.from_dict(rows)
 
 
 def load_environment(

@@ -246,3 +246,32 @@ def test_strip_reasoning_with_and_without_an_injected_think():
     assert vf.strip_reasoning("plain answer") == "plain answer"
     assert vf.strip_reasoning("<think>never closed") == ""
     assert vf.strip_reasoning(None) == ""
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        ("A", "A"),
+        ("  C\n", "C"),
+        ("The answer matches.\nFinal Judgment: \\boxed{A}", "A"),
+        ("Final Judgment: \\boxed{\\text{B}}.", "B"),
+        ("$\\boxed{ C }$", "C"),
+        ("reasoning</think>Final Judgment: \\boxed{A}", "A"),
+        ("<think>\\boxed{A}", None),  # the reasoning never ended
+        ("\\boxed{A} -- on second thought, B", None),  # second thoughts after the box
+        ("\\boxed{B} then \\boxed{A} wait", None),
+        ("\\boxed{AB}", None),
+        ("\\boxed{D}", None),  # not one of the grades
+        ("the answer is correct, A", None),  # a verdict in prose
+        ("a", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_parse_grade_is_strict(reply, expected):
+    assert vf.parse_grade(reply) == expected
+
+
+def test_parse_grade_with_other_grades():
+    assert vf.parse_grade("\\boxed{Y}", grades="YN") == "Y"
+    assert vf.parse_grade("\\boxed{A}", grades="YN") is None

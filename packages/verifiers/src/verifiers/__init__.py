@@ -17,6 +17,7 @@ from verifiers.client import (
     OpenAIClient,
 )
 from verifiers.data_sources import load_dataset_source
+from verifiers.dataset import prepare_qa_dataset
 from verifiers.decorators import advantage, cleanup, metric, reward, setup, stop, teardown, update
 from verifiers.envs import (
     CodeEnv,
@@ -51,6 +52,7 @@ from verifiers.errors import (
 )
 from verifiers.loading import ensure_keys, load_environment
 from verifiers.parsers import MaybeThinkParser, Parser, ThinkParser, XMLParser
+from verifiers.pass_rate import PassRateFilter
 from verifiers.rubrics import (
     DEFAULT_JUDGE_PROMPT,
     JudgeError,
@@ -86,6 +88,7 @@ from verifiers.utils.answers import (
     extract_boxed_answer,
     extract_boxed_choice,
     extract_hash_answer,
+    parse_grade,
     strip_reasoning,
 )
 
@@ -132,6 +135,7 @@ __all__ = [
     "OpenAIClient",
     "OverlongPromptError",
     "Parser",
+    "PassRateFilter",
     "PythonEnv",
     "RewardError",
     "RewardFunc",
@@ -175,6 +179,8 @@ __all__ = [
     "load_dataset_source",
     "load_environment",
     "metric",
+    "parse_grade",
+    "prepare_qa_dataset",
     "reward",
     "setup",
     "stop",

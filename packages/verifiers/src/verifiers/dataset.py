@@ -1,12 +1,15 @@
-"""Dataset conventions: `question` → `prompt` formatting, `example_id`, `info` as JSON."""
+"""Dataset conventions: `question` → `prompt` formatting, `example_id`, `info` as JSON, and
+validated question/answer datasets."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import orjson
 
 from verifiers.errors import ConfigError
+from verifiers.pass_rate import PassRateFilter
 
 
 def build_prompt(
@@ -91,3 +94,75 @@ def parse_info(info: Any) -> dict[str, Any]:
     if isinstance(info, dict):
         return info
     raise ConfigError(f"'info' must be a dict or a JSON string, got {type(info).__name__}")
+
+
+MAX_REPORTED_ROW_ERRORS = 5
+
+
+def text_value(value: Any) -> str | None:
+    """A usable question or answer: stripped non-empty text (finite numbers are written
+    out), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
+        return str(value)
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    return None
+
+
+def prepare_qa_dataset(
+    dataset: Any,
+    *,
+    instruction: str = "",
+    pass_rate: PassRateFilter | None = None,
+    task: str | None = None,
+    what: str = "dataset",
+) -> Any:
+    """Validate question/answer rows, filter them by pass rate and build the env's columns.
+
+    Returns a ``datasets.Dataset`` with ``question`` (``instruction``, a blank line, the
+    question; just the question without an instruction), ``answer``, ``task`` (when given)
+    and ``info`` (JSON: the row's own ``info`` plus ``source_row`` and ``avg_reward``, its
+    pass rate or None). Raises `ConfigError` listing the rows whose question or answer is
+    missing or empty, and for the filter's errors (see `PassRateFilter.apply`).
+    """
+    from datasets import Dataset
+
+    from verifiers.data_sources import check_required_columns
+
+    check_required_columns(dataset, ["question", "answer"], what)
+    pass_rate = pass_rate or PassRateFilter(None)
+    columns = dataset.column_names
+    pass_rate.check_columns(columns, what)
+    questions, answers = dataset["question"], dataset["answer"]
+    rates = pass_rate.rates(dataset)
+    infos = dataset["info"] if "info" in columns else [None] * len(questions)
+
+    rows: dict[str, list[Any]] = {"question": [], "answer": [], "info": []}
+    problems: list[str] = []
+    for i, (q, a, rate, extra) in enumerate(zip(questions, answers, rates, infos, strict=True)):
+        question, answer = text_value(q), text_value(a)
+        if question is None or answer is None:
+            field, value = ("question", q) if question is None else ("answer", a)
+            problems.append(f"row {i}: {field} is {value!r:.60} (must be a non-empty string)")
+            continue
+        if not pass_rate.keeps(rate):
+            continue
+        info = {**(parse_info(extra) if extra is not None else {}), "source_row": i}
+        info["avg_reward"] = rate
+        rows["question"].append(f"{instruction}\n\n{question}" if instruction else question)
+        rows["answer"].append(answer)
+        rows["info"].append(orjson.dumps(info).decode())
+    if problems:
+        more = len(problems) - MAX_REPORTED_ROW_ERRORS
+        listed = "; ".join(problems[:MAX_REPORTED_ROW_ERRORS])
+        raise ConfigError(
+            f"{what} has {len(problems)} unusable row(s): {listed}"
+            + (f"; and {more} more" if more > 0 else "")
+        )
+    if not rows["question"]:
+        raise pass_rate.nothing_left(what, len(questions), sum(r is None for r in rates))
+    if task is not None:
+        rows["task"] = [task] * len(rows["question"])
+    return Dataset.from_dict(rows)

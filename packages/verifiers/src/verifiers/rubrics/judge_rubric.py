@@ -30,6 +30,7 @@ from verifiers.errors import InfraError, MissingKeyError, ModelError
 from verifiers.parsers.parser import content_text
 from verifiers.rubrics.rubric import Rubric
 from verifiers.types import Messages, SamplingArgs
+from verifiers.utils.shared import SharedTasks
 
 __all__ = ["DEFAULT_JUDGE_PROMPT", "JudgeError", "JudgeRubric"]
 
@@ -164,7 +165,7 @@ class JudgeRubric(Rubric):
         self._loops: dict[asyncio.AbstractEventLoop, _LoopResources] = {}
         # Verdicts being fetched, so reward functions of one rollout that run concurrently
         # share one request: (id(state), rendered prompt) -> task.
-        self._pending: dict[tuple[int, str], asyncio.Task[str]] = {}
+        self._pending: SharedTasks[str] = SharedTasks()
         self.judge_client = judge_client  # the property resolves it (without any I/O)
         self.class_objects.update(
             judge=self.judge,
@@ -239,20 +240,8 @@ class JudgeRubric(Rubric):
         cache = state.get("judge_response")
         if isinstance(cache, dict) and rendered in cache:
             return cache[rendered]
-        key = (id(state), rendered)
-        task = self._pending.get(key)
-        if task is None or task.get_loop() is not asyncio.get_running_loop():
-            task = asyncio.ensure_future(self._ask(rendered, state))
-            self._pending[key] = task
-            task.add_done_callback(lambda t: self._forget(key, t))
-        # Shielded: one caller being cancelled must not cancel the verdict others await.
-        return await asyncio.shield(task)
-
-    def _forget(self, key: tuple[int, str], task: asyncio.Task[str]) -> None:
-        if self._pending.get(key) is task:
-            del self._pending[key]
-        if not task.cancelled():
-            task.exception()  # retrieved: a verdict nobody awaits any more is not "lost"
+        # (id(state), prompt): reward functions of one rollout share one request.
+        return await self._pending.run((id(state), rendered), lambda: self._ask(rendered, state))
 
     async def _ask(self, rendered: str, state: dict[str, Any] | None) -> str:
         resources = self._loop_resources()

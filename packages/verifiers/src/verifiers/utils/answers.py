@@ -5,10 +5,17 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["extract_boxed_answer", "extract_boxed_choice", "extract_hash_answer", "strip_reasoning"]
+__all__ = [
+    "extract_boxed_answer",
+    "extract_boxed_choice",
+    "extract_hash_answer",
+    "parse_grade",
+    "strip_reasoning",
+]
 
 _BOX_OPENERS = ("\\boxed{", "\\fbox{")
 _NUMBER_WITH_COMMAS = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_AFTER_GRADE = " \t\r\n.$*`"
 _LATEX_TEXT = re.compile(r"\\(?:text|textbf|mathrm|mathbf|textrm|mathtt)\s*\{\s*([^{}]*?)\s*\}")
 
 
@@ -35,17 +42,12 @@ def extract_boxed_choice(text: str | None, letters: str) -> str:
     return inner if len(inner) == 1 and inner in letters else ""
 
 
-def extract_boxed_answer(text: str | None, strict: bool = False) -> str:
-    """Contents (stripped) of the last ``\\boxed{...}`` or ``\\fbox{...}``, nested braces included.
-
-    Without a box, or when the last box is never closed, returns ``text`` unchanged
-    (classic behaviour) or ``""`` when ``strict``.
-    """
-    if not text:
-        return ""
+def _last_box(text: str) -> tuple[str, int] | None:
+    """The stripped contents of the last ``\\boxed{}``/``\\fbox{}`` and the index just past
+    its closing brace; None without a box or when the last box is never closed."""
     start, opener = max((text.rfind(o), o) for o in _BOX_OPENERS)
     if start < 0:
-        return "" if strict else text
+        return None
     i = start + len(opener)
     depth = 1
     for j in range(i, len(text)):
@@ -55,8 +57,41 @@ def extract_boxed_answer(text: str | None, strict: bool = False) -> str:
         elif c == "}":
             depth -= 1
             if depth == 0:
-                return text[i:j].strip()
-    return "" if strict else text
+                return text[i:j].strip(), j + 1
+    return None
+
+
+def extract_boxed_answer(text: str | None, strict: bool = False) -> str:
+    """Contents (stripped) of the last ``\\boxed{...}`` or ``\\fbox{...}``, nested braces included.
+
+    Without a box, or when the last box is never closed, returns ``text`` unchanged
+    (classic behaviour) or ``""`` when ``strict``.
+    """
+    if not text:
+        return ""
+    box = _last_box(text)
+    if box is None:
+        return "" if strict else text
+    return box[0]
+
+
+def parse_grade(reply: str | None, grades: str = "ABC") -> str | None:
+    """A judge's grade, one character of ``grades``, or None when the reply breaks the format.
+
+    Strict on purpose, for judges told to end with ``\\boxed{X}``: the grade is the content of
+    the last box of the final answer (`strip_reasoning`), optionally in ``\\text{}``, and
+    nothing but whitespace or closing punctuation may follow the box; a reply that is just the
+    grade is accepted too. A verdict in prose, several grades, or a box followed by second
+    thoughts is no grade, so a sloppy judge can never award credit by accident.
+    """
+    text = strip_reasoning(reply).strip()
+    if len(text) == 1 and text in grades:
+        return text
+    box = _last_box(text)
+    if box is None or text[box[1] :].strip(_AFTER_GRADE):
+        return None
+    content = _LATEX_TEXT.sub(r"\1", box[0]).strip()
+    return content if len(content) == 1 and content in grades else None
 
 
 def extract_hash_answer(text: str | None) -> str | None:
