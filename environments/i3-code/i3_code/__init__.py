@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
 import re
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -84,14 +83,8 @@ _FUTURE = re.compile(r"^from __future__ import [^\n]*$", re.MULTILINE)
 
 
 # -- parsing the answer -----------------------------------------------------------------------
-def strip_reasoning(text: str) -> str:
-    """The answer part of a completion: the text after the last `</think>`; "" when a `<think>`
-    was opened and never closed (truncated reasoning has no answer)."""
-    if "</think>" in text:
-        return text.rsplit("</think>", 1)[1]
-    if "<think>" in text:
-        return ""
-    return text
+# The answer part of a completion: after the last `</think>`, "" while reasoning is unfinished.
+strip_reasoning = vf.strip_reasoning
 
 
 # -- comparing output -------------------------------------------------------------------------
@@ -205,27 +198,6 @@ def process_row(
     }
 
 
-def _difficulty_filter(ds: Any, key: str | None, lo: float, hi: float) -> Any:
-    full_range = lo <= 0.0 and hi >= 1.0
-    if not key or (key not in ds.column_names and full_range):
-        return ds
-    if key not in ds.column_names:
-        raise vf.ConfigError(
-            f"difficulty column {key!r} is not in the dataset (columns: "
-            f"{', '.join(ds.column_names)}); pass difficulty_key=None or the right column"
-        )
-    values = ds[key]
-    keep = []
-    for i, v in enumerate(values):
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            if full_range:
-                keep.append(i)
-            continue
-        if lo <= float(v) <= hi:
-            keep.append(i)
-    return ds.select(keep) if len(keep) != len(ds) else ds
-
-
 # -- the environment --------------------------------------------------------------------------
 class I3CodeEnv(vf.CodeEnv):
     """CodeEnv with i3-code's answer parsing, import prelude and output comparison."""
@@ -263,6 +235,7 @@ def load_environment(
     difficulty_key: str | None = DIFFICULTY_KEY,
     min_solve_rate: float = 0.0,
     max_solve_rate: float = 1.0,
+    keep_unrated: bool = False,
     skip_first: int = 0,
     num_examples: int = -1,
     max_num_tests: int | None = 15,
@@ -288,6 +261,7 @@ def load_environment(
         dataset_name / dataset_subset / dataset_split: the hub dataset, config and split.
         difficulty_key: column with the proxy model's solve rate (None: no filter).
         min_solve_rate / max_solve_rate: keep rows with min <= rate <= max (inclusive).
+        keep_unrated: with a narrower range, keep rows whose rate is empty (default: drop).
         skip_first: drop this many rows first (before filtering), as the original did.
         num_examples: keep at most this many rows after filtering (-1: all).
         max_num_tests: grade on at most this many tests per problem, chosen deterministically
@@ -318,7 +292,14 @@ def load_environment(
     )
     if skip_first > 0:
         ds = ds.select(range(min(skip_first, len(ds)), len(ds)))
-    ds = _difficulty_filter(ds, difficulty_key, min_solve_rate, max_solve_rate)
+    pass_rate = vf.PassRateFilter(
+        difficulty_key,
+        min_solve_rate,
+        max_solve_rate,
+        keep_unrated,
+        param_names=("min_solve_rate", "max_solve_rate"),
+    )
+    ds = pass_rate.apply(ds, what="the i3-code dataset")
     if num_examples is not None and num_examples >= 0:
         ds = ds.select(range(min(num_examples, len(ds))))
     if len(ds) == 0:

@@ -114,8 +114,12 @@ def test_difficulty_filter_and_missing_column():
     assert len(env.get_dataset()) == sum(0.8 <= r <= 0.9 for r in rates)
     rows = [{"question": r["question"], "info": r["info"]} for r in SAMPLE_ROWS[:2]]
     assert len(load_environment(source=rows).get_dataset()) == 2  # full range: no filter
-    with pytest.raises(vf.ConfigError, match="difficulty column"):
+    with pytest.raises(vf.ConfigError, match="has no column 'avg@8_qwen3_4b_instruct_2507'"):
         load_environment(source=rows, min_solve_rate=0.1)
+    with pytest.raises(vf.ConfigError, match="min_solve_rate <= max_solve_rate"):
+        load_environment(source=rows, min_solve_rate=0.9, max_solve_rate=0.1)
+    with pytest.raises(vf.ConfigError, match="no row of .* is left"):
+        load_environment(source="sample", min_solve_rate=0.999, max_solve_rate=0.9995)
 
 
 @pytest.mark.parametrize(

@@ -134,25 +134,22 @@ def load_rows(
     min_avg_reward: float = 0.0,
     max_avg_reward: float = 1.0,
     invalid_rows: str = "error",
+    keep_unrated: bool = False,
 ) -> list[dict[str, Any]]:
     """Rows of the families this package verifies, validated; unknown tasks are skipped.
 
     A row whose ``info`` is not an object with a ``task`` or whose ``question`` is empty is a
     ``ConfigError`` naming the row. A row of a known task whose puzzle data the family cannot
     verify (missing or malformed ground truth) is a ``ConfigError`` too, or, with
-    ``invalid_rows="skip"``, dropped with a warning. The pass-rate filter keeps
-    ``min_avg_reward <= row[difficulty_key] <= max_avg_reward``; with non-default bounds the
-    column must exist.
+    ``invalid_rows="skip"``, dropped with a warning. The pass-rate filter (`vf.PassRateFilter`)
+    keeps ``min_avg_reward <= row[difficulty_key] <= max_avg_reward``; with non-default bounds
+    the column must exist, and rows without a rate are dropped unless ``keep_unrated``.
     """
     if invalid_rows not in ("error", "skip"):
         raise vf.ConfigError(f"invalid_rows must be 'error' or 'skip'; got {invalid_rows!r}")
     wanted = {f.name for f in _select(families)}
-    filtering = (min_avg_reward, max_avg_reward) != (0.0, 1.0)
-    if filtering and difficulty_key not in dataset.column_names:
-        raise vf.ConfigError(
-            f"difficulty filter needs column {difficulty_key!r}; the dataset has "
-            f"{', '.join(dataset.column_names)}"
-        )
+    pass_rate = vf.PassRateFilter(difficulty_key, min_avg_reward, max_avg_reward, keep_unrated)
+    pass_rate.check_columns(dataset.column_names)
     rows, skipped, invalid, filtered = [], Counter(), Counter(), 0
     first_invalid = ""
     for i, row in enumerate(dataset):
@@ -174,15 +171,11 @@ def load_rows(
             invalid[task] += 1
             first_invalid = first_invalid or f"row {i} ({task}): {e}"
             continue
-        extra = {}
-        if difficulty_key in row and row[difficulty_key] is not None:
-            value = row[difficulty_key]
-            if filtering and not min_avg_reward <= value <= max_avg_reward:
-                filtered += 1
-                continue
-            extra[difficulty_key] = float(value)
-        elif filtering:
-            raise vf.ConfigError(f"row {i} ({task}): no {difficulty_key!r} value to filter on")
+        rate = pass_rate.rate(row.get(difficulty_key), i)
+        if not pass_rate.keeps(rate):
+            filtered += 1
+            continue
+        extra = {} if rate is None else {difficulty_key: rate}
         rows.append(_info_row(question, task, puzzle, extra))
     if skipped:
         logger.warning(
@@ -234,6 +227,7 @@ def load_environment(
     difficulty_key: str = DIFFICULTY_KEY,
     min_avg_reward: float = 0.0,
     max_avg_reward: float = 1.0,
+    keep_unrated: bool = False,
     invalid_rows: str = "error",
     system_prompt: str | None = None,
 ) -> vf.Environment:
@@ -249,6 +243,7 @@ def load_environment(
             INTELLECT-3-RL-style rows (``question``, ``info``) via ``vf.load_dataset_source``.
         split, config: dataset split and config for ``source`` (hub default: ``logic``/``train``).
         difficulty_key, min_avg_reward, max_avg_reward: pass-rate filter for loaded rows.
+        keep_unrated: with a filter active, keep loaded rows whose pass rate is empty.
         invalid_rows: "error" (default) stops on a loaded row whose puzzle data its family
             cannot verify; "skip" drops such rows with a warning.
         system_prompt: optional system prompt (none by default; prompts carry the format).
@@ -272,7 +267,13 @@ def load_environment(
             required_columns=["question", "info"],
         )
         rows = load_rows(
-            dataset, families, difficulty_key, min_avg_reward, max_avg_reward, invalid_rows
+            dataset,
+            families,
+            difficulty_key,
+            min_avg_reward,
+            max_avg_reward,
+            invalid_rows,
+            keep_unrated,
         )
     if shuffle:
         random.Random(seed).shuffle(rows)

@@ -18,6 +18,8 @@ from typing import Any
 
 import orjson
 
+import verifiers as vf
+
 __all__ = [
     "ANSWER_INSTRUCTION",
     "MAX_ANSWER_CHARS",
@@ -97,18 +99,9 @@ class Puzzle:
 
 
 def strip_think(text: str | None) -> str:
-    """The reply after the last ``</think>``; "" when a ``<think>`` is never closed.
-
-    Correct whether or not the chat template injects ``<think>`` into the prompt: a completion
-    that holds only ``</think>`` is split on it; one with neither tag is kept whole.
-    """
-    if not text:
-        return ""
-    if "</think>" in text:
-        return text.rsplit("</think>", 1)[1].strip()
-    if "<think>" in text:
-        return ""
-    return text.strip()
+    """The reply after the last ``</think>`` (stripped); "" when a ``<think>`` is never closed.
+    Whole when untagged: correct whether or not the template injects ``<think>``."""
+    return vf.strip_reasoning(text).strip()
 
 
 _ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
