@@ -8,7 +8,6 @@ rules do not accept. See README.md for the exact reward.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,6 @@ INSTRUCTION_PROMPT = (
     "Solve the following problem. Make sure to put the answer (and only answer) inside \\boxed{}."
 )
 SAMPLE = Path(__file__).parent / "data" / "sample.jsonl"
-OPENAI_URL = "https://api.openai.com/v1"
 
 
 def answer_parser(require_think_close: bool = False) -> vf.Parser:
@@ -196,19 +194,11 @@ def judge_parts(
         if base_url is not None or api_key_var is not None:
             raise vf.ConfigError("judge_base_url / judge_api_key_var need judge_model")
         return {}
-    client = None  # the OPENAI_BASE_URL / OPENAI_API_KEY client, built on first use
-    if base_url is not None or api_key_var is not None:
-        if api_key_var is not None:
-            vf.ensure_keys([api_key_var])
-        client = vf.ClientConfig(
-            api_base_url=base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL,
-            api_key_var=api_key_var or "OPENAI_API_KEY",
-            timeout=timeout,
-        )
     judge = vf.JudgeRubric(
         parser=parser,
-        judge_client=client,
         judge_model=model,
+        judge_base_url=base_url,  # None: OPENAI_BASE_URL, read when the judge is first asked
+        judge_api_key_var=api_key_var,  # None: OPENAI_API_KEY; else it must be set now
         judge_sampling_args=sampling_args,
         judge_prompt=prompt,
         judge_timeout=timeout,

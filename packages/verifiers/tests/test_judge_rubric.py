@@ -341,3 +341,30 @@ async def test_teardown_closes_only_owned_clients(judge_server):
 
 def test_exported():
     assert vf.JudgeRubric is JudgeRubric
+
+
+async def test_judge_endpoint_by_url_and_key_variable(judge_server, monkeypatch):
+    monkeypatch.setenv("MY_JUDGE_KEY", "secret")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # must not be used
+    rubric = JudgeRubric(
+        parser=BOXED, judge_base_url=judge_server.base_url, judge_api_key_var="MY_JUDGE_KEY"
+    )
+    s = make_state()
+    assert await rubric.judge(s["prompt"], s["completion"], "4", s) == "yes"
+    assert rubric._client.base_url == judge_server.base_url.rstrip("/")
+    assert rubric._client._headers["Authorization"] == "Bearer secret"
+    await rubric.teardown()
+
+    # Only the key variable: the endpoint comes from OPENAI_BASE_URL.
+    monkeypatch.setenv("OPENAI_BASE_URL", judge_server.base_url)
+    rubric = JudgeRubric(parser=BOXED, judge_api_key_var="MY_JUDGE_KEY")
+    assert await rubric.judge(s["prompt"], s["completion"], "5") == "no"
+    await rubric.teardown()
+
+
+def test_judge_endpoint_arguments_are_checked(judge_server, monkeypatch):
+    monkeypatch.delenv("NOT_SET_JUDGE_KEY", raising=False)
+    with pytest.raises(vf.MissingKeyError, match="NOT_SET_JUDGE_KEY"):
+        JudgeRubric(judge_base_url=judge_server.base_url, judge_api_key_var="NOT_SET_JUDGE_KEY")
+    with pytest.raises(vf.ConfigError, match="not both"):
+        JudgeRubric(judge_client=judge_server.base_url, judge_base_url=judge_server.base_url)

@@ -25,8 +25,8 @@ from typing import Any
 
 import aiohttp
 
-from verifiers.client import Client, ModelResponse, OpenAIClient, resolve_client
-from verifiers.errors import InfraError, MissingKeyError, ModelError
+from verifiers.client import Client, ClientConfig, ModelResponse, OpenAIClient, resolve_client
+from verifiers.errors import ConfigError, InfraError, MissingKeyError, ModelError
 from verifiers.parsers.parser import content_text
 from verifiers.rubrics.rubric import Rubric
 from verifiers.types import Messages, SamplingArgs
@@ -115,6 +115,20 @@ class _EnvOpenAIClient(Client):
             await self._client.aclose()
 
 
+def _endpoint_config(
+    base_url: str | None, api_key_var: str | None, timeout: float, max_retries: int
+) -> ClientConfig:
+    if api_key_var is not None and not os.environ.get(api_key_var):
+        # Named explicitly, so a missing key is a mistake to report now, not at the first verdict.
+        raise MissingKeyError(f"judge_api_key_var {api_key_var!r}: that variable is not set")
+    return ClientConfig(
+        api_base_url=base_url or os.environ.get("OPENAI_BASE_URL") or f"https://{_OPENAI_API}/v1",
+        api_key_var=api_key_var or "OPENAI_API_KEY",
+        timeout=timeout,
+        max_retries=max_retries,
+    )
+
+
 @dataclass(slots=True)
 class _LoopResources:
     """What the rubric keeps per event loop (asyncio primitives are bound to one loop)."""
@@ -137,8 +151,11 @@ class JudgeRubric(Rubric):
 
     `judge_client`: an `openai.AsyncOpenAI`, a `vf.Client` (used as is, never closed here), a
     base URL, a `vf.ClientConfig`, or None (built on first use from `OPENAI_BASE_URL` /
-    `OPENAI_API_KEY`). `judge_max_retries` and `judge_timeout` (seconds per request) apply to
-    clients the rubric builds; `judge_max_concurrent` caps requests in flight (<= 0: no cap).
+    `OPENAI_API_KEY`). Instead of a client, `judge_base_url` and/or `judge_api_key_var` (the
+    name of the variable holding the key, which must then be set) name the endpoint; the one
+    not given comes from `OPENAI_BASE_URL` / `OPENAI_API_KEY`. `judge_max_retries` and
+    `judge_timeout` (seconds per request) apply to clients the rubric builds;
+    `judge_max_concurrent` caps requests in flight (<= 0: no cap).
     """
 
     def __init__(
@@ -153,9 +170,19 @@ class JudgeRubric(Rubric):
         judge_max_retries: int = 5,
         judge_timeout: float = 300.0,
         judge_max_concurrent: int = 32,
+        judge_base_url: str | None = None,
+        judge_api_key_var: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(parser=parser, parallelize_scoring=parallelize_scoring, **kwargs)
+        if judge_base_url is not None or judge_api_key_var is not None:
+            if judge_client is not None:
+                raise ConfigError(
+                    "pass judge_client or judge_base_url / judge_api_key_var, not both"
+                )
+            judge_client = _endpoint_config(
+                judge_base_url, judge_api_key_var, judge_timeout, judge_max_retries
+            )
         self.judge_model = judge_model
         self.judge_sampling_args: SamplingArgs = dict(judge_sampling_args or {})
         self.judge_prompt = judge_prompt
