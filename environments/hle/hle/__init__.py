@@ -208,6 +208,8 @@ def _build_rows(
 
 
 def _load_raw(source: Any) -> tuple[list[dict[str, Any]], str]:
+    # Rows as given, not through vf.load_dataset_source (Arrow): a row of the wrong type is
+    # then reported by _build_rows, by row, instead of failing the whole table.
     if isinstance(source, list | tuple):
         if not all(isinstance(r, dict) for r in source):
             raise ConfigError("source rows must be dicts of column -> value")
