@@ -196,9 +196,7 @@ class DeepDiveParser(vf.Parser):
     """
 
     def parse(self, text: str) -> str:
-        if "<think>" in text and "</think>" not in text:
-            return ""
-        return vf.extract_boxed_answer(text.split("</think>")[-1], strict=True).strip()
+        return vf.extract_boxed_answer(vf.strip_reasoning(text), strict=True).strip()
 
     def parse_answer(self, completion: Any) -> str:
         if isinstance(completion, str):
@@ -276,9 +274,10 @@ _VERDICT = re.compile(r"[a-z]+")
 
 
 def parse_verdict(verdict: str) -> float:
-    """1.0 when the judge's first word is "yes", 0.0 when it is "no" (after any `</think>`);
-    anything else is a judge failure (`vf.JudgeError`), never a silent score."""
-    text = (verdict or "").split("</think>")[-1].strip().lower()
+    """1.0 when the first word of the judge's reply after its reasoning (`vf.strip_reasoning`)
+    is "yes", 0.0 when it is "no"; anything else (an unclosed `<think>` too) is a judge
+    failure (`vf.JudgeError`), never a silent score."""
+    text = vf.strip_reasoning(verdict).strip().lower()
     m = _VERDICT.search(text)
     word = m.group(0) if m else ""
     if word == "yes":

@@ -13,7 +13,7 @@ import pytest
 from aiohttp import web
 
 import verifiers as vf
-from verifiers.testing import ScriptedServer
+from verifiers.testing import Fault, ScriptedServer
 from verifiers.testing.responders import Reply, ScriptResponder, last_text
 
 WIKI = dd.DEFAULT_BASE_URL
@@ -370,6 +370,10 @@ SEARCH = ("search", json.dumps({"query": "a b"}))
         ([assistant("<think>hmm</think>It is \\boxed{Dunmere}.")], "Dunmere"),
         ([assistant("It is Dunmere.")], ""),  # strict: no box, no answer
         ([assistant("<think>It is \\boxed{Dunmere}")], ""),  # unclosed reasoning
+        # the chat template opened the reasoning: only its `</think>` is in the completion
+        ([assistant("It may be \\boxed{Osk}.</think>It is \\boxed{Dunmere}.")], "Dunmere"),
+        # reasoning reopened after the answer and cut off: the box inside it is no answer
+        ([assistant("<think>a</think>\\boxed{Dunmere}<think>or \\boxed{Osk}")], ""),
         ([assistant("\\boxed{Dunmere}", SEARCH)], ""),  # still researching: no answer
         ([assistant(None, ("finish", "{broken json"))], ""),
         ([assistant(None, ("finish", json.dumps({"answer": "Dunmere"})))], ""),
@@ -388,6 +392,7 @@ def test_parser_finds_the_final_answer(completion, expected):
         ("Yes.", 1.0),
         ("  YES, the response names the same village", 1.0),
         ("<think>the response says yes? no: different</think>no", 0.0),
+        ("the response says no? yes: same</think>yes", 1.0),  # only the closing tag
         ("no", 0.0),
         ("No, although one might say yes", 0.0),  # a substring test for "yes" would say 1
         ("**no**", 0.0),
@@ -397,7 +402,16 @@ def test_parse_verdict(verdict, score):
     assert dd.parse_verdict(verdict) == score
 
 
-@pytest.mark.parametrize("verdict", ["", "maybe", "The response is correct."])
+@pytest.mark.parametrize(
+    "verdict",
+    [
+        "",
+        "maybe",
+        "The response is correct.",
+        "yes</think>",  # nothing after the reasoning
+        "<think>yes, the same village",  # reasoning cut off: no verdict yet
+    ],
+)
 def test_unparseable_verdict_is_a_judge_error(verdict):
     with pytest.raises(vf.JudgeError, match="neither yes nor no"):
         dd.parse_verdict(verdict)
@@ -560,6 +574,18 @@ async def test_judge_outage_is_an_infra_error_not_a_zero():
     row = await run_one(env, ChainAgent({"observatory on a ridge": OBSERVATORY_CHAIN}), "1")
     assert row["error"] is not None and row["error"]["infra"] is True
     assert math.isnan(row["reward"])
+
+
+@pytest.mark.parametrize(("judge_max_retries", "attempts"), [(0, 1), (2, 3)])
+async def test_judge_max_retries_bounds_requests_to_a_failing_judge(
+    judge, judge_max_retries, attempts
+):
+    judge.add_fault(Fault(status=503, times=None))  # every judgement fails, retryably
+    env = make_env(judge, judge_max_retries=judge_max_retries)
+    row = await run_one(env, ChainAgent({"observatory on a ridge": OBSERVATORY_CHAIN}), "1")
+    assert judge.request_count == attempts
+    assert row["error"]["infra"] is True and math.isnan(row["reward"])
+    assert f"failed after {attempts} attempts" in row["error"]["message"]
 
 
 # -- the HTTP search backend against a real local server -------------------------------------

@@ -78,10 +78,6 @@ _ANSWER_LINE_RE = re.compile(
 )
 
 
-def _letter(candidate: str, letters: str) -> str:
-    return candidate if len(candidate) == 1 and candidate in letters else ""
-
-
 def extract_boxed_letter(text: str | None, letters: str = LETTERS) -> str:
     """The option letter in the last ``\\boxed{}`` of the final answer, or "" (strict: see
     ``vf.extract_boxed_choice``)."""
@@ -93,7 +89,7 @@ def extract_answer_line_letter(text: str | None, letters: str = LETTERS) -> str:
     bold, ``(X)`` or ``X.``), or "". Only an upper-case letter in ``letters`` counts, and the
     line must hold nothing else: ``Answer: B because ...`` is no answer."""
     matches = _ANSWER_LINE_RE.findall(vf.strip_reasoning(text))
-    return _letter(matches[-1], letters) if matches else ""
+    return matches[-1] if matches and matches[-1] in letters else ""
 
 
 # -- data ------------------------------------------------------------------------------------
@@ -137,6 +133,8 @@ def _build_rows(
 
 
 def _load_raw(source: Any) -> tuple[list[dict[str, Any]], str]:
+    # Rows as given, not through vf.load_dataset_source (Arrow): a row of the wrong type is
+    # then reported by _build_rows, by row, instead of failing the whole table.
     if isinstance(source, list | tuple):
         if not all(isinstance(r, dict) for r in source):
             raise ConfigError("source rows must be dicts of column -> value")

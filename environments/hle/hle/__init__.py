@@ -208,6 +208,8 @@ def _build_rows(
 
 
 def _load_raw(source: Any) -> tuple[list[dict[str, Any]], str]:
+    # Rows as given, not through vf.load_dataset_source (Arrow): a row of the wrong type is
+    # then reported by _build_rows, by row, instead of failing the whole table.
     if isinstance(source, list | tuple):
         if not all(isinstance(r, dict) for r in source):
             raise ConfigError("source rows must be dicts of column -> value")
@@ -246,6 +248,7 @@ def load_environment(
     judge_sampling_args: dict[str, Any] | None = None,
     judge_max_concurrent: int = 32,
     judge_timeout: float = 300.0,
+    judge_max_retries: int = 5,
     **kwargs: Any,
 ) -> vf.Environment:
     """Humanity's Last Exam, text-only questions, as a single-turn environment.
@@ -267,7 +270,10 @@ def load_environment(
             must still be the JSON verdict.
         judge_sampling_args: extra request fields for the judge (e.g. temperature, max_tokens).
         judge_max_concurrent: judge requests in flight at most.
-        judge_timeout: seconds per judge request (retried on 429/5xx/timeouts).
+        judge_timeout: seconds per judge request.
+        judge_max_retries: retries of a judge request that failed with 429/5xx, a timeout or
+            no connection (with backoff); 0: one attempt, so an unreachable judge fails the
+            rollout (an infrastructure error) at once.
         **kwargs: passed to ``vf.SingleTurnEnv`` (e.g. ``sampling_args``).
     """
     categories = _parse_categories(category)
@@ -286,7 +292,10 @@ def load_environment(
         client: Any = None
     else:
         client = vf.ClientConfig(
-            api_base_url=judge_base_url, api_key_var=judge_api_key_var, timeout=judge_timeout
+            api_base_url=judge_base_url,
+            api_key_var=judge_api_key_var,
+            timeout=judge_timeout,
+            max_retries=judge_max_retries,
         )
     parser = vf.Parser(extract_fn=final_response)
     rubric = vf.JudgeRubric(
@@ -297,6 +306,7 @@ def load_environment(
         judge_prompt=JUDGE_PROMPT,
         judge_max_concurrent=judge_max_concurrent,
         judge_timeout=judge_timeout,
+        judge_max_retries=judge_max_retries,
     )
 
     async def verdict(judge: Any, prompt: Any, completion: Any, answer: Any, state: Any):

@@ -7,7 +7,7 @@ import pytest
 
 from verifiers.errors import ConfigError
 from verifiers.rubrics.judge_rubric import JudgeError
-from verifiers.testing import ScriptedServer, run_vf_eval
+from verifiers.testing import Fault, ScriptedServer, run_vf_eval
 from verifiers.testing.responders import last_text
 
 SAMPLE_ROWS = [json.loads(line) for line in hle.SAMPLE.read_text().splitlines()]
@@ -281,3 +281,29 @@ def test_vf_eval_with_a_judge_server(tmp_path):
     assert all(b["temperature"] == 0 and b["model"] == "judge-m" for b in judge_bodies)
     golds = sorted(sections(b)[1] for b in judge_bodies)
     assert golds == sorted(r["answer"] for r in TEXT_ROWS for _ in range(2))
+
+
+@pytest.mark.parametrize(
+    ("judge_max_retries", "attempts"),
+    [(0, 1), (1, 2)],
+)
+def test_judge_max_retries_bounds_requests_to_a_failing_judge(judge_max_retries, attempts):
+    # The judge answers every request with 503 (retryable): each rollout's judgement is tried
+    # 1 + judge_max_retries times, then the rollout is an infra error carrying the judge error.
+    with (
+        ScriptedServer(scripted_model) as model,
+        ScriptedServer(fake_judge, faults=[Fault(status=503, times=None)]) as judge,
+    ):
+        env = hle.load_environment(
+            source="sample",
+            judge_base_url=judge.base_url,
+            judge_max_retries=judge_max_retries,
+        )
+        outputs = env.evaluate_sync(model.base_url, "m", num_examples=1)["outputs"]
+        judge_requests = judge.request_count
+    assert judge_requests == attempts
+    [out] = outputs
+    assert math.isnan(out["reward"])
+    assert out["error"]["infra"] is True
+    assert "gave no verdict" in out["error"]["message"]
+    assert f"failed after {attempts} attempts" in out["error"]["message"]

@@ -216,11 +216,11 @@ def build_prompt(question: str, starter_code: str) -> str:
 def extract_python(text: str) -> str | None:
     """The last ```python block of the answer (after any finished reasoning; none when a
     `<think>` was never closed). Blocks with another or no language tag do not count."""
-    if "</think>" in text:
-        text = text.rsplit("</think>", 1)[1]
-    elif "<think>" in text:
-        return None
-    blocks = [body for lang, body in FENCE.findall(text) if lang.lower() in ("python", "py")]
+    blocks = [
+        body
+        for lang, body in FENCE.findall(vf.strip_reasoning(text))
+        if lang.lower() in ("python", "py")
+    ]
     code = blocks[-1] if blocks else None
     return code if code and code.strip() else None
 

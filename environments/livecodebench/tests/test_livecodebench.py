@@ -97,6 +97,10 @@ def test_hostile_pickles_are_refused_without_running():
         ("```\nprint(1)\n```", None),  # strict: untagged blocks do not count
         ("<think>```python\nprint(0)\n```</think>```python\nprint(3)\n```", "print(3)\n"),
         ("<think>```python\nprint(0)\n```", None),  # reasoning never finished
+        # the chat template opened the reasoning: only its `</think>` is in the text
+        ("```python\nprint(0)\n```</think>```python\nprint(3)\n```", "print(3)\n"),
+        # reasoning reopened after the answer and cut off: its code is not the answer
+        ("<think>a</think>```python\nprint(1)\n```<think>```python\nprint(2)\n```", None),
         ("```python\n\n```", None),
         ("print(1)", None),
     ],
