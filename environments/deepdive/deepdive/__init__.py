@@ -70,7 +70,6 @@ SAMPLE = DATA / "sample.jsonl"
 CORPUS = DATA / "corpus"
 DATASET = "zai-org/DeepDive"
 SERPER_URL = "https://google.serper.dev/search"
-OPENAI_URL = "https://api.openai.com/v1"
 
 TOOL_SUFFIX = (
     "\n\nResearch the question with the tools (search, open, click), then call finish with "
@@ -162,7 +161,7 @@ def load_environment(
     finish_with_tool: bool = True,
     judge_model: str | None = "gpt-4.1-mini",
     judge_base_url: str | None = None,
-    judge_api_key_var: str = "OPENAI_API_KEY",
+    judge_api_key_var: str | None = None,
     judge_timeout: float = 120.0,
     judge_max_retries: int = 5,
     judge_max_concurrent: int = 128,
@@ -195,8 +194,9 @@ def load_environment(
         finish_with_tool: Offer `finish(final_answer)`; otherwise the answer is the \\boxed{}
             of the model's last message.
         judge_model: Judge model name; None grades by normalised exact match (offline).
-        judge_base_url: OpenAI-compatible judge endpoint (default OpenAI).
-        judge_api_key_var: Environment variable holding the judge's API key.
+        judge_base_url: OpenAI-compatible judge endpoint (None: ``OPENAI_BASE_URL``, else OpenAI).
+        judge_api_key_var: Environment variable holding the judge's API key (None:
+            ``OPENAI_API_KEY``, read at the first judgement; a named variable must be set).
         judge_timeout / judge_max_retries / judge_max_concurrent: Per-request timeout,
             retries on 429/5xx/timeouts, concurrent judge calls.
         redundancy_penalty_weight: w in reward = judge − w · redundancy_penalty.
@@ -225,18 +225,10 @@ def load_environment(
         rubric: vf.Rubric = vf.Rubric(parser=parser)
         rubric.add_reward_func(exact_match_reward, weight=1.0)
     else:
-        if judge_base_url is None and judge_api_key_var == "OPENAI_API_KEY":
-            judge_client: Any = None  # built on first use; a missing key fails then, not here
-        else:
-            judge_client = vf.ClientConfig(
-                api_base_url=judge_base_url or OPENAI_URL,
-                api_key_var=judge_api_key_var,
-                timeout=judge_timeout,
-                max_retries=judge_max_retries,
-            )
         rubric = vf.JudgeRubric(
             parser=parser,
-            judge_client=judge_client,
+            judge_base_url=judge_base_url,
+            judge_api_key_var=judge_api_key_var,
             judge_model=judge_model,
             judge_timeout=judge_timeout,
             judge_max_retries=judge_max_retries,

@@ -98,9 +98,7 @@ async def judge():
 def make_env(judge_srv, **kw):
     kw.setdefault("source", "sample")
     kw.setdefault("search_backend", "local")
-    return dd.load_environment(
-        judge_base_url=judge_srv.base_url, judge_api_key_var="DEEPDIVE_TEST_NO_KEY", **kw
-    )
+    return dd.load_environment(judge_base_url=judge_srv.base_url, **kw)
 
 
 async def run_one(env, agent, question_id: str, **kw):
@@ -567,7 +565,6 @@ async def test_judge_outage_is_an_infra_error_not_a_zero():
         source="sample",
         search_backend="local",
         judge_base_url="http://127.0.0.1:9/v1",  # nothing listens on the discard port
-        judge_api_key_var="DEEPDIVE_TEST_NO_KEY",
         judge_timeout=2.0,
         judge_max_retries=0,
     )
@@ -742,7 +739,6 @@ def test_vf_eval_run(tmp_path):
             "source": "sample",
             "search_backend": "local",
             "judge_base_url": judge_srv.base_url,
-            "judge_api_key_var": "DEEPDIVE_TEST_NO_KEY",
         }
         rows, meta = run_vf_eval(
             tmp_path,

@@ -243,7 +243,7 @@ def load_environment(
     category: str | list[str] | None = None,
     judge_model: str = "gpt-4.1-mini",
     judge_base_url: str | None = None,
-    judge_api_key_var: str = "OPENAI_API_KEY",
+    judge_api_key_var: str | None = None,
     judge_structured_output: bool = True,
     judge_sampling_args: dict[str, Any] | None = None,
     judge_max_concurrent: int = 32,
@@ -263,8 +263,8 @@ def load_environment(
         judge_model: the judge model name.
         judge_base_url: the judge's OpenAI-compatible endpoint; None: ``OPENAI_BASE_URL`` (or
             OpenAI) with ``OPENAI_API_KEY``, resolved at the first judgement.
-        judge_api_key_var: environment variable holding the judge's API key (with
-            ``judge_base_url``).
+        judge_api_key_var: environment variable holding the judge's API key; None:
+            ``OPENAI_API_KEY``, read at the first judgement. A named variable must be set.
         judge_structured_output: ask the judge for a JSON-schema constrained reply
             (``response_format``); turn off for servers without structured output — the reply
             must still be the JSON verdict.
@@ -288,19 +288,11 @@ def load_environment(
     if judge_structured_output:
         sampling["response_format"] = JUDGE_RESPONSE_FORMAT
     sampling.update(judge_sampling_args or {})
-    if judge_base_url is None:
-        client: Any = None
-    else:
-        client = vf.ClientConfig(
-            api_base_url=judge_base_url,
-            api_key_var=judge_api_key_var,
-            timeout=judge_timeout,
-            max_retries=judge_max_retries,
-        )
     parser = vf.Parser(extract_fn=final_response)
     rubric = vf.JudgeRubric(
         parser=parser,
-        judge_client=client,
+        judge_base_url=judge_base_url,
+        judge_api_key_var=judge_api_key_var,
         judge_model=judge_model,
         judge_sampling_args=sampling,
         judge_prompt=JUDGE_PROMPT,
