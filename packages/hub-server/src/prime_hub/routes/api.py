@@ -52,7 +52,7 @@ def list_environments(
 ) -> dict[str, Any]:
     hub = hub_of(request)
     p = principal_sync(request)
-    items, total = hub.list_environments(
+    items, total = hub.list_environments_with_latest(
         p,
         search=search,
         owner=owner,
@@ -66,7 +66,7 @@ def list_environments(
     )
     base = base_url(request)
     return {
-        "items": [environment_view(base, e, hub.latest_version(e)) for e in items],
+        "items": [environment_view(base, e, latest) for e, latest in items],
         "total": total,
         "limit": limit,
         "offset": offset,

@@ -82,8 +82,7 @@ def set_slug(request: Request, body: SlugBody) -> dict[str, Any]:
     return {"data": {"slug": p.user.slug}}
 
 
-def _list_item(hub: Hub, env: Environment) -> dict[str, Any]:
-    latest = hub.latest_version(env)
+def _list_item(env: Environment, latest: Version | None) -> dict[str, Any]:
     return {
         "id": str(env.id),
         "owner": {"name": env.owner.slug},
@@ -116,7 +115,7 @@ def list_envs(
 ) -> dict[str, Any]:
     hub = hub_of(request)
     p = principal_sync(request)
-    items, total = hub.list_environments(
+    items, total = hub.list_environments_with_latest(
         p,
         search=search,
         owner=owner,
@@ -130,7 +129,7 @@ def list_envs(
     )
     if starred_only:
         items, total = [], 0
-    return {"data": [_list_item(hub, e) for e in items], "total_count": total}
+    return {"data": [_list_item(e, latest) for e, latest in items], "total_count": total}
 
 
 class ResolveBody(BaseModel):
