@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from ..auth import Principal
 from ..db.models import Environment, Version
-from ..deps import WorkDir, base_url, hub_of, principal_sync
+from ..deps import WorkDir, base_url, environment_page, hub_of, principal_sync
 from ..errors import BadRequest, Conflict, NotFound, Unauthorized
 from ..names import module_name, normalize
 from ..service import Hub
@@ -113,10 +113,8 @@ def list_envs(
     starred_only: bool = False,
     include_teams: bool = True,
 ) -> dict[str, Any]:
-    hub = hub_of(request)
-    p = principal_sync(request)
-    items, total = hub.list_environments_with_latest(
-        p,
+    items, total = environment_page(
+        request,
         search=search,
         owner=owner,
         tags=tags,
