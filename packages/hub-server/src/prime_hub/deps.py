@@ -5,11 +5,13 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from fastapi import Request, UploadFile
 from starlette.concurrency import run_in_threadpool
 
 from .auth import Principal, token_from_header
+from .db.models import Environment, Version
 from .errors import TooLarge
 from .service import Hub
 
@@ -32,6 +34,14 @@ async def principal_async(request: Request) -> Principal:
     if not request.headers.get("authorization"):
         return Principal()
     return await run_in_threadpool(principal_sync, request)
+
+
+def environment_page(
+    request: Request, **filters: Any
+) -> tuple[list[tuple[Environment, Version | None]], int]:
+    """The JSON APIs' listings: the environments the caller's API token may see that match
+    ``filters`` (``Hub.list_environments``' keywords), each with its latest version."""
+    return hub_of(request).list_environments_with_latest(principal_sync(request), **filters)
 
 
 def check_content_length(request: Request) -> None:

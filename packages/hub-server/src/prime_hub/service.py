@@ -43,6 +43,19 @@ from .storage.base import blob_key
 from .validation import ArtifactInfo, parse_version
 
 
+def _latest_of(versions: Iterable[Any], include_prereleases: bool) -> Any:
+    """The latest-version rule, for anything with ``.version`` and ``.yanked``: yanked
+    versions never count; the newest final release (PEP 440 order) wins; with no final
+    release, the newest pre-release if ``include_prereleases``; among equal versions, the
+    first given."""
+    live = sorted(
+        (v for v in versions if not v.yanked), key=lambda v: PkgVersion(v.version), reverse=True
+    )
+    finals = [v for v in live if not PkgVersion(v.version).is_prerelease]
+    pool = finals or (live if include_prereleases else [])
+    return pool[0] if pool else None
+
+
 @dataclass(frozen=True)
 class IndexData:
     owner: str
@@ -267,17 +280,50 @@ class Hub:
             return env
 
     def versions(self, env: Environment) -> list[Version]:
-        """Versions newest first (PEP 440 order)."""
+        """Versions newest first (PEP 440 order; equal versions in publishing order)."""
         with self.db.reader() as s:
-            vs = list(s.scalars(select(Version).where(Version.environment_id == env.id)))
+            vs = list(
+                s.scalars(
+                    select(Version).where(Version.environment_id == env.id).order_by(Version.id)
+                )
+            )
         vs.sort(key=lambda v: PkgVersion(v.version), reverse=True)
         return vs
 
     def latest_version(self, env: Environment, include_prereleases: bool = True) -> Version | None:
-        vs = [v for v in self.versions(env) if not v.yanked]
-        finals = [v for v in vs if not PkgVersion(v.version).is_prerelease]
-        pool = finals or (vs if include_prereleases else [])
-        return pool[0] if pool else None
+        return _latest_of(self.versions(env), include_prereleases)
+
+    def latest_versions(
+        self, envs: Iterable[Environment], include_prereleases: bool = True
+    ) -> dict[int, Version | None]:
+        """``latest_version`` of many environments (a listing page) in two queries in all:
+        the version strings of their unyanked versions, then the chosen versions."""
+        out: dict[int, Version | None] = {e.id: None for e in envs}
+        if not out:
+            return out
+        with self.db.reader() as s:
+            rows = s.execute(
+                select(Version.id, Version.environment_id, Version.version, Version.yanked)
+                .where(Version.environment_id.in_(out), Version.yanked.is_(False))
+                .order_by(Version.id)
+            ).all()
+            by_env: dict[int, list[Any]] = {}
+            for r in rows:
+                by_env.setdefault(r.environment_id, []).append(r)
+            chosen = [_latest_of(vs, include_prereleases) for vs in by_env.values()]
+            ids = [r.id for r in chosen if r is not None]
+            if ids:
+                for v in s.scalars(select(Version).where(Version.id.in_(ids))):
+                    out[v.environment_id] = v
+        return out
+
+    def list_environments_with_latest(
+        self, principal: Principal, **filters: Any
+    ) -> tuple[list[tuple[Environment, Version | None]], int]:
+        """A page of ``list_environments``, each environment with its latest version."""
+        envs, total = self.list_environments(principal, **filters)
+        latest = self.latest_versions(envs)
+        return [(e, latest[e.id]) for e in envs], total
 
     def find_version(self, env: Environment, ref: str) -> Version:
         """``latest``, a PEP 440 version, or a (prefix of a) content hash / sha256."""

@@ -10,7 +10,14 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from ..deps import base_url, check_content_length, hub_of, principal_async, principal_sync
+from ..deps import (
+    base_url,
+    check_content_length,
+    environment_page,
+    hub_of,
+    principal_async,
+    principal_sync,
+)
 from ..errors import BadRequest, Forbidden, Unauthorized
 from ..publishing import publish_uploads
 from ..views import environment_view, iso, version_view
@@ -50,10 +57,8 @@ def list_environments(
     limit: int = Query(default=20, ge=1, le=200),
     offset: int = Query(default=0, ge=0),
 ) -> dict[str, Any]:
-    hub = hub_of(request)
-    p = principal_sync(request)
-    items, total = hub.list_environments(
-        p,
+    items, total = environment_page(
+        request,
         search=search,
         owner=owner,
         tags=tag,
@@ -66,7 +71,7 @@ def list_environments(
     )
     base = base_url(request)
     return {
-        "items": [environment_view(base, e, hub.latest_version(e)) for e in items],
+        "items": [environment_view(base, e, latest) for e, latest in items],
         "total": total,
         "limit": limit,
         "offset": offset,

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from ..auth import Principal
 from ..db.models import Environment, Version
-from ..deps import WorkDir, base_url, hub_of, principal_sync
+from ..deps import WorkDir, base_url, environment_page, hub_of, principal_sync
 from ..errors import BadRequest, Conflict, NotFound, Unauthorized
 from ..names import module_name, normalize
 from ..service import Hub
@@ -82,8 +82,7 @@ def set_slug(request: Request, body: SlugBody) -> dict[str, Any]:
     return {"data": {"slug": p.user.slug}}
 
 
-def _list_item(hub: Hub, env: Environment) -> dict[str, Any]:
-    latest = hub.latest_version(env)
+def _list_item(env: Environment, latest: Version | None) -> dict[str, Any]:
     return {
         "id": str(env.id),
         "owner": {"name": env.owner.slug},
@@ -114,10 +113,8 @@ def list_envs(
     starred_only: bool = False,
     include_teams: bool = True,
 ) -> dict[str, Any]:
-    hub = hub_of(request)
-    p = principal_sync(request)
-    items, total = hub.list_environments(
-        p,
+    items, total = environment_page(
+        request,
         search=search,
         owner=owner,
         tags=tags,
@@ -130,7 +127,7 @@ def list_envs(
     )
     if starred_only:
         items, total = [], 0
-    return {"data": [_list_item(hub, e) for e in items], "total_count": total}
+    return {"data": [_list_item(e, latest) for e, latest in items], "total_count": total}
 
 
 class ResolveBody(BaseModel):

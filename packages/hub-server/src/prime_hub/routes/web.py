@@ -92,8 +92,8 @@ def _pages(total: int, page: int) -> dict[str, int]:
     return {"page": page, "pages": max(1, math.ceil(total / PAGE_SIZE)), "total": total}
 
 
-def _listing(hub: Any, envs: list[Environment]) -> list[dict[str, Any]]:
-    return [{"env": e, "latest": hub.latest_version(e)} for e in envs]
+def _listing(page: list[tuple[Environment, Any]]) -> list[dict[str, Any]]:
+    return [{"env": e, "latest": latest} for e, latest in page]
 
 
 def _public_tags(hub: Any, limit: int = 30) -> list[tuple[str, int]]:
@@ -118,7 +118,7 @@ def home(
 ) -> HTMLResponse:
     hub = hub_of(request)
     principal = web_principal(request)
-    envs, total = hub.list_environments(
+    envs, total = hub.list_environments_with_latest(
         principal,
         search=q or None,
         tags=tag,
@@ -131,7 +131,7 @@ def home(
         request,
         principal,
         "home.html",
-        items=_listing(hub, envs),
+        items=_listing(envs),
         q=q or "",
         selected_tags=tag,
         tags=_public_tags(hub),
@@ -255,7 +255,7 @@ def owner_page(request: Request, owner: str, page: int = Query(default=1, ge=1))
         account = s.scalar(select(Account).where(Account.slug == owner))
     if account is None:
         raise NotFound(f"no user or organisation named {owner}")
-    envs, total = hub.list_environments(
+    envs, total = hub.list_environments_with_latest(
         principal,
         owner=owner,
         sort="name",
@@ -268,7 +268,7 @@ def owner_page(request: Request, owner: str, page: int = Query(default=1, ge=1))
         principal,
         "owner.html",
         account=account,
-        items=_listing(hub, envs),
+        items=_listing(envs),
         query="",
         **_pages(total, page),
     )
