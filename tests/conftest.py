@@ -4,6 +4,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from e2e_kit import (  # noqa: F401 - fixtures
+    bytecode_cache,
     hub,
     hub_client,
     make_venv,

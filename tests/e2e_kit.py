@@ -56,6 +56,35 @@ def uv() -> str:
     return found
 
 
+_pycache: Path | None = None  # the session's bytecode cache, while `bytecode_cache` is active
+
+
+@pytest.fixture(scope="session", autouse=True)
+def bytecode_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One temporary bytecode cache for every subprocess of the session, removed at its end.
+
+    The tests start `prime`, vf-eval, the hub and fresh interpreters dozens of times; without
+    a cache each of them compiles every module it imports again. PYTHONPYCACHEPREFIX keeps
+    the .pyc files out of the source trees (the repository, the site-packages of shared
+    virtualenvs): Python writes them under this folder only."""
+    global _pycache
+    folder = tmp_path_factory.mktemp("pycache")
+    _pycache = folder
+    try:
+        yield folder
+    finally:
+        _pycache = None
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def bytecode_env() -> dict[str, str]:
+    """Bytecode settings for a subprocess: cached under the session's temporary folder; not
+    written at all outside a session (`bytecode_cache` not active)."""
+    if _pycache is None:
+        return {"PYTHONDONTWRITEBYTECODE": "1"}
+    return {"PYTHONPYCACHEPREFIX": str(_pycache)}
+
+
 def base_env() -> dict[str, str]:
     """A subprocess environment without the caller's virtualenv, pip or uv index settings."""
     env = {
@@ -63,6 +92,7 @@ def base_env() -> dict[str, str]:
         for k, v in os.environ.items()
         if not k.startswith(("PIP_", "VIRTUAL_ENV", "PRIME_", "CONDA_"))
         and not (k.startswith("UV_") and k != "UV_CACHE_DIR")
+        and k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")
     }
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"  # uv and prime of the workspace
     env.update(
@@ -70,7 +100,7 @@ def base_env() -> dict[str, str]:
         PIP_DISABLE_PIP_VERSION_CHECK="1",
         UV_NO_CONFIG="1",
         UV_PYTHON_DOWNLOADS="never",
-        PYTHONDONTWRITEBYTECODE="1",
+        **bytecode_env(),
     )
     return env
 

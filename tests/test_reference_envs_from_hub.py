@@ -61,31 +61,11 @@ def test_every_reference_environment_is_here():
 
 
 # ------------------------------------------------------------------ fixtures
-@dataclass
-class CachedPrime(Prime):
-    """The CLI as `prime_as` runs it, but with Python's bytecode cache on, kept under a
-    temporary folder (PYTHONPYCACHEPREFIX): the tests run `prime` and vf-eval some thirty
-    times, and compiling the same modules in each process costs most of a second."""
-
-    pycache: Path | None = None
-
-    def env(self, **extra: str) -> dict[str, str]:
-        return super().env(**extra) | bytecode_env(self.pycache)
-
-
-def bytecode_env(pycache: Path | None) -> dict[str, str]:
-    return {"PYTHONDONTWRITEBYTECODE": "", "PYTHONPYCACHEPREFIX": str(pycache)} if pycache else {}
-
-
 @pytest.fixture(scope="module")
-def pycache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("pycache")
-
-
-@pytest.fixture(scope="module")
-def author(prime_as, pycache: Path) -> Prime:  # type: ignore[no-untyped-def]
-    user = prime_as(OWNER)
-    return CachedPrime(user.hub, user.home, user.token, pycache=pycache)
+def author(prime_as) -> Prime:  # type: ignore[no-untyped-def]
+    # the tests run `prime` and vf-eval some thirty times: the session's bytecode cache
+    # (e2e_kit.bytecode_cache, in every base_env()) saves compiling the same modules each time
+    return prime_as(OWNER)
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +111,7 @@ def hub_wheel(info: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def installed(
-    pushed: dict[str, dict], author: Prime, verifiers_wheel: Path, pycache: Path, tmp_path_factory
+    pushed: dict[str, dict], author: Prime, verifiers_wheel: Path, tmp_path_factory
 ) -> tuple[Path, str]:
     """One fresh virtualenv with our SDK, then ALL reference environments by name in one
     `prime env install`. Returns (python, the command's stdout)."""
@@ -143,7 +123,7 @@ def installed(
     r = author("env", "install", *refs, "--python", python).ok()
     # compiled once before the concurrent vf-eval runs below import the same modules
     modules = ["verifiers.cli.eval", *(name.replace("-", "_") for name in NAMES)]
-    warm = base_env() | OFFLINE | bytecode_env(pycache)
+    warm = base_env() | OFFLINE
     subprocess.run([str(python), "-c", f"import {', '.join(modules)}"], env=warm, check=False)
     return python, r.out
 
@@ -259,11 +239,11 @@ for name in sys.argv[1:]:
 """
 
 
-def test_load_environment_sample_works_for_every_one(installed, pycache):
+def test_load_environment_sample_works_for_every_one(installed):
     python, _ = installed
     r = subprocess.run(
         [str(python), "-c", LOAD_ALL, *NAMES],
-        capture_output=True, text=True, env=base_env() | OFFLINE | bytecode_env(pycache), timeout=300,
+        capture_output=True, text=True, env=base_env() | OFFLINE, timeout=300,
     )  # fmt: skip
     rows = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
     for row in rows:  # a clear per-environment report (pytest shows it on failure)

@@ -74,6 +74,22 @@ def _push(c: httpx.Client, name: str, version: str, visibility: str = "PUBLIC", 
     return c.post(f"{API}/{env_id}/versions/{data['version_id']}/finalize")
 
 
+def _announce_wheel(c: httpx.Client, env_id: str, dist: str, version: str):
+    """Step 7 of `prime env push` alone, without content hash or metadata: a wheel of `dist`
+    announced for upload; returns the hub's answer and the wheel's bytes."""
+    wfn, wheel = make_wheel(dist, version)
+    r = c.post(
+        f"{API}/{env_id}/wheels",
+        json={
+            "filename": wfn,
+            "sha256": hashlib.sha256(wheel).hexdigest(),
+            "size": len(wheel),
+            "semantic_version": version,
+        },
+    )
+    return r, wheel
+
+
 def test_prime_cli_push_then_info_install_pull(server, user, uid):
     owner, token = user
     with server.client(token) as c:
@@ -141,16 +157,7 @@ def test_prime_cli_half_finished_push_publishes_nothing(server, user, uid):
     owner, token = user
     with server.client(token) as c:
         env_id = c.post(f"{API}/resolve", json={"name": uid}).json()["data"]["id"]
-        wfn, wheel = make_wheel(uid, "0.1.0")
-        r = c.post(
-            f"{API}/{env_id}/wheels",
-            json={
-                "filename": wfn,
-                "sha256": hashlib.sha256(wheel).hexdigest(),
-                "size": len(wheel),
-                "semantic_version": "0.1.0",
-            },
-        )
+        r, wheel = _announce_wheel(c, env_id, uid, "0.1.0")
         data = r.json()["data"]
         # a corrupted PUT is refused by hash: at once by the hub, at finalize behind S3
         bad = httpx.put(data["upload_url"], content=wheel[:-10])
@@ -176,16 +183,7 @@ def test_prime_cli_push_with_a_name_that_differs_from_the_distribution(server, u
     _owner, token = user
     with server.client(token) as c:
         env_id = c.post(f"{API}/resolve", json={"name": f"{uid}-renamed"}).json()["data"]["id"]
-        wfn, wheel = make_wheel(uid, "0.1.0")
-        r = c.post(
-            f"{API}/{env_id}/wheels",
-            json={
-                "filename": wfn,
-                "sha256": hashlib.sha256(wheel).hexdigest(),
-                "size": len(wheel),
-                "semantic_version": "0.1.0",
-            },
-        )
+        r, _wheel = _announce_wheel(c, env_id, uid, "0.1.0")
         assert r.status_code == 400 and "must agree" in r.json()["detail"]
 
 

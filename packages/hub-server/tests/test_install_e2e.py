@@ -148,6 +148,22 @@ def _check_import(python: Path, name: str) -> None:
     assert out.stdout.strip() == "1.2.0"
 
 
+def _uv_venv(venv: Path) -> Path:
+    """A fresh virtual environment made by uv; returns its python."""
+    subprocess.run([_uv(), "venv", "-q", str(venv)], check=True, env=clean_env())
+    return venv / "bin" / "python"
+
+
+def _uv_pip_install(python: Path, index_url: str, *what: str) -> subprocess.CompletedProcess:
+    """`uv pip install` of `what` into `python`'s environment from `index_url` only."""
+    return subprocess.run(
+        [_uv(), "pip", "install", "--python", str(python), "--index-url", index_url, *what],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+    )
+
+
 def test_pip_installs_environment_with_dependencies(server, published, tmp_path):
     owner, _token, name, _files = published
     venv = tmp_path / "pip-venv"
@@ -175,45 +191,21 @@ def test_pip_installs_environment_with_dependencies(server, published, tmp_path)
 
 def test_uv_installs_environment_with_dependencies(server, published, tmp_path):
     owner, _token, name, _files = published
-    venv = tmp_path / "uv-venv"
-    subprocess.run([_uv(), "venv", "-q", str(venv)], check=True, env=clean_env())
-    r = subprocess.run(
-        [
-            _uv(),
-            "pip",
-            "install",
-            "--python",
-            str(venv / "bin" / "python"),
-            "--index-url",
-            f"{server.url}/{owner}/simple/",
-            name,
-        ],
-        capture_output=True,
-        text=True,
-        env=clean_env(),
-    )
+    python = _uv_venv(tmp_path / "uv-venv")
+    r = _uv_pip_install(python, f"{server.url}/{owner}/simple/", name)
     assert r.returncode == 0, r.stdout + r.stderr
-    _check_import(venv / "bin" / "python", name)
+    _check_import(python, name)
 
 
 def test_uv_installs_private_environment_with_token_and_hashes(server, dists, tmp_path):
     owner, token = server.new_user("private")
     name = NAME
     _publish_all(server, token, dists)  # the same files under another owner: names are per owner
+    helper = name.replace("-env", "-helper")
     with server.client(token) as c:
-        assert (
-            c.patch(
-                f"/api/v1/environments/{owner}/{name}", json={"visibility": "private"}
-            ).status_code
-            == 200
-        )
-        helper = name.replace("-env", "-helper")
-        assert (
-            c.patch(
-                f"/api/v1/environments/{owner}/{helper}", json={"visibility": "private"}
-            ).status_code
-            == 200
-        )
+        for env in (name, helper):
+            private = {"visibility": "private"}
+            assert c.patch(f"/api/v1/environments/{owner}/{env}", json=private).status_code == 200
         versions = c.get(f"/api/v1/environments/{owner}/{name}/versions").json()["versions"]
         hv = c.get(f"/api/v1/environments/{owner}/{helper}/versions").json()["versions"]
     wheel_sha = next(f["sha256"] for f in versions[0]["files"] if f["kind"] == "wheel")
@@ -222,41 +214,11 @@ def test_uv_installs_private_environment_with_token_and_hashes(server, dists, tm
     req.write_text(
         f"{name}==1.2.0 --hash=sha256:{wheel_sha}\n{helper}==0.3.0 --hash=sha256:{helper_sha}\n"
     )
-    venv = tmp_path / "uv-private"
-    subprocess.run([_uv(), "venv", "-q", str(venv)], check=True, env=clean_env())
-    anon = subprocess.run(
-        [
-            _uv(),
-            "pip",
-            "install",
-            "--python",
-            str(venv / "bin" / "python"),
-            "--index-url",
-            f"{server.url}/{owner}/simple/",
-            name,
-        ],
-        capture_output=True,
-        text=True,
-        env=clean_env(),
-    )
+    python = _uv_venv(tmp_path / "uv-private")
+    anon = _uv_pip_install(python, f"{server.url}/{owner}/simple/", name)
     assert anon.returncode != 0  # invisible without a token
     host = server.url.removeprefix("http://")
-    r = subprocess.run(
-        [
-            _uv(),
-            "pip",
-            "install",
-            "--python",
-            str(venv / "bin" / "python"),
-            "--require-hashes",
-            "--index-url",
-            f"http://__token__:{token}@{host}/{owner}/simple/",
-            "-r",
-            str(req),
-        ],
-        capture_output=True,
-        text=True,
-        env=clean_env(),
-    )
+    with_token = f"http://__token__:{token}@{host}/{owner}/simple/"
+    r = _uv_pip_install(python, with_token, "--require-hashes", "-r", str(req))
     assert r.returncode == 0, r.stdout + r.stderr
-    _check_import(venv / "bin" / "python", name)
+    _check_import(python, name)

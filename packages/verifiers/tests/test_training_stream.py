@@ -57,6 +57,19 @@ def single_env(n: int) -> vf.SingleTurnEnv:
     return vf.SingleTurnEnv(dataset=ds, rubric=vf.Rubric(funcs=[boxed_correct]))
 
 
+def stream_over(env, client, *, filter_zero_variance=False, **options) -> vf.RolloutStream:
+    """A RolloutStream of model "m" over every example of `env`. Unlike the default, groups
+    whose rewards are all equal are kept unless asked: most tests here are about ordering."""
+    return vf.RolloutStream(
+        env,
+        client,
+        "m",
+        env.get_dataset(),
+        filter_zero_variance=filter_zero_variance,
+        **options,
+    )
+
+
 async def wait_until(condition) -> None:
     """Yield to the loop until `condition()` holds (the test's timeout bounds a hang)."""
     while not condition():
@@ -68,15 +81,7 @@ async def test_groups_come_in_completion_order_not_submission_order():
     gate.hold(question(0))
     env = single_env(3)
     async with ScriptedServer(gate) as srv:
-        stream = vf.RolloutStream(
-            env,
-            srv.base_url,
-            "m",
-            env.get_dataset(),
-            rollouts_per_example=2,
-            max_in_flight=3,
-            filter_zero_variance=False,
-        )
+        stream = stream_over(env, srv.base_url, rollouts_per_example=2, max_in_flight=3)
         first, second = await anext(stream), await anext(stream)
         assert {first.example_id, second.example_id} == {1, 2}
         assert stream.in_flight == 1  # example 0, submitted first, is still running
@@ -96,14 +101,7 @@ async def test_every_model_call_is_tagged_with_its_policy_version():
     ds = Dataset.from_list([{"question": "What is 3 + 4?", "answer": "7"}])
     env = vf.ToolEnv(dataset=ds, tools=[add], max_turns=3, rubric=vf.Rubric(funcs=[boxed_correct]))
     async with ScriptedServer(gate) as srv:
-        stream = vf.RolloutStream(
-            env,
-            srv.base_url,
-            "m",
-            env.get_dataset(),
-            rollouts_per_example=1,
-            filter_zero_variance=False,
-        )
+        stream = stream_over(env, srv.base_url, rollouts_per_example=1)
         pending = asyncio.ensure_future(anext(stream))
         await gate.arrived["What is 3 + 4?"].wait()
         stream.set_policy_version(1)  # the first call was sent under version 0
@@ -122,15 +120,8 @@ async def test_staleness_bound_cancels_in_flight_groups_and_reruns_them():
     gate.hold(question(0))
     env = single_env(3)
     async with ScriptedServer(gate) as srv:
-        stream = vf.RolloutStream(
-            env,
-            srv.base_url,
-            "m",
-            env.get_dataset(),
-            rollouts_per_example=2,
-            max_in_flight=3,
-            max_off_policy_steps=1,
-            filter_zero_variance=False,
+        stream = stream_over(
+            env, srv.base_url, rollouts_per_example=2, max_in_flight=3, max_off_policy_steps=1
         )
         done = [await anext(stream), await anext(stream)]
         await gate.arrived[question(0)].wait()
@@ -154,15 +145,8 @@ async def test_staleness_bound_cancels_in_flight_groups_and_reruns_them():
 async def test_finished_groups_beyond_the_bound_are_dropped_and_rerun():
     env = single_env(2)
     async with ScriptedServer() as srv:
-        stream = vf.RolloutStream(
-            env,
-            srv.base_url,
-            "m",
-            env.get_dataset(),
-            rollouts_per_example=2,
-            max_in_flight=2,
-            max_off_policy_steps=0,
-            filter_zero_variance=False,
+        stream = stream_over(
+            env, srv.base_url, rollouts_per_example=2, max_in_flight=2, max_off_policy_steps=0
         )
         first = await anext(stream)
         await wait_until(lambda: stream.buffered == 1)  # the other group finished at version 0
@@ -182,15 +166,7 @@ async def test_cancelling_the_consumer_loses_and_duplicates_nothing():
     env = single_env(6)
     seen: list[int] = []
     async with ScriptedServer(gate) as srv:
-        stream = vf.RolloutStream(
-            env,
-            srv.base_url,
-            "m",
-            env.get_dataset(),
-            rollouts_per_example=2,
-            max_in_flight=2,
-            filter_zero_variance=False,
-        )
+        stream = stream_over(env, srv.base_url, rollouts_per_example=2, max_in_flight=2)
 
         async def consume():
             async for group in stream:
@@ -217,15 +193,7 @@ async def test_aclose_cancels_running_groups_and_keeps_finished_ones():
     gate.hold(question(3))
     env = single_env(4)
     async with ScriptedServer(gate) as srv:
-        stream = vf.RolloutStream(
-            env,
-            srv.base_url,
-            "m",
-            env.get_dataset(),
-            rollouts_per_example=2,
-            max_in_flight=4,
-            filter_zero_variance=False,
-        )
+        stream = stream_over(env, srv.base_url, rollouts_per_example=2, max_in_flight=4)
         taken = [await anext(stream)]
         await wait_until(lambda: stream.buffered == 1)
         await gate.arrived[question(2)].wait()
@@ -242,15 +210,7 @@ async def test_aclose_cancels_running_groups_and_keeps_finished_ones():
 async def test_groups_go_round_robin_over_endpoints():
     env = single_env(4)
     async with ScriptedServer() as a, ScriptedServer() as b:
-        stream = vf.RolloutStream(
-            env,
-            [a.base_url, b.base_url],
-            "m",
-            env.get_dataset(),
-            rollouts_per_example=2,
-            max_in_flight=4,
-            filter_zero_variance=False,
-        )
+        stream = stream_over(env, [a.base_url, b.base_url], rollouts_per_example=2, max_in_flight=4)
         groups = [g async for g in stream]
     assert sorted(g.index for g in groups) == [0, 1, 2, 3]
     for server, parity in ((a, 0), (b, 1)):
@@ -311,9 +271,7 @@ async def test_infra_failures_reach_the_trainer_masked_and_group_scoring_runs():
     fault = Fault(status=503, times=1)  # the first request fails; the client does not retry
     async with ScriptedServer(responder, faults=[fault]) as srv:
         client = OpenAIClient(srv.base_url, max_retries=0)
-        stream = vf.RolloutStream(
-            env, client, "m", env.get_dataset(), rollouts_per_example=3, filter_zero_variance=False
-        )
+        stream = stream_over(env, client, rollouts_per_example=3)
         (group,) = [g async for g in stream]
         await client.aclose()
     assert calls == [3]  # scored as one group, by the environment's own rubric
@@ -334,7 +292,7 @@ async def test_a_server_without_token_ids_is_an_error_for_the_consumer():
     }
     env = single_env(1)
     async with ScriptedServer(ScriptResponder([(lambda body: True, Reply(raw=plain))])) as srv:
-        stream = vf.RolloutStream(env, srv.base_url, "m", env.get_dataset(), rollouts_per_example=2)
+        stream = stream_over(env, srv.base_url, rollouts_per_example=2, filter_zero_variance=True)
         with pytest.raises(vf.TrainingDataError, match="return_token_ids"):
             await anext(stream)
         with pytest.raises(StopAsyncIteration):
@@ -345,10 +303,9 @@ async def test_a_server_without_token_ids_is_an_error_for_the_consumer():
 async def test_a_slow_consumer_holds_generation_back():
     env = single_env(6)
     async with ScriptedServer() as srv:
-        stream = vf.RolloutStream(
-            env, srv.base_url, "m", env.get_dataset(), rollouts_per_example=1,
-            max_in_flight=2, max_buffered=2, filter_zero_variance=False,
-        )  # fmt: skip
+        stream = stream_over(
+            env, srv.base_url, rollouts_per_example=1, max_in_flight=2, max_buffered=2
+        )
         first = await anext(stream)
         await wait_until(lambda: stream.in_flight == 0)  # running groups finish into the buffer
         # the next group started while one finished group waited, none once two waited; what

@@ -13,9 +13,18 @@ import pytest
 from verifiers.testing import ScriptedServer
 
 
+def vf_eval_cmd(*args) -> list[str]:
+    return [sys.executable, "-m", "verifiers.cli.eval", *map(str, args), "--no-progress"]
+
+
 def vf_eval(*args, cwd, timeout=120, **popen):
-    cmd = [sys.executable, "-m", "verifiers.cli.eval", *map(str, args), "--no-progress"]
+    cmd = vf_eval_cmd(*args)
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, **popen)
+
+
+def arithmetic(base_url, n, r, *more) -> tuple:
+    """vf-eval's arguments for `n` examples x `r` rollouts of "arithmetic" by model "m"."""
+    return ("arithmetic", "-m", "m", "-b", base_url, "-n", n, "-r", r, *more)
 
 
 def run_dirs(tmp_path, env="arithmetic", model="m"):
@@ -28,24 +37,7 @@ def read_lines(path: Path):
 
 
 def test_eval_writes_results_and_metadata(tmp_path, server):
-    proc = vf_eval(
-        "arithmetic",
-        "-m",
-        "m",
-        "-b",
-        server.base_url,
-        "-n",
-        6,
-        "-r",
-        2,
-        "-c",
-        4,
-        "-t",
-        128,
-        "-T",
-        0.5,
-        cwd=tmp_path,
-    )
+    proc = vf_eval(*arithmetic(server.base_url, 6, 2, "-c", 4, "-t", 128, "-T", 0.5), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "reward" in proc.stdout and "pass@2" in proc.stdout
     (run,) = run_dirs(tmp_path)
@@ -64,19 +56,15 @@ def test_eval_writes_results_and_metadata(tmp_path, server):
 
 def test_sampling_args_json_and_env_args(tmp_path, server):
     proc = vf_eval(
-        "arithmetic",
-        "-m",
-        "m",
-        "-b",
-        server.base_url,
-        "-n",
-        2,
-        "-r",
-        1,
-        "--env-args",
-        '{"num_examples": 2, "seed": 3}',
-        "-a",
-        '{"top_p": 0.9}',
+        *arithmetic(
+            server.base_url,
+            2,
+            1,
+            "--env-args",
+            '{"num_examples": 2, "seed": 3}',
+            "-a",
+            '{"top_p": 0.9}',
+        ),
         cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
@@ -111,19 +99,7 @@ def test_unknown_environment(tmp_path):
 
 def test_unreachable_endpoint_is_reported_per_rollout(tmp_path):
     proc = vf_eval(
-        "arithmetic",
-        "-m",
-        "m",
-        "-b",
-        "http://127.0.0.1:9/v1",
-        "-n",
-        2,
-        "-r",
-        1,
-        "--max-retries",
-        0,
-        "--request-retries",
-        0,
+        *arithmetic("http://127.0.0.1:9/v1", 2, 1, "--max-retries", 0, "--request-retries", 0),
         cwd=tmp_path,
     )
     assert proc.returncode == 1
@@ -146,25 +122,8 @@ def test_endpoints_file_round_robin(tmp_path):
         assert {r["model"] for r in a.requests} == {"real-model"}
 
 
-def start_slow_eval(tmp_path, server, n=40, extra=()):
-    cmd = [
-        sys.executable,
-        "-m",
-        "verifiers.cli.eval",
-        "arithmetic",
-        "-m",
-        "m",
-        "-b",
-        server.base_url,
-        "-n",
-        str(n),
-        "-r",
-        "1",
-        "-c",
-        "4",
-        "--no-progress",
-        *extra,
-    ]
+def start_slow_eval(tmp_path, server, n=40):
+    cmd = vf_eval_cmd(*arithmetic(server.base_url, n, 1, "-c", 4))
     return subprocess.Popen(
         cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -192,21 +151,7 @@ def test_kill_mid_run_then_resume(tmp_path):
         server.clear()
         before = server.request_count
 
-        proc = vf_eval(
-            "arithmetic",
-            "-m",
-            "m",
-            "-b",
-            server.base_url,
-            "-n",
-            40,
-            "-r",
-            1,
-            "-c",
-            8,
-            "--resume",
-            cwd=tmp_path,
-        )
+        proc = vf_eval(*arithmetic(server.base_url, 40, 1, "-c", 8, "--resume"), cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr
         rows = read_lines(run / "results.jsonl")
         keys = [(r["example_id"], r["rollout_index"]) for r in rows]
@@ -229,27 +174,9 @@ def test_interrupt_saves_finished_rollouts(tmp_path):
 
 
 def test_resume_refuses_a_different_run(tmp_path, server):
-    assert (
-        vf_eval(
-            "arithmetic", "-m", "m", "-b", server.base_url, "-n", 2, "-r", 1, cwd=tmp_path
-        ).returncode
-        == 0
-    )
+    assert vf_eval(*arithmetic(server.base_url, 2, 1), cwd=tmp_path).returncode == 0
     run = run_dirs(tmp_path)[0]
-    proc = vf_eval(
-        "arithmetic",
-        "-m",
-        "m",
-        "-b",
-        server.base_url,
-        "-n",
-        3,
-        "-r",
-        1,
-        "--resume",
-        run,
-        cwd=tmp_path,
-    )
+    proc = vf_eval(*arithmetic(server.base_url, 3, 1, "--resume", run), cwd=tmp_path)
     assert (
         proc.returncode == 2 and "was a different run (num_examples: run 2 vs now 3)" in proc.stderr
     )
