@@ -101,3 +101,21 @@ def uid(request: pytest.FixtureRequest) -> str:
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("PRIME_HUB_TESTING", "1")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):  # type: ignore[no-untyped-def]
+    """A failed browser test reports where the browser was and what the page said: a flaky
+    failure in CI is otherwise a bare assertion with nothing to go on."""
+    outcome = yield
+    report = outcome.get_result()
+    drv = getattr(item, "funcargs", {}).get("browser")
+    if report.when != "call" or not report.failed or drv is None:
+        return
+    try:
+        url = drv.current_url
+        text = drv.find_element("tag name", "body").text
+    except Exception as e:  # the browser itself may be what broke
+        report.sections.append(("browser", f"(page not readable: {e!r})"))
+        return
+    report.sections.append(("browser", f"url: {url}\n{text[:3000]}"))
