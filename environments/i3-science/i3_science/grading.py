@@ -14,7 +14,6 @@ from typing import Any
 import verifiers as vf
 from verifiers.parsers.parser import content_text
 from verifiers.utils.process_pool import WorkerTimeoutError
-from verifiers.utils.shared import SharedTasks
 
 from .answers import check_answer
 
@@ -22,7 +21,6 @@ __all__ = ["JUDGE_PROMPT", "HybridScienceRubric", "parse_verdict"]
 
 GRADE_KEY = "i3_science_grade"
 KIND_KEY = "answer_kind"
-VERDICT_KEY = "judge_verdict"
 
 JUDGE_PROMPT = """You check a candidate's final answer to a science question against the \
 reference answer. The reference answer is correct; do not solve the question again and do not \
@@ -62,8 +60,10 @@ where X is A, B or C."""
 parse_verdict = vf.parse_grade
 
 
-class HybridScienceRubric(vf.Rubric):
-    """``correct_answer`` = rule-based science checking, with an optional LLM-judge fallback.
+class HybridScienceRubric(vf.JudgeFallbackRubric):
+    """``correct_answer`` = rule-based science checking, with an optional LLM-judge fallback
+    (`vf.JudgeFallbackRubric`: graded once per rollout; only a strictly parsed judge grade "A"
+    scores 1; an unreachable judge is an infra error, NaN, never a silent 0).
 
     * The answer is what ``parser`` returns: the last ``\\boxed{}`` after the reasoning, or ""
       (no box, unclosed ``<think>``). No answer, or one longer than ``max_answer_chars``,
@@ -74,10 +74,9 @@ class HybridScienceRubric(vf.Rubric):
       ``state["answer_kind"]``.
     * ``judge`` (a `vf.JudgeRubric` whose parser gives the boxed answer) is asked about answers
       the rules did not accept, except a multiple-choice letter, which settles the grade.
-      Only a strictly parsed "A" scores 1; a malformed reply scores 0
-      (``state["judge_verdict"] = None``); an unreachable judge raises `vf.JudgeError` (an
-      infra error, reward NaN), never a silent 0.
     """
+
+    grade_key = GRADE_KEY
 
     def __init__(
         self,
@@ -88,12 +87,9 @@ class HybridScienceRubric(vf.Rubric):
         numeric_rel_tol: float = 0.01,
         judge: vf.JudgeRubric | None = None,
     ) -> None:
-        super().__init__(parser=parser)
-        if max_answer_chars <= 0:
-            raise vf.ConfigError(f"max_answer_chars must be positive, got {max_answer_chars}")
+        super().__init__(parser=parser, judge=judge, max_answer_chars=max_answer_chars)
         if not 0.0 <= numeric_rel_tol < 1.0:
             raise vf.ConfigError(f"numeric_rel_tol must be in [0, 1), got {numeric_rel_tol}")
-        self.max_answer_chars = max_answer_chars
         self.numeric_rel_tol = numeric_rel_tol
         self.math = vf.MathRubric(
             parser=parser,
@@ -101,78 +97,34 @@ class HybridScienceRubric(vf.Rubric):
             timeout_seconds=math_verify_timeout,
             max_verify_chars=max_answer_chars,
         )
-        self.judge_rubric = judge
-        self._grading: SharedTasks[dict[str, float]] = SharedTasks()
-        self.add_reward_func(self.correct_answer, 1.0)
-        self.add_metric(self.rule_score)
-        if judge is not None:
-            self.add_metric(self.judge_score)
 
-    # -- one grading per rollout, shared by the reward and the metrics ----------------------
-    async def grade(self, prompt: Any, completion: Any, answer: Any, state: Any) -> dict:
-        if state is None:
-            return await self._grade(prompt, completion, answer, None)
-        done = state.get(GRADE_KEY)
-        if done is not None:
-            return done
-        return await self._grading.run(
-            id(state), lambda: self._grade(prompt, completion, answer, state)
-        )
-
-    async def _grade(self, prompt: Any, completion: Any, answer: Any, state: Any) -> dict:
-        grade = {"rules": 0.0, "judge": 0.0}
-        response = self.parser.parse_answer(completion) or ""
+    async def check(self, prompt, completion, answer, response, state) -> tuple[float, bool]:
         gold = "" if answer is None else str(answer).strip()
-        if response and gold and len(response) <= self.max_answer_chars:
-            question = _question_text(prompt)
-            math = self.math
-            try:
-                score, timed_out, kind, final = await math.pool.run(
-                    check_answer,
-                    gold,
-                    response,
-                    question,
-                    math.signal_timeout,
-                    self.numeric_rel_tol,
-                    timeout=math.hard_timeout_seconds,
-                )
-            except WorkerTimeoutError:
-                score, timed_out, kind, final = 0.0, True, "timeout", False
-            grade["rules"] = score
-            if state is not None:
-                state[KIND_KEY] = kind
-                if timed_out:
-                    state["math_verify_timeout"] = True
-            if timed_out:
-                math.timeouts += 1
-            if score != 1.0 and not final and self.judge_rubric is not None:
-                reply = await self.judge_rubric.judge(prompt, completion, answer, state)
-                verdict = parse_verdict(reply)
-                if state is not None:
-                    state[VERDICT_KEY] = verdict
-                grade["judge"] = 1.0 if verdict == "A" else 0.0
+        if not gold:
+            return 0.0, True  # nothing to compare with, and nothing to show a judge
+        math = self.math
+        try:
+            score, timed_out, kind, final = await math.pool.run(
+                check_answer,
+                gold,
+                response,
+                _question_text(prompt),
+                math.signal_timeout,
+                self.numeric_rel_tol,
+                timeout=math.hard_timeout_seconds,
+            )
+        except WorkerTimeoutError:
+            score, timed_out, kind, final = 0.0, True, "timeout", False
         if state is not None:
-            state[GRADE_KEY] = grade
-        return grade
-
-    # -- reward and metrics ---------------------------------------------------------------
-    async def correct_answer(self, prompt, completion, answer, state) -> float:
-        """1.0 iff the rules accept the boxed answer or the judge grades it A."""
-        grade = await self.grade(prompt, completion, answer, state)
-        return max(grade["rules"], grade["judge"])
-
-    async def rule_score(self, prompt, completion, answer, state) -> float:
-        """1.0 iff the rule-based checker (letters, quantities, text, math-verify) accepts it."""
-        return (await self.grade(prompt, completion, answer, state))["rules"]
-
-    async def judge_score(self, prompt, completion, answer, state) -> float:
-        """1.0 iff the judge was asked (the rules did not accept the answer) and graded it A."""
-        return (await self.grade(prompt, completion, answer, state))["judge"]
+            state[KIND_KEY] = kind
+            if timed_out:
+                state["math_verify_timeout"] = True
+        if timed_out:
+            math.timeouts += 1
+        return score, final
 
     async def teardown(self) -> None:
         await self.math.teardown()
-        if self.judge_rubric is not None:
-            await self.judge_rubric.teardown()
         await super().teardown()
 
 

@@ -368,3 +368,73 @@ def test_judge_endpoint_arguments_are_checked(judge_server, monkeypatch):
         JudgeRubric(judge_base_url=judge_server.base_url, judge_api_key_var="NOT_SET_JUDGE_KEY")
     with pytest.raises(vf.ConfigError, match="not both"):
         JudgeRubric(judge_client=judge_server.base_url, judge_base_url=judge_server.base_url)
+
+
+# -- rules first, judge second -------------------------------------------------------------
+STRICT_BOXED = vf.Parser(extract_fn=lambda text: vf.extract_boxed_answer(text, strict=True))
+
+
+class ExactThenJudge(vf.JudgeFallbackRubric):
+    rule_metric = "exact"
+
+    async def check(self, prompt, completion, answer, response, state):
+        if response == "settled":  # e.g. a wrong option letter: no judge needed
+            return 0.0, True
+        return float(response == answer), False
+
+
+def grading_judge(body) -> str:
+    """Grades by the response shown: "x4" is equivalent (A), "junk" gets prose, others B."""
+    m = _FIELDS.search(last_text(body))
+    response = m.group(2).strip() if m else ""
+    return {"x4": "Final Judgment: \\boxed{A}", "junk": "I think it is right."}.get(
+        response, "\\boxed{B}"
+    )
+
+
+@pytest.mark.parametrize(
+    "completion, reward, judged, verdict",
+    [
+        ("\\boxed{4}", 1.0, False, "unset"),  # the rules accept: the judge is never asked
+        ("\\boxed{x4}", 1.0, True, "A"),  # the rules reject, the judge recovers it
+        ("\\boxed{5}", 0.0, True, "B"),
+        ("\\boxed{junk}", 0.0, True, None),  # a verdict in prose is no verdict
+        ("\\boxed{settled}", 0.0, False, "unset"),  # the rules settled it
+        ("no box at all", 0.0, False, "unset"),  # no answer: nothing to check or judge
+        ("\\boxed{" + "9" * 30 + "}", 0.0, False, "unset"),  # longer than max_answer_chars
+    ],
+)
+async def test_judge_fallback_grades_once_rules_first(completion, reward, judged, verdict):
+    with ScriptedServer(grading_judge) as judge_srv:
+        judge = JudgeRubric(parser=STRICT_BOXED, judge_client=fast_client(judge_srv))
+        rubric = ExactThenJudge(parser=STRICT_BOXED, judge=judge, max_answer_chars=20)
+        assert rubric.get_reward_func_names() == ["correct_answer", "exact", "judge_score"]
+        s = make_state(completion=completion, answer="4")
+        await rubric.score_rollout(s)
+        assert s["reward"] == reward
+        assert s["metrics"]["judge_score"] == (1.0 if verdict == "A" else 0.0)
+        assert s["metrics"]["exact"] == (1.0 if completion == "\\boxed{4}" else 0.0)
+        # reward and both metrics share one grading: at most one judge request per rollout
+        assert judge_srv.request_count == (1 if judged else 0)
+        assert s.get("judge_verdict", "unset") == verdict
+        await rubric.teardown()
+        await judge.judge_client.aclose()
+
+
+async def test_judge_fallback_without_judge_and_with_a_dead_one():
+    rubric = ExactThenJudge(parser=STRICT_BOXED)
+    assert rubric.get_reward_func_names() == ["correct_answer", "exact"]
+    s = make_state(completion="\\boxed{x4}", answer="4")
+    await rubric.score_rollout(s)
+    assert s["reward"] == 0.0
+    with pytest.raises(vf.ConfigError, match="max_answer_chars"):
+        ExactThenJudge(parser=STRICT_BOXED, max_answer_chars=0)
+
+    dead = JudgeRubric(
+        parser=STRICT_BOXED, judge_client="http://127.0.0.1:9/v1", judge_max_retries=0
+    )
+    rubric = ExactThenJudge(parser=STRICT_BOXED, judge=dead)
+    s = make_state(completion="\\boxed{x4}", answer="4")
+    await rubric.score_rollout(s)
+    assert math.isnan(s["reward"]) and s["error"]["infra"] is True  # not a silent 0
+    await rubric.teardown()

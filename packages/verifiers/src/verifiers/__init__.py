@@ -56,6 +56,7 @@ from verifiers.pass_rate import PassRateFilter
 from verifiers.rubrics import (
     DEFAULT_JUDGE_PROMPT,
     JudgeError,
+    JudgeFallbackRubric,
     JudgeRubric,
     MathRubric,
     Rubric,
@@ -120,6 +121,7 @@ __all__ = [
     "InfraError",
     "InvalidModelResponseError",
     "JudgeError",
+    "JudgeFallbackRubric",
     "JudgeRubric",
     "MathRubric",
     "MaybeThinkParser",

@@ -1,3 +1,4 @@
+from verifiers.rubrics.judge_fallback_rubric import JudgeFallbackRubric
 from verifiers.rubrics.judge_rubric import DEFAULT_JUDGE_PROMPT, JudgeError, JudgeRubric
 from verifiers.rubrics.math_rubric import MathRubric
 from verifiers.rubrics.rubric import Rubric
@@ -6,6 +7,7 @@ from verifiers.rubrics.rubric_group import RubricGroup
 __all__ = [
     "DEFAULT_JUDGE_PROMPT",
     "JudgeError",
+    "JudgeFallbackRubric",
     "JudgeRubric",
     "MathRubric",
     "Rubric",
