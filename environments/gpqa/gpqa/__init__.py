@@ -133,13 +133,8 @@ def _build_rows(
 
 
 def _load_raw(source: Any) -> tuple[list[dict[str, Any]], str]:
-    # Rows as given, not through vf.load_dataset_source (Arrow): a row of the wrong type is
-    # then reported by _build_rows, by row, instead of failing the whole table.
-    if isinstance(source, list | tuple):
-        if not all(isinstance(r, dict) for r in source):
-            raise ConfigError("source rows must be dicts of column -> value")
-        return list(source), "rows"
-    ds = vf.load_dataset_source(
+    # Rows as dicts (a list source as given), so _build_rows reports a bad row by row.
+    return vf.load_source_rows(
         HUB_ID,
         source=source,
         sample=SAMPLE,
@@ -147,8 +142,6 @@ def _load_raw(source: Any) -> tuple[list[dict[str, Any]], str]:
         config=HUB_CONFIG,
         required_columns=[QUESTION, CORRECT, *INCORRECT],
     )
-    what = f"dataset {source}" if isinstance(source, str | Path) else "dataset"
-    return list(ds), what
 
 
 def load_environment(

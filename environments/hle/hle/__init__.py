@@ -208,25 +208,16 @@ def _build_rows(
 
 
 def _load_raw(source: Any) -> tuple[list[dict[str, Any]], str]:
-    # Rows as given, not through vf.load_dataset_source (Arrow): a row of the wrong type is
-    # then reported by _build_rows, by row, instead of failing the whole table.
-    if isinstance(source, list | tuple):
-        if not all(isinstance(r, dict) for r in source):
-            raise ConfigError("source rows must be dicts of column -> value")
-        return list(source), "rows"
-    ds = vf.load_dataset_source(
+    # Rows as dicts (a list source as given), so _build_rows reports a bad row by row; the
+    # decoded images are not needed for text-only rows.
+    return vf.load_source_rows(
         HUB_ID,
         source=source,
         sample=SAMPLE,
         split="test",
         required_columns=["question", "answer", "answer_type"],
+        drop_columns=["image_preview", "rationale_image"],
     )
-    if "image_preview" in ds.column_names:  # decoded images: not needed for text-only rows
-        ds = ds.remove_columns("image_preview")
-    if "rationale_image" in ds.column_names:
-        ds = ds.remove_columns("rationale_image")
-    what = f"dataset {source}" if isinstance(source, str | Path) else "dataset"
-    return list(ds), what
 
 
 def _parse_categories(category: Any) -> set[str] | None:

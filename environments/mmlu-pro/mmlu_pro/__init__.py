@@ -153,21 +153,14 @@ def _build_rows(
 
 
 def _load_raw(source: Any, split: str) -> tuple[list[dict[str, Any]], str]:
-    # Rows as given, not through vf.load_dataset_source (Arrow): a row of the wrong type is
-    # then reported by _build_rows, by row, instead of failing the whole table.
-    if isinstance(source, list | tuple):
-        if not all(isinstance(r, dict) for r in source):
-            raise ConfigError("source rows must be dicts of column -> value")
-        return list(source), "rows"
-    ds = vf.load_dataset_source(
+    # Rows as dicts (a list source as given), so _build_rows reports a bad row by row.
+    return vf.load_source_rows(
         HUB_ID,
         source=source,
         sample=SAMPLE,
         split=split,
         required_columns=["question", "options", "answer", "category"],
     )
-    what = f"dataset {source}" if isinstance(source, str | Path) else "dataset"
-    return list(ds), what
 
 
 def load_environment(

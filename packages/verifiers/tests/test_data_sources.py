@@ -29,6 +29,21 @@ def test_rows_and_dataset_sources(sample):
     assert vf.load_dataset_source(None, source=ds) is ds
 
 
+def test_source_rows_keep_a_list_as_given_and_describe_where_rows_came_from(sample, tmp_path):
+    mixed = [{"question": "q", "answer": 42}, {"question": "r", "answer": "x"}]
+    rows, what = vf.load_source_rows("org/data", source=mixed)
+    assert rows == mixed and what == "rows"  # no Arrow table: per-row types survive
+    with pytest.raises(vf.ConfigError, match="must be dicts"):
+        vf.load_source_rows("org/data", source=[{"question": "q"}, "not a row"])
+    rows, what = vf.load_source_rows(
+        "org/data", source="sample", sample=sample, drop_columns=["answer", "absent"]
+    )
+    assert rows == [{"question": "1+1"}, {"question": "2+3"}] and what == "sample sample.jsonl"
+    (tmp_path / "d.json").write_text(json.dumps([{"question": "q1"}]))
+    with pytest.raises(vf.ConfigError, match=r"dataset .*d\.json lacks column\(s\) answer"):
+        vf.load_source_rows(None, source=tmp_path / "d.json", required_columns=["answer"])
+
+
 def test_local_files_of_each_format(tmp_path):
     from datasets import Dataset
 

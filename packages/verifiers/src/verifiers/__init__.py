@@ -16,7 +16,7 @@ from verifiers.client import (
     OpenAIChatCompletionsClient,
     OpenAIClient,
 )
-from verifiers.data_sources import load_dataset_source
+from verifiers.data_sources import load_dataset_source, load_source_rows
 from verifiers.dataset import prepare_qa_dataset
 from verifiers.decorators import advantage, cleanup, metric, reward, setup, stop, teardown, update
 from verifiers.envs import (
@@ -180,6 +180,7 @@ __all__ = [
     "extract_hash_answer",
     "load_dataset_source",
     "load_environment",
+    "load_source_rows",
     "metric",
     "parse_grade",
     "prepare_qa_dataset",

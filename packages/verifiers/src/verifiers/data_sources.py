@@ -46,8 +46,44 @@ def load_dataset_source(
 ) -> Any:
     """The rows of ``source`` as a ``datasets.Dataset`` (see the module docstring)."""
     dataset = _resolve(hub_id, source, sample, split, config)
-    check_required_columns(dataset, required_columns, _describe(hub_id, source))
+    check_required_columns(dataset, required_columns, _describe(hub_id, source, sample))
     return dataset
+
+
+def load_source_rows(
+    hub_id: str | None,
+    *,
+    source: SourceLike = "auto",
+    sample: str | Path | None = None,
+    split: str = "train",
+    config: str | None = None,
+    required_columns: Iterable[str] = (),
+    drop_columns: Iterable[str] = (),
+) -> tuple[list[dict[str, Any]], str]:
+    """``(rows, what)``: the rows of ``source`` as dicts, for environments that validate row by
+    row, and a description of where they came from for error messages.
+
+    A list of row dicts is returned as given, not through an Arrow table, so a row with a
+    value of the wrong type reaches the caller's validation (which can name the row) instead
+    of failing the whole table. Anything else loads like `load_dataset_source`; columns in
+    ``drop_columns`` (e.g. decoded images) are removed before the rows are materialised.
+    """
+    if isinstance(source, list | tuple):
+        if not all(isinstance(r, dict) for r in source):
+            raise ConfigError("source rows must be dicts of column -> value")
+        return list(source), "rows"
+    dataset = load_dataset_source(
+        hub_id,
+        source=source,
+        sample=sample,
+        split=split,
+        config=config,
+        required_columns=required_columns,
+    )
+    unwanted = [c for c in drop_columns if c in dataset.column_names]
+    if unwanted:
+        dataset = dataset.remove_columns(unwanted)
+    return list(dataset), _describe(hub_id, source, sample)
 
 
 def check_required_columns(dataset: Any, required: Iterable[str], what: str) -> None:
@@ -223,7 +259,9 @@ def _read_json_rows(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def _describe(hub_id: str | None, source: SourceLike) -> str:
+def _describe(hub_id: str | None, source: SourceLike, sample: str | Path | None = None) -> str:
     if isinstance(source, str | Path) and source not in ("auto", "hub", "sample"):
         return f"dataset {source}"
+    if source == "sample" and sample is not None:
+        return f"sample {Path(sample).name}"
     return f"dataset {hub_id or 'rows'}"
