@@ -20,7 +20,6 @@ import asyncio
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -129,13 +128,6 @@ def _endpoint_config(
     )
 
 
-@dataclass(slots=True)
-class _LoopResources:
-    """What the rubric keeps per event loop (asyncio primitives are bound to one loop)."""
-
-    semaphore: asyncio.Semaphore | None
-
-
 class JudgeRubric(Rubric):
     """A rubric whose reward functions can ask a judge model about the response.
 
@@ -189,7 +181,8 @@ class JudgeRubric(Rubric):
         self.judge_max_retries = judge_max_retries
         self.judge_timeout = judge_timeout
         self.judge_max_concurrent = judge_max_concurrent
-        self._loops: dict[asyncio.AbstractEventLoop, _LoopResources] = {}
+        # The concurrency cap per event loop (asyncio primitives are bound to one loop).
+        self._caps: dict[asyncio.AbstractEventLoop, asyncio.Semaphore | None] = {}
         # Verdicts being fetched, so reward functions of one rollout that run concurrently
         # share one request: (id(state), rendered prompt) -> task.
         self._pending: SharedTasks[str] = SharedTasks()
@@ -212,7 +205,7 @@ class JudgeRubric(Rubric):
     def judge_client(self, value: Any) -> None:
         self._judge_client_arg = value
         self._client, self._owned = self._resolve(value)
-        self._loops.clear()
+        self._caps.clear()
         self.class_objects["judge_client"] = self.judge_client
 
     def _resolve(self, value: Any) -> tuple[Client, bool]:
@@ -271,13 +264,13 @@ class JudgeRubric(Rubric):
         return await self._pending.run((id(state), rendered), lambda: self._ask(rendered, state))
 
     async def _ask(self, rendered: str, state: dict[str, Any] | None) -> str:
-        resources = self._loop_resources()
+        cap = self._cap()
         messages: Messages = [{"role": "user", "content": rendered}]
         try:
-            if resources.semaphore is None:
+            if cap is None:
                 response = await self._request(messages)
             else:
-                async with resources.semaphore:
+                async with cap:
                     response = await self._request(messages)
         except (ModelError, aiohttp.ClientError) as e:
             where = self._client.base_url or "the judge endpoint"
@@ -298,17 +291,14 @@ class JudgeRubric(Rubric):
             messages, self.judge_model, sampling_args=self.judge_sampling_args or None
         )
 
-    def _loop_resources(self) -> _LoopResources:
+    def _cap(self) -> asyncio.Semaphore | None:
         loop = asyncio.get_running_loop()
-        res = self._loops.get(loop)
-        if res is not None:
-            return res
-        for old in [lp for lp in self._loops if lp.is_closed()]:
-            del self._loops[old]
-        limit = self.judge_max_concurrent
-        res = _LoopResources(asyncio.Semaphore(limit) if limit and limit > 0 else None)
-        self._loops[loop] = res
-        return res
+        if loop not in self._caps:
+            for old in [lp for lp in self._caps if lp.is_closed()]:
+                del self._caps[old]
+            limit = self.judge_max_concurrent
+            self._caps[loop] = asyncio.Semaphore(limit) if limit and limit > 0 else None
+        return self._caps[loop]
 
     # -- lifecycle ------------------------------------------------------------------------
     async def teardown(self) -> None:
