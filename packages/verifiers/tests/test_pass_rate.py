@@ -76,6 +76,8 @@ def test_prepare_qa_dataset_writes_numbers_and_names_unusable_rows():
     assert vf.prepare_qa_dataset(Dataset.from_list([{"question": "q", "answer": 3}]))["answer"] == [
         "3"
     ]
+    with pytest.raises(vf.ConfigError, match="^empty data has no rows$"):
+        vf.prepare_qa_dataset(Dataset.from_dict({"question": [], "answer": []}), what="empty data")
     with pytest.raises(vf.ConfigError, match="row 0: answer is nan"):
         vf.prepare_qa_dataset(Dataset.from_list([{"question": "q", "answer": math.nan}]))
 

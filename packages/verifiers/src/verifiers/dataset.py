@@ -162,6 +162,8 @@ def prepare_qa_dataset(
             + (f"; and {more} more" if more > 0 else "")
         )
     if not rows["question"]:
+        if not pass_rate.active:
+            raise ConfigError(f"{what} has no rows")
         raise pass_rate.nothing_left(what, len(questions), sum(r is None for r in rates))
     if task is not None:
         rows["task"] = [task] * len(rows["question"])
