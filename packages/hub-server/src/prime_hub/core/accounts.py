@@ -1,0 +1,150 @@
+"""Accounts, organisations, memberships, API tokens and authentication."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import delete, select
+
+from ..auth import ROLES, SCOPES, Principal, hash_token, is_expired, new_token
+from ..db.models import Account, ApiToken, Membership, utcnow
+from ..errors import BadRequest, Conflict, Forbidden, NotFound, Unauthorized
+from ..names import normalize, validate_project_name, validate_slug
+from .base import HubBase
+
+
+class AccountsMixin(HubBase):
+    def create_user(self, slug: str, email: str | None = None, admin: bool = False) -> Account:
+        validate_slug(slug)
+        with self.db.writer.begin() as s:
+            if s.scalar(select(Account).where(Account.slug == slug)):
+                raise Conflict(f"the name {slug!r} is taken")
+            acct = Account(slug=slug, kind="user", email=email, is_admin=admin, display_name=slug)
+            s.add(acct)
+        return acct
+
+    def create_org(self, slug: str, owner: str) -> Account:
+        validate_slug(slug)
+        with self.db.writer.begin() as s:
+            if s.scalar(select(Account).where(Account.slug == slug)):
+                raise Conflict(f"the name {slug!r} is taken")
+            user = self._account(s, owner, kind="user")
+            org = Account(slug=slug, kind="org", display_name=slug, is_admin=False)
+            s.add(org)
+            s.flush()
+            s.add(Membership(org_id=org.id, user_id=user.id, role="owner"))
+        return org
+
+    def _check_org_owner(self, by: Principal, org: Account) -> None:
+        if by.user is None:
+            raise Unauthorized("managing members needs an API token")
+        tok = by.token
+        if by.role_in(org) != "owner" or tok is None or tok.scope != "publish" or tok.environment:
+            raise Forbidden(
+                f"only an owner of {org.slug}, with an unrestricted publish token, manages members"
+            )
+
+    def set_member(
+        self, org: str, user: str, role: str | None, by: Principal | None = None
+    ) -> None:
+        """Add, change (role) or remove (None) a member; ``by`` None means the admin CLI."""
+        if role is not None and role not in ROLES:
+            raise BadRequest(f"role must be one of {', '.join(ROLES)}")
+        with self.db.writer.begin() as s:
+            o = self._account(s, org, kind="org")
+            if by is not None:
+                self._check_org_owner(by, o)
+            u = self._account(s, user, kind="user")
+            s.execute(
+                delete(Membership).where(Membership.org_id == o.id, Membership.user_id == u.id)
+            )
+            if role is not None:
+                s.add(Membership(org_id=o.id, user_id=u.id, role=role))
+
+    def members(self, principal: Principal, org: str) -> list[tuple[str, str]]:
+        with self.db.reader() as s:
+            o = self._account(s, org, kind="org")
+            if principal.role_in(o) is None:
+                raise NotFound(f"no org named {org!r}")
+            rows = s.execute(
+                select(Account.slug, Membership.role)
+                .join(Membership, Membership.user_id == Account.id)
+                .where(Membership.org_id == o.id)
+                .order_by(Account.slug)
+            ).all()
+        return [(slug, role) for slug, role in rows]
+
+    def create_token(
+        self,
+        user: str,
+        scope: str = "publish",
+        environment: str | None = None,
+        name: str = "",
+        expires_in_days: int | None = None,
+    ) -> tuple[ApiToken, str]:
+        if scope not in SCOPES:
+            raise BadRequest(f"scope must be one of {', '.join(SCOPES)}")
+        env_key = None
+        if environment:
+            owner_slug, sep, env_name = environment.partition("/")
+            if not sep:
+                raise BadRequest("a token's environment is written owner/name")
+            env_key = f"{owner_slug}/{normalize(validate_project_name(env_name))}"
+        plain = new_token()
+        with self.db.writer.begin() as s:
+            u = self._account(s, user, kind="user")
+            tok = ApiToken(
+                user_id=u.id,
+                name=name,
+                token_hash=hash_token(plain),
+                scope=scope,
+                environment=env_key,
+                expires_at=(
+                    utcnow() + dt.timedelta(days=expires_in_days) if expires_in_days else None
+                ),
+            )
+            s.add(tok)
+        return tok, plain
+
+    def revoke_token(self, token_id: int, by: Principal | None = None) -> None:
+        with self.db.writer.begin() as s:
+            tok = s.get(ApiToken, token_id)
+            if tok is None or (by is not None and not by.is_admin and by.user.id != tok.user_id):  # type: ignore[union-attr]
+                raise NotFound("no such token")
+            tok.revoked_at = utcnow()
+
+    def list_tokens(self, user: str) -> list[ApiToken]:
+        with self.db.reader() as s:
+            u = self._account(s, user, kind="user")
+            return list(s.scalars(select(ApiToken).where(ApiToken.user_id == u.id)))
+
+    def authenticate(self, plain: str | None) -> Principal:
+        if not plain:
+            return Principal()
+        with self.db.reader() as s:
+            tok = s.scalar(select(ApiToken).where(ApiToken.token_hash == hash_token(plain)))
+            if tok is None or tok.revoked_at is not None or is_expired(tok):
+                raise Unauthorized("invalid, expired or revoked API token")
+            roles = dict(
+                s.execute(
+                    select(Membership.org_id, Membership.role).where(
+                        Membership.user_id == tok.user_id
+                    )
+                ).all()
+            )
+            return Principal(user=tok.user, token=tok, memberships=roles)  # type: ignore[arg-type]
+
+    def owner_names(self, principal: Principal) -> list[dict[str, Any]]:
+        """The user's own namespace and the organisations they belong to."""
+        if principal.user is None:
+            return []
+        with self.db.reader() as s:
+            rows = s.execute(
+                select(Account, Membership.role)
+                .join(Membership, Membership.org_id == Account.id)
+                .where(Membership.user_id == principal.user.id)
+            ).all()
+        return [
+            {"slug": a.slug, "id": a.id, "role": r, "created_at": a.created_at} for a, r in rows
+        ]

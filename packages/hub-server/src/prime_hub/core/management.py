@@ -1,0 +1,106 @@
+"""Changing what is published: yank, edit, delete."""
+
+from __future__ import annotations
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from ..auth import Principal
+from ..db.models import Environment, PendingUpload, Tag, Version, utcnow
+from ..errors import BadRequest, Forbidden, NotFound, Unauthorized
+from ..validation import parse_version
+from .base import _clean_tags
+from .queries import QueriesMixin
+
+
+class ManagementMixin(QueriesMixin):
+    def _env_for_write(
+        self, s: Session, principal: Principal, owner: str, name: str
+    ) -> Environment:
+        env = self._env_query(s, owner, name)
+        if env is None or not principal.can_read(env):
+            raise NotFound(f"environment {owner}/{name} not found")
+        if principal.user is None:
+            raise Unauthorized("this needs an API token")
+        if not principal.can_publish(env.owner, env.name):
+            raise Forbidden(f"this token may not change {owner}/{name}")
+        return env
+
+    def set_yanked(
+        self,
+        principal: Principal,
+        owner: str,
+        name: str,
+        version: str,
+        yanked: bool,
+        reason: str = "",
+    ) -> Version:
+        canonical = str(parse_version(version))
+        with self.db.writer.begin() as s:
+            env = self._env_for_write(s, principal, owner, name)
+            ver = s.scalar(
+                select(Version).where(
+                    Version.environment_id == env.id, Version.canonical_version == canonical
+                )
+            )
+            if ver is None:
+                raise NotFound(f"version {version} of {owner}/{name} not found")
+            ver.yanked = yanked
+            ver.yanked_reason = reason if yanked else ""
+            env.updated_at = utcnow()
+            self._bump(s)
+        self._changed()
+        return ver
+
+    def update_environment(
+        self,
+        principal: Principal,
+        owner: str,
+        name: str,
+        *,
+        visibility: str | None = None,
+        description: str | None = None,
+        tags: list[str] | None = None,
+        readme: str | None = None,
+    ) -> Environment:
+        with self.db.writer.begin() as s:
+            env = self._env_for_write(s, principal, owner, name)
+            if visibility is not None:
+                if visibility.lower() not in ("public", "private"):
+                    raise BadRequest("visibility is public or private")
+                env.visibility = visibility.lower()
+            if description is not None:
+                env.description = description
+            if readme is not None:
+                env.readme = readme
+                env.readme_content_type = "text/markdown"
+            if tags is not None:
+                env.tags = [Tag(environment_id=env.id, tag=t) for t in _clean_tags(tags)]
+            env.updated_at = utcnow()
+            self._bump(s)
+            s.flush()
+            s.refresh(env)
+        self._changed()
+        return env
+
+    def delete_version(self, principal: Principal, owner: str, name: str, ref: str) -> Version:
+        env = self.get_environment(principal, owner, name)
+        target = self.find_version(env, ref)
+        with self.db.writer.begin() as s:
+            env = self._env_for_write(s, principal, owner, name)
+            ver = s.get(Version, target.id)
+            if ver is None:
+                raise NotFound(f"version {ref} not found")
+            s.delete(ver)  # files go with it; used_filenames keeps their names taken
+            env.updated_at = utcnow()
+            self._bump(s)
+        self._changed()
+        return target
+
+    def delete_environment(self, principal: Principal, owner: str, name: str) -> None:
+        with self.db.writer.begin() as s:
+            env = self._env_for_write(s, principal, owner, name)
+            s.execute(delete(PendingUpload).where(PendingUpload.environment_id == env.id))
+            s.delete(env)
+            self._bump(s)
+        self._changed()

@@ -1,0 +1,261 @@
+"""Publishing: validated archives are stored under content-addressed keys first, then one
+database transaction creates the version and all of its files. A crash before the commit
+leaves at most an unreferenced blob, never a row."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.version import Version as PkgVersion
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from ..auth import Principal
+from ..db.models import Account, Environment, File, Tag, UsedFilename, Version, utcnow
+from ..errors import BadRequest, Conflict, Forbidden, InvalidPackage, NotFound, Unauthorized
+from ..names import normalize, validate_project_name
+from ..storage.base import blob_key
+from ..validation import ArtifactInfo, parse_version
+from .base import HubBase, _clean_tags
+
+
+@dataclass
+class PublishResult:
+    environment: Environment
+    version: Version
+    created: bool
+    added_files: list[str] = field(default_factory=list)
+
+
+class PublishingMixin(HubBase):
+    def _owner_for_publish(
+        self, s: Session, principal: Principal, owner: str, name: str
+    ) -> Account:
+        if principal.user is None:
+            raise Unauthorized("publishing needs an API token")
+        acct = s.scalar(select(Account).where(Account.slug == owner))
+        if acct is None:
+            raise NotFound(f"no owner named {owner!r}")
+        if not principal.can_publish(acct, name):
+            raise Forbidden(
+                f"this token may not publish to {owner}/{name} "
+                "(needs the publish scope, for this environment, and a publisher role)"
+            )
+        return acct
+
+    def ensure_environment(
+        self,
+        principal: Principal,
+        owner: str,
+        name: str,
+        visibility: str | None = None,
+    ) -> tuple[Environment, bool]:
+        validate_project_name(name)
+        for _attempt in range(2):
+            try:
+                with self.db.writer.begin() as s:
+                    acct = self._owner_for_publish(s, principal, owner, name)
+                    env = self._env_query(s, owner, name)
+                    if env is not None:
+                        return env, False
+                    env = Environment(
+                        owner_id=acct.id,
+                        name=name,
+                        normalized_name=normalize(name),
+                        visibility=(visibility or "public").lower(),
+                        description="",
+                        readme="",
+                    )
+                    s.add(env)
+                    s.flush()
+                    env.owner = acct
+                    self._bump(s)
+                self._changed()
+                return env, True
+            except IntegrityError:
+                continue  # created concurrently: the second pass finds it
+        raise Conflict(f"environment {owner}/{name} was created concurrently; retry")
+
+    def store_artifacts(self, staged: list[tuple[ArtifactInfo, Path]]) -> None:
+        # always written (never "already there, skip"): a fresh write also renews the
+        # object's age, so garbage collection cannot take it before the commit
+        for info, path in staged:
+            self.storage.put_file(blob_key(info.sha256, info.filename), path)
+
+    def publish(
+        self,
+        principal: Principal,
+        owner: str,
+        name: str,
+        artifacts: list[tuple[ArtifactInfo, Path]],
+        *,
+        visibility: str | None = None,
+        description: str | None = None,
+        tags: list[str] | None = None,
+        content_hash: str | None = None,
+    ) -> PublishResult:
+        """Publish one version made of ``artifacts`` (validated files on local disk)."""
+        validate_project_name(name)
+        if not artifacts:
+            raise BadRequest("nothing to publish: send a wheel and/or an sdist")
+        versions = set()
+        for info, _ in artifacts:
+            if info.kind in ("wheel", "sdist"):
+                if normalize(info.name or "") != normalize(name):
+                    raise InvalidPackage(
+                        f"{info.filename} is the distribution {info.name!r}, "
+                        f"not the environment {name!r}"
+                    )
+                versions.add(parse_version(info.version or ""))
+        if len(versions) > 1:
+            raise InvalidPackage("all files of one upload must carry the same version")
+        names = [i.filename for i, _ in artifacts]
+        if len(set(names)) != len(names):
+            raise BadRequest("the same file name was sent twice")
+        if not versions:
+            raise BadRequest("an upload needs a wheel or an sdist")
+        version = versions.pop()
+        with self.db.reader() as s:  # fail fast (before storing bytes) on permissions
+            self._owner_for_publish(s, principal, owner, name)
+        self.store_artifacts(artifacts)
+        env, _ = self.ensure_environment(principal, owner, name, visibility)
+        for attempt in range(3):
+            try:
+                result = self._publish_tx(
+                    principal, env.id, version, artifacts, description, tags, content_hash
+                )
+                self._changed()
+                return result
+            except IntegrityError:
+                if attempt == 2:
+                    raise Conflict(
+                        f"{name} {version} is being published concurrently; retry"
+                    ) from None
+        raise AssertionError("unreachable")
+
+    def _publish_tx(
+        self,
+        principal: Principal,
+        env_id: int,
+        version: PkgVersion,
+        artifacts: list[tuple[ArtifactInfo, Path]],
+        description: str | None,
+        tags: list[str] | None,
+        content_hash: str | None,
+    ) -> PublishResult:
+        canonical = str(version)
+        uploader = principal.user.id if principal.user else None
+        with self.db.writer.begin() as s:
+            if not self.db.is_sqlite:  # serialise publishers of one environment
+                s.execute(select(Environment.id).where(Environment.id == env_id).with_for_update())
+            env = s.get(Environment, env_id)
+            if env is None:
+                raise NotFound("the environment was deleted during the upload")
+            ver = s.scalar(
+                select(Version).where(
+                    Version.environment_id == env_id, Version.canonical_version == canonical
+                )
+            )
+            created = ver is None
+            existing = {f.filename: f for f in ver.files} if ver else {}
+            added: list[str] = []
+            for info, _ in artifacts:
+                old = existing.get(info.filename)
+                if old is not None:
+                    if old.sha256 != info.sha256:
+                        raise Conflict(
+                            f"{info.filename} already exists with different content "
+                            f"(sha256 {old.sha256[:12]}…); published files are immutable: "
+                            "bump the version"
+                        )
+                    continue
+                used = s.get(UsedFilename, (env.owner_id, info.filename))
+                if used is not None:
+                    raise Conflict(
+                        f"{info.filename} was published before and deleted; a file name "
+                        "is never reused: bump the version"
+                    )
+                if (
+                    ver is not None
+                    and info.kind == "sdist"
+                    and any(f.kind == "sdist" for f in ver.files)
+                ):
+                    raise Conflict(f"{env.name} {version} already has a source distribution")
+                added.append(info.filename)
+            if ver is not None and not added:
+                return PublishResult(env, ver, created=False)
+            primary = next((i for i, _ in artifacts if i.kind == "wheel"), None) or next(
+                (i for i, _ in artifacts if i.kind == "sdist"), artifacts[0][0]
+            )
+            if ver is None:
+                ver = Version(
+                    environment_id=env_id,
+                    version=primary.version or canonical,
+                    canonical_version=canonical,
+                    summary=primary.summary,
+                    requires_python=primary.requires_python,
+                    dependencies=primary.requires_dist,
+                    content_hash=content_hash,
+                    uploader_id=uploader,
+                    yanked=False,
+                    yanked_reason="",
+                )
+                s.add(ver)
+                s.flush()
+            for info, _ in artifacts:
+                if info.filename not in added:
+                    continue
+                s.add(
+                    File(
+                        version_id=ver.id,
+                        environment_id=env_id,
+                        filename=info.filename,
+                        kind=info.kind,
+                        sha256=info.sha256,
+                        size=info.size,
+                        storage_key=blob_key(info.sha256, info.filename),
+                        requires_python=info.requires_python,
+                        core_metadata=info.core_metadata,
+                        metadata_sha256=(
+                            _sha(info.core_metadata) if info.core_metadata is not None else None
+                        ),
+                        uploader_id=uploader,
+                        downloads=0,
+                    )
+                )
+                s.add(
+                    UsedFilename(owner_id=env.owner_id, filename=info.filename, sha256=info.sha256)
+                )
+            # the newest version describes the environment
+            newest = max(
+                [
+                    PkgVersion(v)
+                    for v in s.scalars(
+                        select(Version.version).where(Version.environment_id == env_id)
+                    )
+                ],
+                default=version,
+            )
+            if version >= newest:
+                if description is not None:
+                    env.description = description
+                elif primary.summary:
+                    env.description = primary.summary
+                if primary.description:
+                    env.readme = primary.description
+                    env.readme_content_type = primary.description_content_type or "text/plain"
+                new_tags = _clean_tags(tags if tags is not None else primary.keywords)
+                if new_tags:
+                    env.tags = [Tag(environment_id=env_id, tag=t) for t in new_tags]
+            env.updated_at = utcnow()
+            self._bump(s)
+            s.flush()
+            s.refresh(ver)
+        return PublishResult(env, ver, created=created, added_files=added)
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,288 @@
+"""Read-side queries: environments, versions, listings, the index and downloads."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from packaging.version import Version as PkgVersion
+from sqlalchemy import func, or_, select, update
+
+from ..auth import Principal
+from ..db.models import Account, Environment, File, Tag, Version
+from ..errors import Conflict, NotFound, Unauthorized
+from ..names import normalize
+from .base import HubBase, _clean_tags, _latest_of
+
+
+@dataclass(frozen=True)
+class IndexData:
+    owner: str
+    name: str
+    normalized_name: str
+    rows: list[Any]  # version, yanked, yanked_reason, filename, kind, sha256, size, ...
+
+
+@dataclass(frozen=True)
+class DownloadInfo:
+    id: int
+    environment_id: int
+    filename: str
+    kind: str
+    sha256: str
+    size: int
+    storage_key: str
+    metadata_sha256: str | None
+
+
+class QueriesMixin(HubBase):
+    def get_environment(self, principal: Principal, owner: str, name: str) -> Environment:
+        with self.db.reader() as s:
+            env = self._env_query(s, owner, name)
+            if env is None or not principal.can_read(env):
+                raise NotFound(f"environment {owner}/{name} not found")
+            return env
+
+    def get_environment_by_id(self, principal: Principal, env_id: int) -> Environment:
+        with self.db.reader() as s:
+            env = s.get(Environment, env_id)
+            if env is None or not principal.can_read(env):
+                raise NotFound(f"environment {env_id} not found")
+            return env
+
+    def versions(self, env: Environment) -> list[Version]:
+        """Versions newest first (PEP 440 order; equal versions in publishing order)."""
+        with self.db.reader() as s:
+            vs = list(
+                s.scalars(
+                    select(Version).where(Version.environment_id == env.id).order_by(Version.id)
+                )
+            )
+        vs.sort(key=lambda v: PkgVersion(v.version), reverse=True)
+        return vs
+
+    def latest_version(self, env: Environment, include_prereleases: bool = True) -> Version | None:
+        return _latest_of(self.versions(env), include_prereleases)
+
+    def latest_versions(
+        self, envs: Iterable[Environment], include_prereleases: bool = True
+    ) -> dict[int, Version | None]:
+        """``latest_version`` of many environments (a listing page) in two queries in all:
+        the version strings of their unyanked versions, then the chosen versions."""
+        out: dict[int, Version | None] = {e.id: None for e in envs}
+        if not out:
+            return out
+        with self.db.reader() as s:
+            rows = s.execute(
+                select(Version.id, Version.environment_id, Version.version, Version.yanked)
+                .where(Version.environment_id.in_(out), Version.yanked.is_(False))
+                .order_by(Version.id)
+            ).all()
+            by_env: dict[int, list[Any]] = {}
+            for r in rows:
+                by_env.setdefault(r.environment_id, []).append(r)
+            chosen = [_latest_of(vs, include_prereleases) for vs in by_env.values()]
+            ids = [r.id for r in chosen if r is not None]
+            if ids:
+                for v in s.scalars(select(Version).where(Version.id.in_(ids))):
+                    out[v.environment_id] = v
+        return out
+
+    def list_environments_with_latest(
+        self, principal: Principal, **filters: Any
+    ) -> tuple[list[tuple[Environment, Version | None]], int]:
+        """A page of ``list_environments``, each environment with its latest version."""
+        envs, total = self.list_environments(principal, **filters)
+        latest = self.latest_versions(envs)
+        return [(e, latest[e.id]) for e in envs], total
+
+    def find_version(self, env: Environment, ref: str) -> Version:
+        """``latest``, a PEP 440 version, or a (prefix of a) content hash / sha256."""
+        vs = self.versions(env)
+        if ref == "latest":
+            v = self.latest_version(env)
+            if v is None:
+                raise NotFound(f"{env.owner.slug}/{env.name} has no published version")
+            return v
+        try:
+            want = PkgVersion(ref)
+            for v in vs:
+                if PkgVersion(v.version) == want:
+                    return v
+        except ValueError:
+            pass
+        if len(ref) >= 8:
+            ref_l = ref.lower()
+            for v in vs:
+                hashes = [v.content_hash or ""] + [f.sha256 for f in v.files]
+                if any(h.startswith(ref_l) for h in hashes if h):
+                    return v
+        raise NotFound(f"version {ref} of {env.owner.slug}/{env.name} not found")
+
+    def list_environments(
+        self,
+        principal: Principal,
+        *,
+        search: str | None = None,
+        owner: str | None = None,
+        tags: list[str] | None = None,
+        visibility: str | None = None,
+        mine: bool = False,
+        sort: str = "created_at",
+        order: str = "desc",
+        limit: int = 20,
+        offset: int = 0,
+    ) -> tuple[list[Environment], int]:
+        q = select(Environment).join(Account, Environment.owner_id == Account.id)
+        # visibility filter in SQL: public, or owned by an account the caller belongs to
+        reachable: list[int] = []
+        if principal.user is not None:
+            reachable = [principal.user.id, *principal.memberships]
+            tok = principal.token
+            if tok is not None and tok.environment is not None:
+                o, _, n = tok.environment.partition("/")
+                priv_ok = (Account.slug == o) & (Environment.normalized_name == n)
+            else:
+                priv_ok = Environment.owner_id.in_(reachable)
+            if principal.is_admin and (tok is None or tok.environment is None):
+                priv_ok = Environment.id.is_not(None)
+            q = q.where(or_(Environment.visibility == "public", priv_ok))
+        else:
+            q = q.where(Environment.visibility == "public")
+        if mine:
+            if principal.user is None:
+                raise Unauthorized("--mine needs an API token")
+            q = q.where(Environment.owner_id.in_(reachable))
+        if owner:
+            q = q.where(Account.slug == owner)
+        if visibility:
+            q = q.where(Environment.visibility == visibility.lower())
+        if search:
+            like = f"%{search.lower()}%"
+            q = q.where(
+                or_(
+                    Environment.normalized_name.like(like),
+                    func.lower(Environment.description).like(like),
+                    Account.slug.like(like),
+                )
+            )
+        for t in _clean_tags(tags or []):
+            q = q.where(Environment.id.in_(select(Tag.environment_id).where(Tag.tag == t)))
+        sort_col = {
+            "name": Environment.normalized_name,
+            "created_at": Environment.created_at,
+            "updated_at": Environment.updated_at,
+            "downloads": Environment.downloads,
+            "stars": Environment.downloads,
+        }.get(sort, Environment.created_at)
+        with self.db.reader() as s:
+            total = s.scalar(select(func.count()).select_from(q.subquery())) or 0
+            q = q.order_by(sort_col.asc() if order == "asc" else sort_col.desc(), Environment.id)
+            items = list(s.scalars(q.limit(max(1, min(limit, 200))).offset(max(0, offset))))
+        return items, total
+
+    def index_projects(self, principal: Principal, owner: str | None) -> list[str]:
+        with self.db.reader() as s:
+            q = select(Environment).join(Account, Environment.owner_id == Account.id)
+            if owner:
+                q = q.where(Account.slug == owner)
+            envs = [e for e in s.scalars(q) if principal.can_read(e)]
+        return sorted({e.name if owner else e.normalized_name for e in envs})
+
+    def _env_row(self, conn: Any, principal: Principal, owner: str | None, name: str) -> Any:
+        """One lean Core query for (id, name, normalized name, visibility, owner id, slug)."""
+        q = (
+            select(
+                Environment.id,
+                Environment.name,
+                Environment.normalized_name,
+                Environment.visibility,
+                Environment.owner_id,
+                Account.slug,
+            )
+            .join(Account, Environment.owner_id == Account.id)
+            .where(Environment.normalized_name == normalize(name))
+        )
+        if owner is not None:
+            q = q.where(Account.slug == owner)
+        rows = [
+            r
+            for r in conn.execute(q).all()
+            if principal.can_read_parts(r.visibility, r.owner_id, r.slug, r.name)
+        ]
+        if not rows:
+            raise NotFound(f"no environment named {name}" if owner is None else "not found")
+        if len(rows) > 1:
+            owners = ", ".join(sorted(f"/{r.slug}/simple/" for r in rows))
+            raise Conflict(
+                f"several owners publish {name!r}; install from a per-owner index: {owners}"
+            )
+        return rows[0]
+
+    def index_data(self, principal: Principal, owner: str | None, name: str) -> IndexData:
+        """Everything a project page shows, in two Core queries (the index's hot path)."""
+        with self.db.read_engine.connect() as conn:
+            env = self._env_row(conn, principal, owner, name)
+            rows = conn.execute(
+                select(
+                    Version.version,
+                    Version.yanked,
+                    Version.yanked_reason,
+                    File.filename,
+                    File.kind,
+                    File.sha256,
+                    File.size,
+                    File.uploaded_at,
+                    File.requires_python,
+                    File.metadata_sha256,
+                )
+                .join(File, File.version_id == Version.id)
+                .where(Version.environment_id == env.id)
+            ).all()
+        return IndexData(
+            owner=env.slug, name=env.name, normalized_name=env.normalized_name, rows=rows
+        )
+
+    def file_for_download(
+        self, principal: Principal, owner: str, name: str, filename: str
+    ) -> DownloadInfo:
+        with self.db.read_engine.connect() as conn:
+            try:
+                env = self._env_row(conn, principal, owner, name)
+            except NotFound:
+                raise NotFound("file not found") from None
+            row = conn.execute(
+                select(
+                    File.id,
+                    File.filename,
+                    File.kind,
+                    File.sha256,
+                    File.size,
+                    File.storage_key,
+                    File.metadata_sha256,
+                ).where(File.environment_id == env.id, File.filename == filename)
+            ).first()
+        if row is None:
+            raise NotFound("file not found")
+        return DownloadInfo(environment_id=env.id, **row._asdict())
+
+    def core_metadata(self, file_id: int) -> bytes | None:
+        with self.db.read_engine.connect() as conn:
+            return conn.execute(select(File.core_metadata).where(File.id == file_id)).scalar()
+
+    def record_downloads(self, batch: dict[tuple[int, int], int]) -> None:
+        """Add download counts: {(file id, environment id): n}."""
+        per_env: dict[int, int] = {}
+        with self.db.writer.begin() as s:
+            for (file_id, env_id), n in batch.items():
+                s.execute(
+                    update(File).where(File.id == file_id).values(downloads=File.downloads + n)
+                )
+                per_env[env_id] = per_env.get(env_id, 0) + n
+            for env_id, n in per_env.items():
+                s.execute(
+                    update(Environment)
+                    .where(Environment.id == env_id)
+                    .values(downloads=Environment.downloads + n)
+                )

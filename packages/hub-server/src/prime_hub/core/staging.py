@@ -1,0 +1,125 @@
+"""Staged (direct) uploads: announced files waiting for their bytes and a finalize call,
+and garbage collection of what crashed or abandoned uploads leave behind."""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import delete, select
+
+from ..auth import Principal
+from ..db.models import Environment, File, PendingUpload, utcnow
+from ..errors import BadRequest, Forbidden, InvalidPackage, NotFound
+from ..validation import parse_version
+from .base import HubBase
+
+
+class StagingMixin(HubBase):
+    def create_pending(
+        self,
+        principal: Principal,
+        env: Environment,
+        *,
+        kind: str,
+        filename: str,
+        sha256: str,
+        size: int | None,
+        version: str,
+        content_hash: str | None,
+        extra: dict[str, Any],
+    ) -> PendingUpload:
+        if principal.user is None or not principal.can_publish(env.owner, env.name):
+            raise Forbidden(f"this token may not publish to {env.owner.slug}/{env.name}")
+        if size is not None and size > self.settings.max_upload_bytes:
+            raise BadRequest(
+                f"{filename} is larger than the limit {self.settings.max_upload_bytes}"
+            )
+        if "/" in filename or "\\" in filename or filename.startswith("."):
+            raise InvalidPackage(f"invalid file name {filename!r}")
+        parse_version(version)
+        uid = secrets.token_urlsafe(24)
+        self.expire_pending()
+        with self.db.writer.begin() as s:
+            p = PendingUpload(
+                id=uid,
+                environment_id=env.id,
+                user_id=principal.user.id,
+                kind=kind,
+                filename=filename,
+                sha256=sha256.lower(),
+                size=size,
+                version=version,
+                content_hash=content_hash,
+                extra=extra,
+                staging_key=f"staging/{uid}",
+                state="pending",
+            )
+            s.add(p)
+        return p
+
+    def expire_pending(self, max_age: dt.timedelta = dt.timedelta(days=1)) -> int:
+        """Forget announced uploads that were never finalized (an abandoned push)."""
+        cutoff = utcnow() - max_age
+        with self.db.reader() as s:
+            stale = list(
+                s.scalars(select(PendingUpload.id).where(PendingUpload.created_at < cutoff))
+            )
+        if stale:
+            self.drop_pending(stale)
+        return len(stale)
+
+    def collect_garbage(self, grace: dt.timedelta = dt.timedelta(hours=1)) -> list[str]:
+        """Delete stored objects no file row references (left by a crash between storing
+        and committing, or by deletions) and stale staging objects. Objects younger than
+        ``grace`` are kept: they may belong to an upload that is about to commit."""
+        self.expire_pending()
+        cutoff = (utcnow() - grace).timestamp()
+        with self.db.reader() as s:
+            referenced = set(s.scalars(select(File.storage_key)))
+            staged = set(s.scalars(select(PendingUpload.staging_key)))
+        removed = []
+        for prefix, keep in (("blobs/", referenced), ("staging/", staged)):
+            for key, modified in list(self.storage.list_keys(prefix)):
+                if key not in keep and modified < cutoff:
+                    self.storage.delete(key)
+                    removed.append(key)
+        return removed
+
+    def get_pending(self, upload_id: str) -> PendingUpload:
+        with self.db.reader() as s:
+            p = s.get(PendingUpload, upload_id)
+            if p is None:
+                raise NotFound("no such upload")
+            return p
+
+    def mark_pending(self, upload_id: str, state: str) -> None:
+        with self.db.writer.begin() as s:
+            p = s.get(PendingUpload, upload_id)
+            if p is None:
+                raise NotFound("no such upload")
+            p.state = state
+
+    def drop_pending(self, ids: Iterable[str]) -> None:
+        ids = list(ids)
+        with self.db.writer.begin() as s:
+            s.execute(delete(PendingUpload).where(PendingUpload.id.in_(ids)))
+        for i in ids:
+            try:
+                self.storage.delete(f"staging/{i}")
+            except Exception:  # a leftover staging object is harmless
+                pass
+
+    def pending_for(self, env_id: int, version: str, user_id: int) -> list[PendingUpload]:
+        with self.db.reader() as s:
+            return list(
+                s.scalars(
+                    select(PendingUpload).where(
+                        PendingUpload.environment_id == env_id,
+                        PendingUpload.version == version,
+                        PendingUpload.user_id == user_id,
+                    )
+                )
+            )
