@@ -239,3 +239,33 @@ def test_tokens_are_created_once_and_revoked(browser, site, hub):
     with hub.client(new_token) as c:
         assert c.get(f"/api/v1/environments/{site['owner']}/secret-env").status_code == 401
     _navigate(browser, browser.find_element(By.XPATH, "//button[text()='Sign out']").click)
+
+
+@pytest.mark.parametrize(
+    ("minter", "scope", "environment"),
+    [
+        ({"scope": "read"}, "publish", ""),  # read-only session asks for publish
+        ({"scope": "publish", "environment": "{owner}/drills"}, "read", ""),  # unscoped
+    ],
+    ids=["read-asks-publish", "bound-asks-unscoped"],
+)
+def test_token_form_cannot_widen_the_session_token(browser, site, hub, minter, scope, environment):
+    """The escalation an attacker found: a narrow session minting a wide token in the form."""
+    spec = {k: v.format(owner=site["owner"]) for k, v in minter.items()}
+    _, session_token = hub.hub.create_token(site["owner"], **spec)
+    before = len(hub.hub.list_tokens(site["owner"]))
+    browser.delete_all_cookies()
+    browser.get(f"{site['url']}/login?next=/settings/tokens")
+    browser.find_element(By.ID, "token").send_keys(session_token)
+    _navigate(browser, browser.find_element(By.CSS_SELECTOR, "form[action='/login'] button").click)
+    assert "at most the rights" in browser.find_element(By.ID, "mint-limits").text
+    browser.find_element(By.NAME, "name").send_keys("escalate")
+    box = browser.find_element(By.NAME, "environment")
+    box.clear()
+    box.send_keys(environment)
+    browser.find_element(By.CSS_SELECTOR, f"select[name=scope] option[value={scope}]").click()
+    _navigate(browser, browser.find_element(By.XPATH, "//button[text()='Create token']").click)
+    assert browser.find_elements(By.ID, "new-token") == []
+    assert "cannot create" in _text(browser) or "limited to" in _text(browser)
+    assert len(hub.hub.list_tokens(site["owner"])) == before
+    _navigate(browser, browser.find_element(By.XPATH, "//button[text()='Sign out']").click)

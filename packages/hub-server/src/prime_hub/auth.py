@@ -15,10 +15,12 @@ import secrets
 from dataclasses import dataclass, field
 
 from .db.models import Account, ApiToken, Environment
+from .errors import Forbidden, Unauthorized
 from .names import normalize
 
 TOKEN_PREFIX = "phub_"
 SCOPES = ("read", "publish")
+SCOPE_RANK = {"read": 0, "publish": 1}  # a higher rank implies every right of a lower one
 ROLES = ("owner", "publisher", "reader")
 WRITE_ROLES = ("owner", "publisher")
 
@@ -107,11 +109,52 @@ class Principal:
         return self._token_allows(owner.slug, env_name, write=True)
 
 
+def _aware(t: dt.datetime) -> dt.datetime:
+    # SQLite hands back naive datetimes; every stored time is UTC
+    return t.replace(tzinfo=dt.UTC) if t.tzinfo is None else t
+
+
 def is_expired(token: ApiToken, now: dt.datetime | None = None) -> bool:
     if token.expires_at is None:
         return False
-    now = now or dt.datetime.now(dt.UTC)
-    exp = token.expires_at
-    if exp.tzinfo is None:
-        exp = exp.replace(tzinfo=dt.UTC)
-    return exp <= now
+    return _aware(token.expires_at) <= (now or dt.datetime.now(dt.UTC))
+
+
+@dataclass(frozen=True)
+class TokenRights:
+    """What a token lets its holder do: scope, the one environment it is bound to
+    (``owner/normalized-name``; None = every environment its user reaches) and when it
+    stops working (None = never)."""
+
+    scope: str
+    environment: str | None
+    expires_at: dt.datetime | None
+
+    @classmethod
+    def of(cls, token: ApiToken) -> TokenRights:
+        return cls(token.scope, token.environment, token.expires_at)
+
+
+def check_mint(minter: ApiToken | None, wanted: TokenRights) -> None:
+    """The one rule every route that creates tokens goes through: a token can only mint
+    tokens with rights at most its own. Otherwise a leaked read-only or single-environment
+    token could be traded up for a token that publishes everywhere, forever."""
+    if minter is None:
+        raise Unauthorized("creating a token needs an API token (or a signed-in session)")
+    have = TokenRights.of(minter)
+    if SCOPE_RANK[wanted.scope] > SCOPE_RANK[have.scope]:
+        raise Forbidden(
+            f"this token has the {have.scope} scope; it cannot create a {wanted.scope} token"
+        )
+    if have.environment is not None and wanted.environment != have.environment:
+        raise Forbidden(
+            f"this token is limited to {have.environment}; a token it creates must be "
+            f"limited to {have.environment} too"
+        )
+    if have.expires_at is not None and (
+        wanted.expires_at is None or _aware(wanted.expires_at) > _aware(have.expires_at)
+    ):
+        raise Forbidden(
+            f"this token expires at {_aware(have.expires_at):%Y-%m-%d %H:%M} UTC; a token it "
+            "creates must expire no later"
+        )

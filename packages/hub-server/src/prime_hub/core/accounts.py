@@ -7,7 +7,16 @@ from typing import Any
 
 from sqlalchemy import delete, select
 
-from ..auth import ROLES, SCOPES, Principal, hash_token, is_expired, new_token
+from ..auth import (
+    ROLES,
+    SCOPES,
+    Principal,
+    TokenRights,
+    check_mint,
+    hash_token,
+    is_expired,
+    new_token,
+)
 from ..db.models import Account, ApiToken, Membership, utcnow
 from ..errors import BadRequest, Conflict, Forbidden, NotFound, Unauthorized
 from ..names import normalize, validate_project_name, validate_slug
@@ -75,6 +84,23 @@ class AccountsMixin(HubBase):
             ).all()
         return [(slug, role) for slug, role in rows]
 
+    def mint_token(
+        self,
+        by: Principal,
+        scope: str = "read",
+        environment: str | None = None,
+        name: str = "",
+        expires_in_days: int | None = None,
+    ) -> tuple[ApiToken, str]:
+        """A token for the caller themself, made by a route on behalf of ``by``: every
+        route that creates tokens (JSON API, web form) comes through here, so the rule
+        "at most the rights of the token that asks" (``auth.check_mint``) holds on all."""
+        if by.user is None:
+            raise Unauthorized("creating a token needs an API token (or a signed-in session)")
+        rights = _requested_rights(scope, environment, expires_in_days)
+        check_mint(by.token, rights)
+        return self._insert_token(by.user.slug, rights, name)
+
     def create_token(
         self,
         user: str,
@@ -83,14 +109,13 @@ class AccountsMixin(HubBase):
         name: str = "",
         expires_in_days: int | None = None,
     ) -> tuple[ApiToken, str]:
-        if scope not in SCOPES:
-            raise BadRequest(f"scope must be one of {', '.join(SCOPES)}")
-        env_key = None
-        if environment:
-            owner_slug, sep, env_name = environment.partition("/")
-            if not sep:
-                raise BadRequest("a token's environment is written owner/name")
-            env_key = f"{owner_slug}/{normalize(validate_project_name(env_name))}"
+        """An administrator's token for ``user`` (the admin CLI): no minting token to
+        bound it. HTTP routes use ``mint_token``."""
+        return self._insert_token(
+            user, _requested_rights(scope, environment, expires_in_days), name
+        )
+
+    def _insert_token(self, user: str, rights: TokenRights, name: str) -> tuple[ApiToken, str]:
         plain = new_token()
         with self.db.writer.begin() as s:
             u = self._account(s, user, kind="user")
@@ -98,11 +123,9 @@ class AccountsMixin(HubBase):
                 user_id=u.id,
                 name=name,
                 token_hash=hash_token(plain),
-                scope=scope,
-                environment=env_key,
-                expires_at=(
-                    utcnow() + dt.timedelta(days=expires_in_days) if expires_in_days else None
-                ),
+                scope=rights.scope,
+                environment=rights.environment,
+                expires_at=rights.expires_at,
             )
             s.add(tok)
         return tok, plain
@@ -148,3 +171,26 @@ class AccountsMixin(HubBase):
         return [
             {"slug": a.slug, "id": a.id, "role": r, "created_at": a.created_at} for a, r in rows
         ]
+
+
+MAX_TOKEN_DAYS = 3650
+
+
+def _requested_rights(
+    scope: str, environment: str | None, expires_in_days: int | None
+) -> TokenRights:
+    if scope not in SCOPES:
+        raise BadRequest(f"scope must be one of {', '.join(SCOPES)}")
+    env_key = None
+    if environment:
+        owner_slug, sep, env_name = environment.partition("/")
+        if not sep or not owner_slug:
+            raise BadRequest("a token's environment is written owner/name")
+        env_key = f"{owner_slug}/{normalize(validate_project_name(env_name))}"
+    expires_at = None
+    if expires_in_days is not None:
+        # 0 or a negative number must not slip through as "never expires"
+        if not 1 <= expires_in_days <= MAX_TOKEN_DAYS:
+            raise BadRequest(f"expiry is a whole number of days from 1 to {MAX_TOKEN_DAYS}")
+        expires_at = utcnow() + dt.timedelta(days=expires_in_days)
+    return TokenRights(scope, env_key, expires_at)

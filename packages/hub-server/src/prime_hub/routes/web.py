@@ -16,7 +16,7 @@ from sqlalchemy import func, select
 from ..auth import Principal
 from ..db.models import Account, Environment, Tag
 from ..deps import base_url, hub_of
-from ..errors import BadRequest, HubError, NotFound
+from ..errors import HubError, NotFound
 from ..evals import EvalResults, eval_view
 from ..names import normalize
 from ..views import iso
@@ -200,6 +200,7 @@ def _tokens(
         status=status,
         tokens=tokens,
         current=current,
+        session_token=principal.token,
         created=created,
         error=error,
     )
@@ -221,19 +222,18 @@ def create_token(
     assert principal.user is not None
     try:
         days = int(expires_in_days) if expires_in_days.strip() else None
-        if days is not None and days < 1:
-            raise BadRequest("expiry is a whole number of days, at least 1")
-        _, plain = hub_of(request).create_token(
-            principal.user.slug,
+    except ValueError:
+        return _tokens(request, principal, error="expiry must be a number of days", status=400)
+    try:  # the same rule as the JSON API: at most the rights of the signed-in token
+        _, plain = hub_of(request).mint_token(
+            principal,
             scope=scope,
             environment=environment.strip() or None,
             name=name.strip()[:100],
             expires_in_days=days,
         )
-    except ValueError:
-        return _tokens(request, principal, error="expiry must be a number of days", status=400)
-    except BadRequest as e:
-        return _tokens(request, principal, error=e.detail, status=400)
+    except HubError as e:
+        return _tokens(request, principal, error=e.detail, status=e.status_code)
     return _tokens(request, principal, created=plain, status=201)
 
 
