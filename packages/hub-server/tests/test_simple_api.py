@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Iterator
 
-from prime_hub_testkit import make_sdist, make_wheel, publish
+import pytest
+from prime_hub_testkit import HubServer, make_sdist, make_wheel, publish, start_hub
+
+from prime_hub.settings import Settings
 
 JSON = "application/vnd.pypi.simple.v1+json"
 
@@ -90,7 +94,10 @@ def test_global_index_and_ambiguous_names(server, uid):
         assert r.status_code == 409 and f"/{a}/simple/" in r.json()["detail"]
         # per-owner indexes are never ambiguous
         assert c.get(f"/{b}/simple/{uid}/", headers={"Accept": JSON}).json()["versions"] == ["2.0"]
-        assert c.get("/simple/does-not-exist/").status_code == 404
+        # a third owner's index does not pick one of them either, nor pass the name upstream
+        third, _ = server.new_user("gc")
+        r = c.get(f"/{third}/simple/{uid}/")
+        assert r.status_code == 409 and "location" not in r.headers
 
 
 def test_download_counts(server, user, uid):
@@ -106,3 +113,98 @@ def test_download_counts(server, user, uid):
             time.sleep(0.05)
         files = c.get(f"/api/v1/environments/{owner}/{uid}/versions/1.0").json()["files"]
         assert files[0]["downloads"] == 3
+
+
+# ------------------------------------------------------------------ upstream pass-through
+def _index_paths(owner: str, name: str) -> list[str]:
+    return [f"/simple/{name}/", f"/{owner}/simple/{name}/"]
+
+
+def test_a_name_the_hub_does_not_host_redirects_to_the_upstream_index(server, user, uid):
+    owner, token = user
+    name = f"elsewhere-{uid}"
+    upstream = server.settings.upstream
+    assert upstream
+    for tok in (None, token):
+        with server.client(tok) as c:
+            for path in _index_paths(owner, name):
+                for accept in (JSON, "text/html"):
+                    for _ in range(2):  # the second answer comes from the page cache
+                        r = c.get(path, headers={"Accept": accept})
+                        assert r.status_code == 302, (path, tok is None, r.text)
+                        assert r.headers["location"] == f"{upstream}{name}/"
+                        assert r.headers["cache-control"] == "no-cache"
+            # the hub's own pages say so, for clients that pick their install strategy
+            meta = c.get(f"/{owner}/simple/", headers={"Accept": JSON}).json()["meta"]
+            assert meta["_upstream-pass-through"] is True
+
+
+def test_a_name_the_hub_hosts_is_never_passed_upstream(server, uid):
+    a, ta = server.new_user("pa")
+    b, _ = server.new_user("pb")
+    publish(server, ta, a, uid, [make_wheel(uid, "1.0")])
+    with server.client() as c:
+        for path in (*_index_paths(a, uid), f"/{b}/simple/{uid}/"):  # b's index: a's copy
+            r = c.get(path, headers={"Accept": JSON})
+            assert r.status_code == 200, path
+            assert [f["url"].split("/")[2] for f in r.json()["files"]] == [a]
+            assert r.json()["meta"]["_upstream-pass-through"] is True
+        # names the hub reserves for itself are never passed upstream, hosted or not
+        assert server.settings.local_only_names == ["verifiers"]
+        for path in _index_paths(b, "verifiers"):
+            r = c.get(path, follow_redirects=False)
+            assert r.status_code == 404 and "location" not in r.headers, path
+
+
+@pytest.mark.parametrize("who", ["anonymous", "stranger", "reader-of-another-env"])
+def test_private_names_stay_on_the_hub_for_callers_who_cannot_read_them(server, uid, who):
+    owner, token = server.new_user("po")
+    other, other_token = server.new_user("px")
+    publish(server, token, owner, uid, [make_wheel(uid, "1.0")], visibility="private")
+    publish(server, token, owner, f"{uid}-pub", [make_wheel(f"{uid}-pub", "1.0")])
+    # another owner hosts the same name publicly: the private owner's index must not use it
+    publish(server, other_token, other, uid, [make_wheel(uid, "9.0")])
+    tok = {
+        "anonymous": None,
+        "stranger": server.new_user("ps")[1],
+        "reader-of-another-env": server.hub.create_token(
+            owner, "read", environment=f"{owner}/{uid}-pub"
+        )[1],
+    }[who]
+    with server.client(tok) as c:
+        r = c.get(f"/{owner}/simple/{uid}/", follow_redirects=False)
+        assert r.status_code == 404 and "location" not in r.headers
+        assert r.json() == {"detail": "not found"}
+    with server.client(token) as c:  # the owner reads their own private copy
+        r = c.get(f"/{owner}/simple/{uid}/", headers={"Accept": JSON})
+        assert r.json()["versions"] == ["1.0"]
+
+
+@pytest.fixture(scope="module")
+def offline_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubServer]:
+    """A hub with the pass-through disabled (air-gapped)."""
+    data = tmp_path_factory.mktemp("hub-offline")
+    settings = Settings(data_dir=data, upstream_index_url="")
+    hub = start_hub("sqlite", settings, {"PRIME_HUB_DATA_DIR": str(data)})
+    yield hub
+    hub.stop()
+
+
+def test_without_a_pass_through_unknown_names_are_not_found(offline_hub):
+    owner, token = offline_hub.new_user("off")
+    publish(offline_hub, token, owner, "here", [make_wheel("here", "1.0")])
+    with offline_hub.client() as c:
+        for path in _index_paths(owner, "not-here"):
+            r = c.get(path, follow_redirects=False)
+            assert r.status_code == 404 and "location" not in r.headers
+        doc = c.get(f"/{owner}/simple/here/", headers={"Accept": JSON}).json()
+        assert doc["meta"]["_upstream-pass-through"] is False
+
+
+def test_upstream_setting_is_checked():
+    assert Settings(upstream_index_url="http://mirror.local/simple").upstream == (
+        "http://mirror.local/simple/"
+    )
+    assert Settings(upstream_index_url="  ").upstream is None
+    with pytest.raises(ValueError, match="http"):
+        Settings(upstream_index_url="file:///srv/mirror")

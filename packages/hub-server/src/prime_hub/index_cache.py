@@ -20,6 +20,7 @@ class Page:
     media_type: str
     etag: str
     status: int = 200
+    location: str | None = None  # a redirect to the upstream index (pass-through)
 
 
 def cache_key(owner: str | None, name: str | None, media_type: str) -> tuple[str, ...]:
@@ -30,6 +31,9 @@ def page_response(
     page: Page, anonymous: bool, if_none_match: str | None
 ) -> tuple[int, dict[str, str], bytes]:
     """Status, headers and body for a rendered index page (304 when the ETag matches)."""
+    if page.location is not None:
+        # no-cache: once the hub hosts the name, clients must stop going upstream at once
+        return page.status, {"Location": page.location, "Cache-Control": "no-cache"}, b""
     if page.status != 200:
         return page.status, {"Content-Type": "application/json"}, page.body
     headers = {

@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 
@@ -71,6 +71,19 @@ class Settings(BaseSettings):
         "invalidate at once; 0 disables the cache).",
     )
     allow_anonymous_read: bool = True
+    upstream_index_url: str = Field(
+        default="https://pypi.org/simple/",
+        description="Pass-through for names the hub does not host: the hub's /simple/<name>/ "
+        "(global and per owner) redirects to this PEP 503 index's page for <name>. A name the "
+        "hub hosts (any owner, any visibility) is answered only by the hub. Empty disables the "
+        "pass-through (air-gapped hubs): unknown names are 404 and the printed install commands "
+        "use uv's index priority instead.",
+    )
+    local_only_names: list[str] = Field(
+        default=["verifiers"],
+        description="Names never passed through to the upstream index, hosted or not (PyPI's "
+        "'verifiers' is a different project from the hub's SDK).",
+    )
     create_tables: bool = Field(default=True, description="Run migrations at start-up.")
 
     @classmethod
@@ -83,6 +96,20 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return init_settings, env_settings, _TomlSource(settings_cls)
+
+    @field_validator("upstream_index_url")
+    @classmethod
+    def _check_upstream(cls, v: str) -> str:
+        v = v.strip()
+        if v and not v.startswith(("http://", "https://")):
+            raise ValueError("upstream_index_url must be an http(s) URL, or empty to disable")
+        return v
+
+    @property
+    def upstream(self) -> str | None:
+        """The pass-through index URL (ending in '/'), or None when disabled."""
+        url = self.upstream_index_url
+        return (url if url.endswith("/") else url + "/") if url else None
 
     @property
     def resolved_database_url(self) -> str:

@@ -82,7 +82,13 @@ def _iso(t: dt.datetime) -> str:
     return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def project_page_json(name: str, versions: Sequence[str], files: Sequence[IndexFile]) -> bytes:
+PASS_THROUGH_KEY = "_upstream-pass-through"  # PEP 691 private meta key: names not hosted here
+# are answered with the upstream index's page (clients such as `prime env install` read it)
+
+
+def project_page_json(
+    name: str, versions: Sequence[str], files: Sequence[IndexFile], pass_through: bool
+) -> bytes:
     out = []
     for f in files:
         item: dict[str, object] = {
@@ -100,7 +106,7 @@ def project_page_json(name: str, versions: Sequence[str], files: Sequence[IndexF
             item["dist-info-metadata"] = {"sha256": f.metadata_sha256}
         out.append(item)
     doc = {
-        "meta": {"api-version": API_VERSION},
+        "meta": {"api-version": API_VERSION, PASS_THROUGH_KEY: pass_through},
         "name": name,
         "versions": list(versions),
         "files": out,
@@ -130,8 +136,11 @@ def project_page_html(name: str, files: Sequence[IndexFile]) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def root_page_json(names: Sequence[str]) -> bytes:
-    doc = {"meta": {"api-version": API_VERSION}, "projects": [{"name": n} for n in names]}
+def root_page_json(names: Sequence[str], pass_through: bool) -> bytes:
+    doc = {
+        "meta": {"api-version": API_VERSION, PASS_THROUGH_KEY: pass_through},
+        "projects": [{"name": n} for n in names],
+    }
     return json.dumps(doc, separators=(",", ":")).encode()
 
 

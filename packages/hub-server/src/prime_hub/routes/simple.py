@@ -21,8 +21,9 @@ from starlette.concurrency import run_in_threadpool
 from .. import simple
 from ..auth import Principal
 from ..deps import hub_of, principal_async
-from ..errors import NotFound
+from ..errors import Conflict, NotFound
 from ..index_cache import Page, cache_key, page_response
+from ..index_routing import Upstream, route
 from ..names import normalize
 from ..service import DownloadInfo, Hub
 from ..storage import LocalStorage
@@ -37,7 +38,10 @@ def _file_url(owner: str, name: str, filename: str) -> str:
 def _project_page(
     hub: Hub, principal: Principal, owner: str | None, name: str, fmt: str, media_type: str
 ) -> Page:
-    data = hub.index_data(principal, owner, name)
+    answer = route(hub, principal, owner, name)
+    if isinstance(answer, Upstream):
+        return Page(b"", media_type, "", 302, location=answer.url)
+    data = hub.index_data(principal, answer.owner, name)
     order = {v: PkgVersion(v) for v in {r.version for r in data.rows}}
     rows = sorted(data.rows, key=lambda r: (order[r.version], r.filename))  # oldest first
     files = [
@@ -57,7 +61,8 @@ def _project_page(
     ]
     if fmt == "json":
         versions = sorted(order, key=order.__getitem__)
-        body = simple.project_page_json(data.normalized_name, versions, files)
+        pass_through = hub.settings.upstream is not None
+        body = simple.project_page_json(data.normalized_name, versions, files, pass_through)
     else:
         body = simple.project_page_html(data.normalized_name, files)
     return Page(body, media_type, _etag(body))
@@ -69,7 +74,7 @@ def _root_page(
     names = hub.index_projects(principal, owner)
     prefix = f"/{owner}/simple/" if owner else "/simple/"
     body = (
-        simple.root_page_json([normalize(n) for n in names])
+        simple.root_page_json([normalize(n) for n in names], hub.settings.upstream is not None)
         if fmt == "json"
         else simple.root_page_html([normalize(n) for n in names], prefix)
     )
@@ -98,9 +103,9 @@ async def _serve(request: Request, owner: str | None, name: str | None) -> Respo
             if name is None:
                 return _root_page(hub, principal, owner, fmt, media_type)
             return _project_page(hub, principal, owner, name, fmt, media_type)
-        except NotFound as exc:  # unknown names are cached too (cheap 404s)
+        except (NotFound, Conflict) as exc:  # cached too (cheap 404s)
             body = json.dumps({"detail": exc.detail}).encode()
-            return Page(body, "application/json", "", 404)
+            return Page(body, "application/json", "", exc.status_code)
 
     async def build_async() -> Page:
         return await run_in_threadpool(build)
