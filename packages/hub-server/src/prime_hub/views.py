@@ -5,7 +5,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from fastapi import Request
+
 from .db.models import Environment, File, Version
+from .deps import base_url, hub_of
 from .names import module_name, normalize
 
 
@@ -15,6 +18,36 @@ def iso(t: dt.datetime | None) -> str | None:
     if t.tzinfo is None:
         t = t.replace(tzinfo=dt.UTC)
     return t.isoformat()
+
+
+def install_commands(base: str, owner: str, name: str, pass_through: bool) -> list[str]:
+    """The install commands the hub prints for ``owner/name``; each runs verbatim in a
+    fresh virtualenv and resolves every name the hub hosts from the hub alone.
+
+    With the upstream pass-through the owner's index is the only index: the hub answers its
+    own names and redirects the rest to the upstream. Without it (air-gapped hubs) uv gets the
+    hub as a higher-priority index with ``first-index`` (a name found on the hub is taken from
+    the hub only); pip has no index priority, so no pip command is offered."""
+    index, package = f"{base}/{owner}/simple/", normalize(name)
+    lines = [f"prime env install {owner}/{name}"]
+    if pass_through:
+        lines += [
+            f"uv pip install --default-index {index} {package}",
+            f"pip install --index-url {index} {package}",
+        ]
+    else:
+        lines += [
+            f"uv pip install --index {index} --index-strategy first-index {package}",
+            "# pip cannot prefer one index over another and this hub does not pass other "
+            "names through to an upstream index: use uv or prime (never pip --extra-index-url)",
+        ]
+    return lines
+
+
+def page_install_commands(request: Request, owner: str, name: str) -> list[str]:
+    """``install_commands`` for a web page (the hub's public URL and its settings)."""
+    upstream = hub_of(request).settings.upstream
+    return install_commands(base_url(request), owner, name, upstream is not None)
 
 
 def file_url(base: str, env: Environment, f: File) -> str:
@@ -65,9 +98,8 @@ def environment_view(
         "created_at": iso(env.created_at),
         "updated_at": iso(env.updated_at),
         "index_url": f"{base}/{env.owner.slug}/simple/",
-        "install": (
-            f"pip install --index-url {base}/{env.owner.slug}/simple/ {normalize(env.name)}"
-        ),
+        # the pass-through form (the default); without one it fails safely (missing names)
+        "install": install_commands(base, env.owner.slug, env.name, True)[2],
     }
     if with_readme:
         out["readme"] = env.readme

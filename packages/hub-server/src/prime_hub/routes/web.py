@@ -19,7 +19,7 @@ from ..deps import base_url, hub_of
 from ..errors import HubError, NotFound
 from ..evals import EvalResults, eval_view
 from ..names import normalize
-from ..views import iso
+from ..views import iso, page_install_commands
 from ..web import evals_view
 from ..web.markdown import render_readme
 from ..web.session import (
@@ -48,6 +48,7 @@ templates.env.filters["num"] = lambda x: "–" if x is None else f"{x:.3f}"
 templates.env.globals.update(
     pass_at_k=evals_view.fmt_pass_at_k, metrics=evals_view.fmt_metrics, iso=iso, quote=quote
 )
+templates.env.globals["install_commands"] = page_install_commands  # views.py: one place
 
 
 def _human_size(n: int | None) -> str:
