@@ -17,7 +17,18 @@ from .db.migrate import upgrade
 from .errors import HubError
 from .fastpath import IndexFastPath
 from .index_cache import IndexCache
-from .routes import api, compat, evals, legacy, simple, staged, web
+from .routes import (
+    api,
+    compat,
+    compat_extras,
+    compat_inspect,
+    docs,
+    evals,
+    legacy,
+    simple,
+    staged,
+    web,
+)
 from .service import Hub
 from .settings import Settings
 from .storage import make_storage
@@ -52,6 +63,8 @@ def create_app(settings: Settings | None = None, hub: Hub | None = None) -> Fast
         description="A registry for environment packages: PEP 503/691 simple API, legacy "
         'upload, and a JSON API. Errors are JSON objects {"detail": ...}.',
         lifespan=lifespan,
+        docs_url=None,  # served by routes.docs from local assets instead of a CDN
+        redoc_url=None,
     )
     app.state.hub = hub
     app.state.index_cache = cache
@@ -73,10 +86,13 @@ def create_app(settings: Settings | None = None, hub: Hub | None = None) -> Fast
     def health() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
 
+    docs.install(app)
     app.include_router(api.router)
     app.include_router(staged.router)
     app.include_router(evals.router)
     app.include_router(compat.router)
+    app.include_router(compat_inspect.router)
+    app.include_router(compat_extras.router)  # before web: /dashboard/... are CLI links
     app.include_router(legacy.router)
     app.include_router(simple.router)
     app.include_router(web.router)

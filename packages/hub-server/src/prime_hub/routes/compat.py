@@ -45,11 +45,20 @@ def whoami(request: Request) -> dict[str, Any]:
             "name": u.display_name or u.slug,
             "email": u.email,
             "slug": u.slug,
-            "scope": p.token.scope if p.token else None,
+            "scope": _scope_view(p),
             "account_limits": {},
             "key_limits": {},
         }
     }
+
+
+def _scope_view(p: Principal) -> dict[str, dict[str, bool]]:
+    """The token's reach as the CLI's "Token Permissions" table wants it: scope -> read/write.
+    A token covers every environment its user can reach, or one ``owner/name``."""
+    if p.token is None:
+        return {}
+    target = f"environment {p.token.environment}" if p.token.environment else "environments"
+    return {target: {"read": True, "write": p.token.scope == "publish"}}
 
 
 @router.get("/user/teams")
@@ -268,21 +277,29 @@ def get_ref(request: Request, owner: str, name: str, ref: str) -> dict[str, Any]
 def versions(request: Request, owner: str, name: str) -> dict[str, Any]:
     hub = hub_of(request)
     env = hub.get_environment(principal_sync(request), owner, name)
-    out = []
-    for v in hub.versions(env):
-        out.append(
-            {
-                "id": str(v.id),
-                "version": v.version,
-                "semantic_version": v.version,
-                "content_hash": v.content_hash,
-                "sha256": v.content_hash or _wheel_sha(v),
-                "created_at": iso(v.created_at),
-                "size": sum(f.size for f in v.files),
-                "yanked": v.yanked,
-            }
-        )
-    return {"data": {"versions": out}}
+    return {"data": {"versions": [_version_view(v) for v in hub.versions(env)]}}
+
+
+def _version_view(v: Version) -> dict[str, Any]:
+    """One row of ``prime env version list``. The CLI prints ``sha256`` under "Content Hash"
+    (the handle ``version delete`` takes) and ``size`` as "N artifacts", so those two carry
+    exactly that; the byte total and the files themselves have their own keys."""
+    files = sorted(v.files, key=lambda f: f.filename)
+    return {
+        "id": str(v.id),
+        "version": v.version,
+        "semantic_version": v.version,
+        "content_hash": v.content_hash,
+        "sha256": v.content_hash or _wheel_sha(v),
+        "created_at": iso(v.created_at),
+        "size": len(files),
+        "artifacts": [
+            {"filename": f.filename, "kind": f.kind, "size": f.size, "sha256": f.sha256}
+            for f in files
+        ],
+        "total_bytes": sum(f.size for f in files),
+        "yanked": v.yanked,
+    }
 
 
 @router.delete("/environmentshub/{owner}/{name}/@{ref}")
