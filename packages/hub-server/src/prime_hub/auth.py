@@ -103,6 +103,16 @@ class Principal:
         """Attach evaluation results: read access plus a publish-scoped token that covers it."""
         return self.can_read(env) and self._token_allows(env.owner.slug, env.name, write=True)
 
+    def can_publish_in(self, owner: Account) -> bool:
+        """Whether this token could publish some environment of ``owner``: the check made
+        before an upload body is read, while the environment's name is still unknown."""
+        if self.role_in(owner) not in WRITE_ROLES:
+            return False
+        if self.token is None or self.token.scope != "publish":
+            return False
+        bound = self.token.environment
+        return bound is None or bound.partition("/")[0] == owner.slug
+
     def can_publish(self, owner: Account, env_name: str) -> bool:
         if self.role_in(owner) not in WRITE_ROLES:
             return False

@@ -46,6 +46,24 @@ class PublishingMixin(HubBase):
             )
         return acct
 
+    def check_may_upload(self, principal: Principal, owner: str, name: str | None) -> None:
+        """Refuse an upload before its body is read: a token that cannot publish to
+        ``owner`` (or to ``owner/name`` when the route names it) never gets to send bytes."""
+        with self.db.reader() as s:
+            if name is not None:
+                self._owner_for_publish(s, principal, owner, name)
+                return
+            if principal.user is None:
+                raise Unauthorized("publishing needs an API token")
+            acct = s.scalar(select(Account).where(Account.slug == owner))
+            if acct is None:
+                raise NotFound(f"no owner named {owner!r}")
+            if not principal.can_publish_in(acct):
+                raise Forbidden(
+                    f"this token may not publish to {owner} "
+                    "(needs the publish scope, for this owner, and a publisher role)"
+                )
+
     def ensure_environment(
         self,
         principal: Principal,

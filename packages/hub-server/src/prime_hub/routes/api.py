@@ -8,11 +8,9 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import UploadFile
 
 from ..deps import (
     base_url,
-    check_content_length,
     environment_page,
     hub_of,
     principal_async,
@@ -20,10 +18,12 @@ from ..deps import (
 )
 from ..errors import BadRequest, Unauthorized
 from ..publishing import publish_uploads
+from ..uploads import SpoolDir, receive_form, upload_route
 from ..views import environment_view, iso, version_view
 from . import staged
 
 router = APIRouter(prefix="/api/v1", tags=["api"])
+MAX_FILES = 10  # one version's wheels and sdist
 
 
 @router.get("/whoami", summary="The caller's account and token")
@@ -126,27 +126,31 @@ def get_version(request: Request, owner: str, name: str, version: str) -> dict[s
     "/environments/{owner}/{name}/versions",
     summary="Publish a version: multipart 'files' (wheel and/or sdist), one transaction",
 )
+@upload_route
 async def publish(request: Request, owner: str, name: str) -> JSONResponse:
-    check_content_length(request)
-    principal = await principal_async(request)
-    if principal.user is None:
-        raise Unauthorized("publishing needs an API token")
     hub = hub_of(request)
-    async with request.form(max_files=10, max_fields=50) as form:
-        files = [f for f in form.getlist("files") if isinstance(f, UploadFile)]
+    principal = await principal_async(request)
+    # who may publish here is settled before a byte of the body is read
+    await run_in_threadpool(hub.check_may_upload, principal, owner, name)
+    with SpoolDir(hub.settings) as spool:
+        form = await receive_form(
+            request,
+            spool,
+            file_limit=hub.settings.max_upload_bytes,
+            max_files=MAX_FILES,
+            max_fields=50,
+        )
         vis = form.get("visibility")
-        desc = form.get("description")
-        tags = [t for t in form.getlist("tags") if isinstance(t, str)]
         result = await run_in_threadpool(
             publish_uploads,
             hub,
             principal,
             owner,
             name,
-            files,
-            visibility=vis if isinstance(vis, str) and vis else None,
-            description=desc if isinstance(desc, str) else None,
-            tags=tags or None,
+            form.files_named("files"),
+            visibility=vis or None,
+            description=form.get("description"),
+            tags=form.getlist("tags") or None,
         )
     body = version_view(base_url(request), result.environment, result.version)
     body["created"] = result.created

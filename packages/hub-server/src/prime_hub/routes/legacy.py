@@ -9,45 +9,44 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import UploadFile
 
-from ..deps import check_content_length, hub_of, principal_async
+from ..deps import hub_of, principal_async
 from ..errors import BadRequest, Unauthorized
 from ..publishing import publish_uploads
+from ..uploads import SpoolDir, receive_form, upload_route
 
 router = APIRouter(tags=["upload"])
 
 
 async def _legacy(request: Request, owner: str | None) -> JSONResponse:
-    check_content_length(request)
+    hub = hub_of(request)
     principal = await principal_async(request)
     if principal.user is None:
         raise Unauthorized("uploads need an API token (user __token__, password = the token)")
-    hub = hub_of(request)
-    async with request.form(max_files=2, max_fields=200) as form:
+    if owner is None:
+        tok_env = principal.token.environment if principal.token else None
+        owner = tok_env.partition("/")[0] if tok_env else principal.user.slug
+    # the project name is inside the body; the owner and the token's rights are not
+    await run_in_threadpool(hub.check_may_upload, principal, owner, None)
+    with SpoolDir(hub.settings) as spool:
+        form = await receive_form(
+            request, spool, file_limit=hub.settings.max_upload_bytes, max_files=2, max_fields=200
+        )
         action = form.get(":action")
         if action not in ("file_upload", None):
             raise BadRequest(f"unsupported :action {action!r}")
-        content = form.get("content")
-        if not isinstance(content, UploadFile):
+        content = form.files_named("content")
+        if not content:
             raise BadRequest("the form has no 'content' file")
-        name = form.get("name")
-        version = form.get("version")
-        sha = form.get("sha256_digest")
-        if owner is None:
-            tok_env = principal.token.environment if principal.token else None
-            owner_slug = tok_env.partition("/")[0] if tok_env else principal.user.slug
-        else:
-            owner_slug = owner
         result = await run_in_threadpool(
             publish_uploads,
             hub,
             principal,
-            owner_slug,
-            str(name) if isinstance(name, str) else None,
-            [content],
-            declared_version=str(version) if isinstance(version, str) else None,
-            sha256_digest=str(sha) if isinstance(sha, str) else None,
+            owner,
+            form.get("name"),
+            content,
+            declared_version=form.get("version"),
+            sha256_digest=form.get("sha256_digest"),
         )
     status = 201 if result.added_files else 200
     return JSONResponse(
@@ -62,10 +61,12 @@ async def _legacy(request: Request, owner: str | None) -> JSONResponse:
 
 
 @router.post("/legacy/", summary="Legacy upload (twine, uv publish) into your own namespace")
+@upload_route
 async def legacy_upload(request: Request) -> JSONResponse:
     return await _legacy(request, None)
 
 
 @router.post("/{owner}/legacy/", summary="Legacy upload into a named owner")
+@upload_route
 async def legacy_upload_owner(request: Request, owner: str) -> JSONResponse:
     return await _legacy(request, owner)

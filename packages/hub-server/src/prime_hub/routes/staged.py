@@ -3,17 +3,17 @@ finalize call validates the staged bytes and publishes them in one transaction."
 
 from __future__ import annotations
 
-import hashlib
+from pathlib import Path
 
-import anyio
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
 from ..auth import Principal
 from ..db.models import Environment, PendingUpload
-from ..deps import WorkDir, base_url, hub_of
+from ..deps import base_url, hub_of
 from ..errors import InvalidPackage, NotFound, TooLarge
 from ..service import Hub, PublishResult
+from ..uploads import SpoolDir, receive_body, upload_route
 from ..validation import (
     ArtifactInfo,
     file_sha256,
@@ -30,27 +30,18 @@ def upload_url(request: Request, pending: PendingUpload) -> str:
 
 
 @router.put("/uploads/{upload_id}", summary="Receive the bytes of an announced upload")
+@upload_route
 async def receive(request: Request, upload_id: str) -> dict[str, object]:
     hub = hub_of(request)
     pending = await run_in_threadpool(hub.get_pending, upload_id)  # the id is the credential
-    limit = hub.settings.max_upload_bytes
-    with WorkDir(hub) as work:
+    # never more than the limit, nor more than was announced
+    limit = min(hub.settings.max_upload_bytes, pending.size or hub.settings.max_upload_bytes)
+    with SpoolDir(hub.settings) as work:
         path = work / "body"
-        digest = hashlib.sha256()
-        size = 0
-        out = await anyio.open_file(path, "wb")
-        try:
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > limit:
-                    raise TooLarge(f"upload exceeds the limit of {limit} bytes")
-                digest.update(chunk)
-                await out.write(chunk)
-        finally:
-            await out.aclose()
-        if digest.hexdigest() != pending.sha256:
+        size, sha256 = await receive_body(request, path, limit)
+        if sha256 != pending.sha256:
             raise InvalidPackage(
-                f"{pending.filename}: received bytes have sha256 {digest.hexdigest()}, "
+                f"{pending.filename}: received bytes have sha256 {sha256}, "
                 f"announced {pending.sha256}"
             )
         await run_in_threadpool(hub.storage.put_file, pending.staging_key, path)
@@ -58,8 +49,19 @@ async def receive(request: Request, upload_id: str) -> dict[str, object]:
     return {"upload_id": upload_id, "size": size, "sha256": pending.sha256}
 
 
-def verify_staged(hub: Hub, pending: PendingUpload, work_path) -> ArtifactInfo:  # type: ignore[no-untyped-def]
+def verify_staged(hub: Hub, pending: PendingUpload, work_path: Path) -> ArtifactInfo:
     dest = work_path / pending.id
+    # a presigned PUT goes straight to the store, past our streaming cap: check its size
+    # there before fetching a byte of it
+    stored = hub.storage.size(pending.staging_key)
+    if stored is None:
+        raise InvalidPackage(f"{pending.filename} was announced but never uploaded")
+    if stored > hub.settings.max_upload_bytes:
+        hub.storage.delete(pending.staging_key)
+        raise TooLarge(
+            f"{pending.filename} is {stored} bytes, over the upload limit of "
+            f"{hub.settings.max_upload_bytes}"
+        )
     try:
         hub.storage.fetch_to_file(pending.staging_key, dest)
     except NotFound as exc:
@@ -94,7 +96,7 @@ def publish_pending(
     description: str | None = None,
     tags: list[str] | None = None,
 ) -> PublishResult:
-    with WorkDir(hub) as work:
+    with SpoolDir(hub.settings) as work:
         artifacts = [(verify_staged(hub, p, work), work / p.id) for p in pendings]
         content_hash = next((p.content_hash for p in pendings if p.content_hash), None)
         result = hub.publish(
