@@ -280,3 +280,73 @@ def test_download_refuses_bytes_that_do_not_match_the_hub_hash(tmp_path):
     assert cached.read_bytes() == good
     cached.write_bytes(b"altered in the cache")  # a damaged cache entry is fetched again
     assert installer.fetch(c, art).read_bytes() == good
+
+
+LISTING = [
+    {"owner": "primeintellect", "name": "reverse-text", "latest_version": "0.1.12rc3",
+     "visibility": "public", "downloads": 123456,
+     "description": "Reverse a piece of text; rewarded by the LCS ratio against the reference"},
+    {"owner": "alice", "name": "gsm8k-tools", "latest_version": "1.0.0", "visibility": "private",
+     "downloads": 3, "description": "[bold]not markup[/]"},
+]  # fmt: skip
+LONG_NAME = {"owner": "an-org", "name": "an-environment-with-a-long-name",
+             "latest_version": "10.2.3", "visibility": "public", "downloads": 7,
+             "description": "x " * 60}  # fmt: skip
+
+
+def render(monkeypatch, columns: int, build) -> list[str]:
+    """Lines of `build(width)` printed on a console sized like the CLI's by $COLUMNS."""
+    from rich.console import Console
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    console = Console(highlight=False, soft_wrap=True, record=True, file=io.StringIO())
+    assert console.width == columns
+    console.print(build(console.width))
+    return console.export_text().splitlines()
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_env_list_fits_the_terminal(monkeypatch, columns):
+    """`prime env list` at 80 and 100 columns: no line is wider, names, versions, visibility
+    and downloads stay whole on one line; the description is cut with "…" (or, when a long
+    name leaves it too little room, left out)."""
+    from prime_cli.cmd_browse import _env_table
+
+    for items in (LISTING, [*LISTING, LONG_NAME]):
+        lines = render(
+            monkeypatch, columns, lambda w, items=items: _env_table(items, "environments", w)
+        )
+        assert max(map(len, lines)) <= columns
+        for e in items:
+            (row,) = [ln for ln in lines if f"{e['owner']}/{e['name']}" in ln]
+            assert e["latest_version"] in row and e["visibility"] in row
+            assert str(e["downloads"]) in row
+        has_description = "description" in lines[1]
+        assert has_description == (items is LISTING or columns == 100)
+        if has_description:
+            assert any("Reverse a piece" in ln and "…" in ln for ln in lines)
+            assert any("[bold]not markup" in ln for ln in lines)  # not read as markup
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_info_tables_fit_the_terminal(monkeypatch, columns):
+    from prime_cli.cmd_browse import _evals_table, _versions_table
+
+    versions = [{"version": "0.1.12rc3", "created_at": "2026-12-01T13:00:00.123456",
+                 "uploader": "primeintellect", "yanked": True, "yanked_reason": "bad reward",
+                 "files": [{"filename": "reverse_text-0.1.12rc3-py3-none-any.whl"},
+                           {"filename": "reverse_text-0.1.12rc3.tar.gz"}]}]  # fmt: skip
+    evals = [{"version": "0.1.12rc3", "model": "Qwen/Qwen3-30B-A3B-Instruct-2507",
+              "reward_mean": 0.5, "reward_std": 0.25, "pass_at_k": {"1": 0.5},
+              "num_rollouts": 100, "num_errors": 2, "submitted_by": "primeintellect"}]  # fmt: skip
+    lines = render(monkeypatch, columns, lambda w: _versions_table(versions, w))
+    assert max(map(len, lines)) <= columns
+    row = lines[2]
+    assert "0.1.12rc3" in row and "2026-12-01 13:00" in row and "primeintellect" in row
+    assert "bad reward" in row
+    lines = render(monkeypatch, columns, lambda w: _evals_table(evals, w))
+    assert max(map(len, lines)) <= columns
+    assert "0.500 ± 0.250" in lines[3] and "100" in lines[3]
+    start = lines[1].index("model")  # the name may fold onto more lines, but stays whole
+    folded = "".join(ln[start:].split("  ")[0].strip() for ln in lines[3:])
+    assert folded == "Qwen/Qwen3-30B-A3B-Instruct-2507"

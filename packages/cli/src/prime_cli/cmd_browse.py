@@ -10,30 +10,33 @@ from rich.markup import escape
 
 from .app import JsonOpt, client, env_app
 from .errors import UsageError
-from .output import emit_json, fmt_float, out, say
+from .output import Column, emit_json, fit_table, fmt_float, out, say
 from .refs import parse_ref
 
 if TYPE_CHECKING:
-    from rich.table import Table
+    from rich.console import RenderableType
 
 
-def _env_table(items: list[dict[str, Any]], title: str) -> Table:
-    from rich.table import Table
-
-    table = Table(title=title)
-    table.add_column("environment", no_wrap=True)
-    for col in ("latest", "visibility", "downloads"):
-        table.add_column(col, no_wrap=True)
-    table.add_column("description", no_wrap=True, overflow="ellipsis", max_width=60)
-    for e in items:
-        table.add_row(
+def _env_table(items: list[dict[str, Any]], title: str, width: int) -> RenderableType:
+    # the name, version and visibility stay whole; the description goes first when narrow
+    columns = [
+        Column("environment", overflow="fold", min_width=20),
+        Column("latest"),
+        Column("visibility"),
+        Column("downloads", justify="right"),
+        Column("description", min_width=16, optional=True),
+    ]
+    rows = [
+        [
             f"{e['owner']}/{e['name']}",
             e.get("latest_version") or "-",
             e.get("visibility") or "-",
             str(e.get("downloads", 0)),
-            escape(e.get("description") or ""),
-        )
-    return table
+            e.get("description") or "",
+        ]
+        for e in items
+    ]
+    return fit_table(columns, rows, width, title)
 
 
 def _listing(json_: bool, **params: Any) -> None:
@@ -44,7 +47,7 @@ def _listing(json_: bool, **params: Any) -> None:
         return
     items = body.get("items", [])
     shown = f"{len(items)} of {body.get('total', len(items))}"
-    out.print(_env_table(items, f"environments on {c.hub_url} ({shown})"))
+    out.print(_env_table(items, f"environments on {c.hub_url} ({shown})", out.width))
 
 
 @env_app.command("list")
@@ -70,46 +73,52 @@ def env_search(
     _listing(json_, search=query, limit=limit)
 
 
-def _versions_table(versions: list[dict[str, Any]]) -> Table:
-    from rich.table import Table
-
-    table = Table()
-    for col in ("version", "published", "by"):
-        table.add_column(col, no_wrap=True)
-    table.add_column("files", overflow="fold")
-    table.add_column("yanked")
-    for v in versions:
-        table.add_row(
+def _versions_table(versions: list[dict[str, Any]], width: int) -> RenderableType:
+    columns = [
+        Column("version"),
+        Column("published"),
+        Column("by", overflow="fold", min_width=8),
+        Column("files", overflow="fold", min_width=16),
+        Column("yanked", overflow="fold", min_width=6),
+    ]
+    rows = [
+        [
             v["version"],
-            (v.get("created_at") or "")[:19],
+            (v.get("created_at") or "")[:16].replace("T", " "),
             v.get("uploader") or "-",
             ", ".join(f["filename"] for f in v.get("files", [])),
-            escape(v.get("yanked_reason") or "yes") if v.get("yanked") else "",
-        )
-    return table
+            (v.get("yanked_reason") or "yes") if v.get("yanked") else "",
+        ]
+        for v in versions
+    ]
+    return fit_table(columns, rows, width)
 
 
-def _evals_table(evals: list[dict[str, Any]]) -> Table:
-    from rich.table import Table
-
-    table = Table(title="evaluation results")
-    table.add_column("version", no_wrap=True)
-    table.add_column("model", overflow="fold")
-    for col in ("reward", "pass@1", "rollouts", "errors"):
-        table.add_column(col, no_wrap=True, justify="right")
-    table.add_column("by", overflow="fold")
+def _evals_table(evals: list[dict[str, Any]], width: int) -> RenderableType:
+    columns = [
+        Column("version"),
+        Column("model", overflow="fold", min_width=12),
+        Column("reward", justify="right"),
+        Column("pass@1", justify="right"),
+        Column("rollouts", justify="right"),
+        Column("errors", justify="right"),
+        Column("by", overflow="fold", min_width=8, optional=True),
+    ]
+    rows = []
     for e in evals:
         mean, std = e.get("reward_mean"), e.get("reward_std")
-        table.add_row(
-            str(e.get("version", "")),
-            escape(str(e.get("model", ""))),
-            f"{fmt_float(mean)} ± {fmt_float(std)}",
-            fmt_float((e.get("pass_at_k") or {}).get("1")),
-            str(e.get("num_rollouts", "")),
-            str(e.get("num_errors", "")),
-            escape(str(e.get("submitted_by", ""))),
+        rows.append(
+            [
+                str(e.get("version", "")),
+                str(e.get("model", "")),
+                f"{fmt_float(mean)} ± {fmt_float(std)}",
+                fmt_float((e.get("pass_at_k") or {}).get("1")),
+                str(e.get("num_rollouts", "")),
+                str(e.get("num_errors", "")),
+                str(e.get("submitted_by", "")),
+            ]
         )
-    return table
+    return fit_table(columns, rows, width, "evaluation results")
 
 
 @env_app.command("info")
@@ -131,9 +140,9 @@ def env_info(
         say(env["description"])
     say(f"latest: {env.get('latest_version') or '-'} · downloads: {env.get('downloads', 0)}")
     say(f"install: prime env install {r.slug}")
-    out.print(_versions_table(versions))
+    out.print(_versions_table(versions, out.width))
     if evals:
-        out.print(_evals_table(evals))
+        out.print(_evals_table(evals, out.width))
     elif evals is not None:
         say("no evaluation results yet (prime eval ... --push adds one)")
 
@@ -150,7 +159,7 @@ def env_versions(
     if json_:
         emit_json({"versions": versions})
         return
-    out.print(_versions_table(versions))
+    out.print(_versions_table(versions, out.width))
 
 
 @env_app.command("yank")
