@@ -404,6 +404,10 @@ async def test_zygote_that_dies_takes_its_sandboxes_and_is_restarted():
     assert not alive(zpid) and sandbox_uid_pids() == []
 
 
+def _ppid(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[1])
+
+
 class _Unnoticed:
     """A dead zygote's Popen that still claims to run, as if it died after the last check."""
 
@@ -472,9 +476,9 @@ def test_background_reclaim_finishes_even_if_the_loop_ends_first():
         for b in boxes:
             await b.exec("sleep 100 &")
         await asyncio.gather(*(b.close() for b in boxes))
-        return p.reclaiming
+        return p.reclaiming, p.zygote().proc.pid
 
-    pending = asyncio.run(use_and_leave())  # no reclaimed(), no provider close
+    pending, zygote = asyncio.run(use_and_leave())  # no reclaimed(), no provider close
     assert pending > 0  # it really was in the background
     assert p.reclaiming == 0
     assert [g for g in cgroups.existing() if f"-{os.getpid()}-" in g.name] == []
@@ -483,7 +487,8 @@ def test_background_reclaim_finishes_even_if_the_loop_ends_first():
             break
         time.sleep(0.02)
     assert sandbox_uid_pids() == []
-    zygote = p.zygote().proc.pid
+    # the zygote was stopped and reaped when its loop ended: not even a zombie is left
+    assert not Path(f"/proc/{zygote}").exists() or _ppid(zygote) != os.getpid()
     asyncio.run(p.close())
     assert not alive(zygote)
 

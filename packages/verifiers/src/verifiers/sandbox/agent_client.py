@@ -40,9 +40,9 @@ class AgentSandbox(Sandbox):
         self.agent_pid = 0
         self._lifetime: asyncio.TimerHandle | None = None
         self.on_close: Callable[[AgentSandbox], None] | None = None
+        self.loop = asyncio.get_running_loop()  # its pipes are this loop's
         if spec.lifetime:
-            loop = asyncio.get_running_loop()
-            self._lifetime = loop.call_later(spec.lifetime, self._expire)
+            self._lifetime = self.loop.call_later(spec.lifetime, self._expire)
 
     # -- provider hooks ------------------------------------------------------------------
     async def _kill(self) -> None:

@@ -7,24 +7,18 @@ charged to the sandbox's memory cgroup), and the agent as its only long-lived pr
 
 from __future__ import annotations
 
-import array
 import asyncio
 import atexit
 import itertools
-import json
 import logging
 import os
 import platform
 import shutil
 import signal
-import socket
-import subprocess
-import tempfile
-import threading
 import time
 from pathlib import Path
 
-from verifiers.sandbox import cgroups
+from verifiers.sandbox import cgroups, contract, lifecycle
 from verifiers.sandbox.agent_client import READ_LIMIT, AgentSandbox
 from verifiers.sandbox.base import (
     Provider,
@@ -32,40 +26,32 @@ from verifiers.sandbox.base import (
     SandboxCreationError,
     SandboxSpec,
 )
+from verifiers.sandbox.contract import INNER_UID, PATH
 from verifiers.sandbox.runtime import ensure_runtime
 from verifiers.sandbox.seccomp import program as seccomp_program
+from verifiers.sandbox.support import AGENT_BOOT, SANDBOX_UID, agent_files
+from verifiers.sandbox.zygote_host import Zygote, ZygoteError, ZygoteProcess
+
+__all__ = [
+    "AGENT_BOOT",
+    "INNER_UID",
+    "PATH",
+    "SANDBOX_UID",
+    "BwrapProvider",
+    "BwrapSandbox",
+    "Zygote",
+    "ZygoteError",
+    "ZygoteProcess",
+]
 
 logger = logging.getLogger("verifiers.sandbox")
-
-SANDBOX_UID = int(os.environ.get("VF_SANDBOX_UID", "61000"))
-INNER_UID = 1000
-AGENT_SRC = Path(__file__).with_name("agent.py")
-ZYGOTE_SRC = Path(__file__).with_name("zygote.py")
-# The zygote's command line: no paths (every sandbox inherits it as /proc/<pid>/cmdline); its
-# stdin is the socket to the host, which sends the configuration first.
-ZYGOTE_BOOT = (
-    "import json, socket, sys; s = socket.socket(fileno=0); c = json.loads(s.recv(65536)); "
-    "sys.path.insert(0, c['agent_dir']); import zygote; zygote.main(s, c)"
-)
-# Import (from the precompiled .pyc) rather than run the agent as a script.
-AGENT_BOOT = "import sys; sys.path.insert(0, '/opt/agent'); import agent; agent.main()"
-PATH = "/opt/venv/bin:/usr/local/bin:/usr/bin:/bin"
+BWRAP = shutil.which("bwrap") or "/usr/bin/bwrap"
 _counter = itertools.count()
-
-ETC_FILES = {
-    "passwd": f"root:x:0:0::/:/usr/sbin/nologin\nsandbox:x:{INNER_UID}:{INNER_UID}::/workspace:/bin/sh\n"
-    "nobody:x:65534:65534::/:/usr/sbin/nologin\n",
-    "group": f"root:x:0:\nsandbox:x:{INNER_UID}:\nnogroup:x:65534:\n",
-    "hosts": "127.0.0.1 localhost sandbox\n::1 localhost\n",
-    "nsswitch.conf": "passwd: files\ngroup: files\nhosts: files\n",
-    "hostname": "sandbox\n",
-}
 
 
 # Every running sandbox of this process, so that exit (normal or via an unhandled exception)
 # kills them and removes their cgroups even when no event loop is left to await a close.
 _RUNNING: set[BwrapSandbox] = set()
-_SUPPORT: Path | None = None
 
 
 _EXIT_HOOK_REGISTERED = False
@@ -215,203 +201,29 @@ class BwrapSandbox(AgentSandbox):
         return self.cgroup.cpu_usage_ns() if self.cgroup else None
 
 
-def make_support_dir(prefix: str = "vf-sbx-") -> Path:
-    """A host directory, world-readable, holding a minimal /etc (`etc/`) and the agent with
-    its precompiled bytecode (`agent/`), for providers to mount read-only."""
-    d = Path(tempfile.mkdtemp(prefix=prefix))
-    os.chmod(d, 0o755)
-    (d / "etc").mkdir()
-    for name, text in ETC_FILES.items():
-        (d / "etc" / name).write_text(text)
-    for name in ("ld.so.cache", "localtime"):
-        src = Path("/etc") / name
-        if src.exists():
-            shutil.copy(src, d / "etc" / name)
-    if Path("/etc/alternatives").is_dir():  # some /usr/bin tools are links through it
-        shutil.copytree("/etc/alternatives", d / "etc" / "alternatives", symlinks=True)
-    (d / "agent").mkdir()
-    shutil.copy2(AGENT_SRC, d / "agent" / "agent.py")
-    shutil.copy2(ZYGOTE_SRC, d / "agent" / "zygote.py")
-    (d / "root").mkdir()  # the zygote's sandboxes mount their root tmpfs here
-    # compile once here: a script run as __main__ would be recompiled in every sandbox
-    subprocess.run(
-        ["/usr/bin/python3", "-m", "py_compile", *(str(f) for f in (d / "agent").glob("*.py"))],
-        capture_output=True,
-        check=False,
-    )
-    for p in [
-        d / "etc",
-        *(d / "etc").iterdir(),
-        *(d / "agent").rglob("*"),
-        d / "agent",
-        d / "root",
-    ]:
-        if not p.is_symlink():
-            os.chmod(p, 0o755 if p.is_dir() else 0o644)
-    return d
+_SWEPT = False
 
 
-class ZygoteError(SandboxCreationError):
-    """The zygote could not be started or did not answer."""
+def _sweep_once() -> None:
+    """Remove cgroups that crashed processes left (once per process, at the first create)."""
+    global _SWEPT
+    if not _SWEPT:
+        _SWEPT = True
+        cgroups.sweep_stale()
 
 
-class Zygote:
-    """Host side of `zygote.py`: starts it (as the sandbox uid, under /usr/bin/python3),
-    restarts it if it died, and asks it for new sandboxes. Synchronous and lock-protected (a
-    request is one fork in the zygote, well under a millisecond of waiting), so it works from
-    any thread and event loop."""
-
-    def __init__(self, support: Path, uid: int, seccomp: bytes | None) -> None:
-        self.support, self.uid, self.seccomp = support, uid, seccomp
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.sock: socket.socket | None = None
-        self.lock = threading.Lock()
-        self.starts = 0
-
-    def _start(self) -> None:
-        self.stop()
-        agent_dir = self.support / "agent"
-        filt = ""
-        if self.seccomp is not None:
-            f = self.support / "seccomp.bpf"
-            if not f.exists():
-                f.write_bytes(self.seccomp)
-                os.chmod(f, 0o644)
-            filt = str(f)
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        try:
-            self.proc = subprocess.Popen(
-                ["/usr/bin/python3", "-I", "-S", "-c", ZYGOTE_BOOT],
-                stdin=theirs.fileno(),
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                cwd="/",
-                env={"PATH": "/usr/bin:/bin"},
-                user=self.uid,
-                group=self.uid,
-                extra_groups=[],
-                start_new_session=True,
-            )
-        finally:
-            theirs.close()
-        ours.settimeout(30.0)
-        self.sock = ours
-        try:
-            ours.send(json.dumps({"agent_dir": str(agent_dir), "seccomp": filt or None}).encode())
-            hello = ours.recv(4096)
-        except OSError as e:
-            self.stop()
-            raise ZygoteError(f"the sandbox zygote did not start: {e}") from e
-        if not hello:
-            self.stop()
-            raise ZygoteError("the sandbox zygote exited at start-up")
-        ours.settimeout(10.0)
-        self.starts += 1
-
-    def stop(self) -> None:
-        if self.sock is not None:
-            self.sock.close()
-            self.sock = None
-        if self.proc is not None:
-            if self.proc.poll() is None:
-                self.proc.kill()
-            self.proc.wait()
-            self.proc = None
-
-    @property
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def spawn(self, req: dict, fds: list[int]) -> tuple[int, int]:
-        """Have the zygote start a sandbox; returns its init's (pid, pidfd)."""
-        with self.lock:
-            if not self.running:
-                self._start()
-            assert self.sock is not None
-            try:
-                self.sock.sendmsg(
-                    [json.dumps(req).encode()],
-                    [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))],
-                )
-                msg, anc, _, _ = self.sock.recvmsg(4096, socket.CMSG_SPACE(4))
-            except OSError as e:
-                self.stop()
-                raise ZygoteError(f"the sandbox zygote stopped answering: {e}") from e
-            if not msg:
-                self.stop()
-                raise ZygoteError("the sandbox zygote exited")
-        got = array.array("i")
-        for level, kind, data in anc:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                got.frombytes(data[: len(data) - len(data) % got.itemsize])
-        res = json.loads(msg)
-        if "error" in res or not got:
-            for fd in got:
-                os.close(fd)
-            raise ZygoteError(f"the sandbox zygote could not fork: {res.get('error')}")
-        return res["pid"], got[0]
-
-
-class ZygoteProcess:
-    """What `AgentSandbox` needs of an `asyncio.subprocess.Process`, for a sandbox cloned by
-    the zygote: the agent's pipes, `kill` and `wait`, through a pidfd on the sandbox's init
-    (pid 1 of its namespace: it exits once nothing of the sandbox runs any more)."""
-
-    def __init__(self, pid: int, pidfd: int) -> None:
-        self.pid = self.monitor_pid = pid  # init's pid on the host
-        self.pidfd = pidfd
-        self.returncode: int | None = None
-        self.stdin: asyncio.StreamWriter | None = None
-        self.stdout: asyncio.StreamReader | None = None
-        self._exited: asyncio.Future[None] | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    async def connect(self, stdin_w: int, stdout_r: int) -> None:
-        loop = self._loop = asyncio.get_running_loop()
-        self.stdout = asyncio.StreamReader(limit=READ_LIMIT, loop=loop)
-        rpipe = os.fdopen(stdout_r, "rb", buffering=0)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(self.stdout), rpipe)
-        wpipe = os.fdopen(stdin_w, "wb", buffering=0)
-        wt, wp = await loop.connect_write_pipe(
-            lambda: asyncio.streams.FlowControlMixin(loop), wpipe
-        )
-        self.stdin = asyncio.StreamWriter(wt, wp, None, loop)
-        self._exited = loop.create_future()
-        loop.add_reader(self.pidfd, self._on_exit)
-
-    def _on_exit(self) -> None:
-        self._release_pidfd()
-        if self.returncode is None:
-            self.returncode = -signal.SIGKILL
-        if self._exited is not None and not self._exited.done():
-            self._exited.set_result(None)
-
-    def _release_pidfd(self) -> None:
-        if self.pidfd < 0:
-            return
-        if self._loop is not None and not self._loop.is_closed():
-            self._loop.remove_reader(self.pidfd)
-        os.close(self.pidfd)
-        self.pidfd = -1
-
-    def kill(self) -> None:
-        """SIGKILL the sandbox's init: the kernel kills the rest of its pid namespace. By
-        pidfd, so never another process that reused the pid."""
-        if self.pidfd >= 0:
-            signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
-
-    async def wait(self) -> int:
-        if self._exited is not None:
-            await asyncio.shield(self._exited)
-        return self.returncode if self.returncode is not None else 0
-
-    def close(self) -> None:
-        if self.stdin is not None:
-            self.stdin.close()
-        transport = getattr(self.stdout, "_transport", None)
-        if transport is not None:
-            transport.close()
-        self._release_pidfd()
+def _memfd(data: bytes) -> int:
+    """An anonymous file holding `data`, read from its start (what bwrap reads an FD as)."""
+    fd = os.memfd_create("vf-sbx", os.MFD_CLOEXEC)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 class BwrapProvider(Provider):
@@ -443,8 +255,10 @@ class BwrapProvider(Provider):
         self.trace = False
         # the filter (x86_64 only; None elsewhere: namespaces alone then)
         self.seccomp = seccomp_program() if seccomp else None
+        self.seccomp_net = seccomp_program(allow_inet=True) if seccomp else None  # network=True
         self.start_timeout = start_timeout
         self._live: set[BwrapSandbox] = set()
+        self._creating = 0
 
     # -- availability ---------------------------------------------------------------------
     @staticmethod
@@ -465,23 +279,17 @@ class BwrapProvider(Provider):
             pass
         return None
 
-    def _setup_dir(self) -> Path:
-        """A host directory, readable by the sandbox uid, holding the minimal /etc and the agent
-        (one per process, shared by providers, removed at exit)."""
-        global _SUPPORT
-        if _SUPPORT is None or not _SUPPORT.exists():
-            _SUPPORT = make_support_dir()
-            atexit.register(shutil.rmtree, _SUPPORT, True)
-            cgroups.sweep_stale()
-        return _SUPPORT
-
     def argv(
         self, spec: SandboxSpec, venv: Path | None, seccomp_fd: int | None = None
-    ) -> list[str]:
-        d = self._setup_dir()
+    ) -> tuple[list[str], dict[str, bytes]]:
+        """bwrap's arguments, and the files it writes into the sandbox (DEST -> content; each
+        becomes `--file FD DEST`, the FD numbers filled in by `launch`). Nothing here names
+        a host path but /usr and the system files of `contract.SYSTEM_ETC` at their own path:
+        the arguments travel through `--args FD` (bwrap's own /proc/1/cmdline is the sandbox's
+        to read) and /etc and the agent are written into its root, not bound from the host
+        (a bind shows its source path in /proc/self/mountinfo)."""
         wd = spec.workdir
         args = [
-            "bwrap",
             "--unshare-all",
             "--unshare-user",
             "--disable-userns",  # no nested user namespaces from inside
@@ -490,7 +298,6 @@ class BwrapProvider(Provider):
             "--uid", str(INNER_UID), "--gid", str(INNER_UID),
             "--hostname", "sandbox",
             "--ro-bind", "/usr", "/usr",
-            "--ro-bind", str(d / "etc"), "/etc",
             "--symlink", "usr/bin", "/bin",
             "--symlink", "usr/sbin", "/sbin",
             "--symlink", "usr/lib", "/lib",
@@ -499,25 +306,26 @@ class BwrapProvider(Provider):
             "--dev", "/dev",
             "--size", str(spec.disk), "--tmpfs", "/tmp",
             "--size", str(spec.disk), "--tmpfs", wd,
-            "--ro-bind", str(d / "agent"), "/opt/agent",
+            "--dir", "/etc", "--dir", "/opt/agent", "--dir", "/opt/agent/__pycache__",
         ]  # fmt: skip
+        files = {f"/etc/{n}": data for n, data in contract.etc_files(spec.network).items()}
+        files |= {f"/opt/agent/{rel}": data for rel, data in agent_files().items()}
+        for name, target in contract.etc_links().items():
+            args += ["--symlink", target, f"/etc/{name}"]
+        for path in contract.SYSTEM_ETC:
+            args += ["--ro-bind", path, path]
         if spec.network:
             args += ["--share-net"]
-            if Path("/etc/resolv.conf").exists():
-                args += ["--ro-bind", "/etc/resolv.conf", "/etc/resolv.conf"]
         if venv is not None:
             args += ["--ro-bind", str(venv), "/opt/venv"]
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
         args += ["--remount-ro", "/", "--chdir", wd, "--clearenv"]
-        env = {"PATH": PATH, "HOME": wd, "LANG": "C.UTF-8", "TMPDIR": "/tmp", **spec.env}
-        env["VF_WORKDIR"] = wd
-        env["VF_SWEEP"] = "1"  # own pid namespace: the agent may kill all but itself
-        for k, v in env.items():
+        for k, v in contract.sandbox_environ(spec).items():
             args += ["--setenv", k, v]
         python = "/opt/venv/bin/python" if venv is not None else spec.runtime.python
         # -S: the agent needs no site-packages (faster, smaller); the REPL it starts loads them.
-        return [*args, "--", python, "-u", "-I", "-S", "-c", AGENT_BOOT]
+        return [*args, "--", python, "-u", "-I", "-S", "-c", AGENT_BOOT], files
 
     # -- create --------------------------------------------------------------------------
     async def create(self, spec: SandboxSpec | None = None) -> BwrapSandbox:
@@ -527,6 +335,15 @@ class BwrapProvider(Provider):
             if reason:
                 raise ProviderUnavailableError(reason)
             self._available = True
+            _sweep_once()
+        await lifecycle.at_loop_end(self, self._loop_ended)
+        self._creating += 1  # (the zygote is not stopped under a create in flight)
+        try:
+            return await self._create(spec)
+        finally:
+            self._creating -= 1
+
+    async def _create(self, spec: SandboxSpec) -> BwrapSandbox:
         venv = None
         if spec.runtime.packages:  # built once, then cached; a thread, as a build takes long
             venv = await asyncio.to_thread(ensure_runtime, spec.runtime)
@@ -550,6 +367,10 @@ class BwrapProvider(Provider):
             else:
                 self._forked_ok = True
                 return box
+        return await self._create_exec(spec, venv)
+
+    async def _create_exec(self, spec: SandboxSpec, venv: Path | None) -> BwrapSandbox:
+        """A sandbox started by exec'ing bwrap (and a fresh interpreter)."""
         sid = f"{os.getpid()}-{next(_counter)}"
         try:
             cg = cgroups.Cgroup.create(
@@ -566,34 +387,48 @@ class BwrapProvider(Provider):
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
 
-        filter_r = None
-        if self.seccomp is not None:
-            filter_r, filter_w = os.pipe()  # bwrap reads the BPF program from this fd
-            os.write(filter_w, self.seccomp)
-            os.close(filter_w)
+        fds: list[int] = []  # what bwrap reads: the filter, the files it writes, its arguments
         try:
+            program = self.seccomp_net if spec.network else self.seccomp
+            seccomp_fd = None
+            if program is not None:
+                seccomp_fd = _memfd(program)
+                fds.append(seccomp_fd)
+            args, files = self.argv(spec, venv, seccomp_fd)
+            head: list[str] = []
+            for dest, data in files.items():
+                fds.append(_memfd(data))
+                head += ["--perms", "0644", "--file", str(fds[-1]), dest]
+            # the options through a descriptor (bwrap is pid 1 in the sandbox and its
+            # /proc/1/cmdline is readable there); only the command after `--` stays on it
+            split = args.index("--")
+            fds.append(_memfd(b"".join(a.encode() + b"\0" for a in head + args[:split])))
             proc = await asyncio.create_subprocess_exec(
-                *self.argv(spec, venv, filter_r),
+                "bwrap", "--args", str(fds[-1]), *args[split:],
+                executable=BWRAP,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.DEVNULL,
                 cwd="/",
+                env={},  # bwrap's own environment is /proc/1/environ inside: nothing of ours
                 preexec_fn=child_setup,
-                pass_fds=(filter_r,) if filter_r is not None else (),
+                pass_fds=fds,
                 limit=READ_LIMIT,
-            )
+            )  # fmt: skip
         except BaseException as e:  # a cancel here must not leak the cgroup either
-            if filter_r is not None:
-                os.close(filter_r)
             if not cg.destroy():
                 cgroups.defer(cg)
             if isinstance(e, Exception):
                 raise SandboxCreationError(f"cannot start bwrap: {e}") from e
             raise
-        if filter_r is not None:
-            os.close(filter_r)
+        finally:
+            for fd in fds:
+                os.close(fd)
         box = BwrapSandbox(sid, spec, proc)
         box.cgroup = cg
+        return await self._started(box)
+
+    async def _started(self, box: BwrapSandbox) -> BwrapSandbox:
         _track(box)
         self._live.add(box)
         box.on_close = lambda b: self._live.discard(b)  # type: ignore[arg-type]
@@ -601,7 +436,7 @@ class BwrapProvider(Provider):
 
     def zygote(self) -> Zygote:
         if self._zygote is None:
-            self._zygote = Zygote(self._setup_dir(), self.uid, self.seccomp)
+            self._zygote = Zygote(self.uid, self.seccomp)
         return self._zygote
 
     async def _create_forked(self, spec: SandboxSpec, venv: Path | None) -> BwrapSandbox:
@@ -616,17 +451,10 @@ class BwrapProvider(Provider):
             raise SandboxCreationError(str(e)) from e
         if marks is not None:
             marks.append(("cgroup_made", time.monotonic()))
-        wd = spec.workdir
-        env = {"PATH": PATH, "HOME": wd, "LANG": "C.UTF-8", "TMPDIR": "/tmp", **spec.env}
-        env["VF_WORKDIR"] = wd
-        env["VF_SWEEP"] = "1"
-        d = self._setup_dir()
         req = {
-            "workdir": wd,
+            "workdir": spec.workdir,
             "disk": spec.disk,
-            "env": env,
-            "etc": str(d / "etc"),
-            "root": str(d / "root"),
+            "env": contract.sandbox_environ(spec),
             "venv": str(venv) if venv is not None else None,
             "python": "/opt/venv/bin/python" if venv is not None else spec.runtime.python,
             "inner_uid": INNER_UID,
@@ -696,6 +524,19 @@ class BwrapProvider(Provider):
         await asyncio.to_thread(cgroups.reclaim_deferred)
         if self._zygote is not None:
             self._zygote.stop()
+
+    async def _loop_ended(self) -> None:
+        """The event loop this provider made sandboxes in is shutting down: close those still
+        open (their pipes belong to that loop) and, once nothing of any loop is left, stop
+        and reap the zygote (the next `create`, in any loop, starts a fresh one)."""
+        loop = asyncio.get_running_loop()
+        mine = [b for b in list(self._live) if b.loop is loop]
+        await asyncio.gather(*(b.close() for b in mine), return_exceptions=True)
+        await self.reclaimed()
+        if self._zygote is not None and not self._live and not self._creating:
+            with self._zygote.lock:  # not while another thread's create is asking it
+                if not self._live and not self._creating:
+                    self._zygote.stop()
 
     @property
     def live(self) -> int:

@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from verifiers.sandbox import cgroups
+from verifiers.sandbox import cgroups, contract, lifecycle
 from verifiers.sandbox.agent_client import READ_LIMIT, AgentSandbox
 from verifiers.sandbox.base import (
     Provider,
@@ -25,7 +25,7 @@ from verifiers.sandbox.base import (
     SandboxCreationError,
     SandboxSpec,
 )
-from verifiers.sandbox.bwrap import AGENT_SRC, SANDBOX_UID
+from verifiers.sandbox.support import AGENT_SRC, SANDBOX_UID
 
 _counter = itertools.count()
 
@@ -77,6 +77,7 @@ class ProcessProvider(Provider):
         self.uid = uid
         self.start_timeout = start_timeout
         self._dir: Path | None = None
+        self._live: set[ProcessSandbox] = set()
 
     @staticmethod
     def unavailable_reason() -> str | None:
@@ -100,6 +101,7 @@ class ProcessProvider(Provider):
         reason = self.unavailable_reason()
         if reason:
             raise ProviderUnavailableError(reason)
+        await lifecycle.at_loop_end(self, self._loop_ended)
         if spec.runtime.packages:
             raise SandboxCreationError("the process tier does not support runtime packages")
         base = self._base()
@@ -125,14 +127,9 @@ class ProcessProvider(Provider):
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
 
-        env = {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": str(ws),
-            "LANG": "C.UTF-8",
-            "TMPDIR": str(ws),
-            **spec.env,
-            "VF_WORKDIR": str(ws),
-        }
+        # the same explicit environment as every tier (never the host's), with the workspace
+        # for home and temporary files; no sweep: its /proc is the host's
+        env = contract.sandbox_environ(spec, home=str(ws), tmp=str(ws), sweep=False)
         python = _interpreter(spec)
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -153,9 +150,18 @@ class ProcessProvider(Provider):
             raise SandboxCreationError(f"cannot start the agent: {e}") from e
         box = ProcessSandbox(f"proc-{os.getpid()}-{n}", spec, proc)
         box.cgroup, box.workspace = cg, ws
+        self._live.add(box)
+        box.on_close = lambda b: self._live.discard(b)  # type: ignore[arg-type]
         return await box.started(self.start_timeout)
 
+    async def _loop_ended(self) -> None:
+        """The loop these sandboxes' pipes belong to is ending: close them (and reap them)."""
+        loop = asyncio.get_running_loop()
+        mine = [b for b in list(self._live) if b.loop is loop]
+        await asyncio.gather(*(b.close() for b in mine), return_exceptions=True)
+
     async def close(self) -> None:
+        await asyncio.gather(*(b.close() for b in list(self._live)), return_exceptions=True)
         await asyncio.to_thread(cgroups.reclaim_deferred)
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from verifiers.sandbox import cgroups
+from verifiers.sandbox import cgroups, contract, lifecycle
 from verifiers.sandbox.agent_client import READ_LIMIT, AgentSandbox
 from verifiers.sandbox.base import (
     MiB,
@@ -26,13 +26,15 @@ from verifiers.sandbox.base import (
     SandboxCreationError,
     SandboxSpec,
 )
-from verifiers.sandbox.bwrap import AGENT_BOOT, PATH, SANDBOX_UID, make_support_dir
+from verifiers.sandbox.support import AGENT_BOOT, SANDBOX_UID, make_support_dir
 
 logger = logging.getLogger("verifiers.sandbox")
 _counter = itertools.count()
 # The sentry and gofer are Go programs living in the host cgroup: they need threads and memory
 # beyond what the workload inside is allowed (gVisor enforces the spec's limits itself).
 HOST_PIDS = 1024
+# runsc's own environment: nothing of the host's (the sandbox gets the OCI spec's `env`)
+RUNSC_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 HOST_MEMORY_HEADROOM = 256 * MiB
 
 
@@ -113,14 +115,13 @@ class RunscProvider(Provider):
         base = self._base()
         proc = await asyncio.create_subprocess_exec(
             "runsc", "--root", str(base / "state"), *args,
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL, env=RUNSC_ENV,
         )  # fmt: skip
         return await proc.wait()
 
     def config(self, spec: SandboxSpec) -> dict[str, Any]:
         base = self._base()
-        env = {"PATH": PATH, "HOME": spec.workdir, "LANG": "C.UTF-8", "TMPDIR": "/tmp", **spec.env}
-        env |= {"VF_WORKDIR": spec.workdir, "VF_SWEEP": "1"}
+        env = contract.sandbox_environ(spec)
         tmpfs = ["nosuid", "nodev", "mode=1777", f"size={spec.disk}"]
         return {
             "ociVersion": "1.0.2",
@@ -156,6 +157,7 @@ class RunscProvider(Provider):
         reason = self.unavailable_reason()
         if reason:
             raise ProviderUnavailableError(reason)
+        await lifecycle.at_loop_end(self, self._loop_ended)
         if spec.runtime.packages or spec.network:
             raise SandboxCreationError(
                 "the runsc tier supports neither runtime packages nor network"
@@ -189,6 +191,7 @@ class RunscProvider(Provider):
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.DEVNULL,
                 cwd=str(bundle),
+                env=RUNSC_ENV,
                 preexec_fn=child_setup,
                 start_new_session=True,
                 limit=READ_LIMIT,
@@ -205,6 +208,12 @@ class RunscProvider(Provider):
         self._live.add(box)
         box.on_close = lambda b: self._live.discard(b)  # type: ignore[arg-type]
         return await box.started(self.start_timeout)
+
+    async def _loop_ended(self) -> None:
+        """The loop these sandboxes' pipes belong to is ending: close them (and reap runsc)."""
+        loop = asyncio.get_running_loop()
+        mine = [b for b in list(self._live) if b.loop is loop]
+        await asyncio.gather(*(b.close() for b in mine), return_exceptions=True)
 
     async def close(self) -> None:
         await asyncio.gather(*(b.close() for b in list(self._live)), return_exceptions=True)

@@ -37,6 +37,7 @@ DENY_EPERM = {
     "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
 }  # fmt: skip
 SOCKET_CALLS = (41, 53)  # socket, socketpair: domain is args[0]
+AF_INET, AF_INET6 = 2, 10
 OFF_NR, OFF_ARCH, OFF_ARG0 = 0, 4, 16
 
 
@@ -44,8 +45,9 @@ def _ins(code: int, jt: int, jf: int, k: int) -> bytes:
     return struct.pack("HBBI", code, jt, jf, k)
 
 
-def program() -> bytes | None:
-    """The filter as `struct sock_filter[]` bytes, as `bwrap --seccomp FD` reads it."""
+def program(allow_inet: bool = False) -> bytes | None:
+    """The filter as `struct sock_filter[]` bytes, as `bwrap --seccomp FD` reads it.
+    `allow_inet` (sandboxes with `network=True`): IPv4 and IPv6 sockets are allowed too."""
     if platform.machine() != "x86_64":
         return None
     ret_allow = _ins(BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW)
@@ -62,12 +64,17 @@ def program() -> bytes | None:
     ]
     for nr in sorted(DENY_EPERM.values()):
         out += [_ins(BPF_JEQ_K, 0, 1, nr), ret_eperm]
+    allowed = (AF_UNIX, AF_INET, AF_INET6) if allow_inet else (AF_UNIX,)
     for nr in SOCKET_CALLS:
-        # nr == socket/socketpair ? (load domain; AF_UNIX ? allow : EAFNOSUPPORT) : next
+        # nr == socket/socketpair ? (load domain; allowed ? allow : EAFNOSUPPORT) : next
+        checks = []
+        for i, fam in enumerate(allowed):  # jump over the remaining checks to the allow
+            checks.append(_ins(BPF_JEQ_K, len(allowed) - 1 - i, 0, fam))
         out += [
-            _ins(BPF_JEQ_K, 0, 4, nr),
+            _ins(BPF_JEQ_K, 0, 3 + len(checks), nr),
             _ins(BPF_LD_W_ABS, 0, 0, OFF_ARG0),
-            _ins(BPF_JEQ_K, 0, 1, AF_UNIX),
+            *checks[:-1],
+            _ins(BPF_JEQ_K, 0, 1, allowed[-1]),
             ret_allow,
             ret_eafnosupport,
         ]

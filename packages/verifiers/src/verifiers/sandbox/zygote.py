@@ -1,7 +1,8 @@
 """The zygote: a long-lived, already-imported agent that forks into each new sandbox.
 
 Runs on the host under the sandbox's interpreter (`/usr/bin/python3 -I -S`), as the unprivileged
-sandbox uid, started by `BwrapProvider` (stdlib only: it is copied next to `agent.py`). What a
+sandbox uid, started by `BwrapProvider` (stdlib only: its source and the agent's arrive over
+its socket, so it holds no host path). What a
 cold sandbox used to spend on `exec bwrap` + CPython start-up + imports (~15 ms) becomes a
 clone of this small process. Nothing of a sandbox is made ahead: every request gets fresh
 namespaces, mounts and cgroups, exactly what bwrap set up before:
@@ -15,20 +16,23 @@ namespaces, mounts and cgroups, exactly what bwrap set up before:
 
 Init exits only once the agent is gone, and its exit ends the whole pid namespace, so its
 pidfd (handed to the host) becomes readable when nothing of the sandbox runs any more. The
-zygote ignores SIGCHLD (inits are reaped by the kernel), dies with the host (parent-death
-signal), and every init dies with the zygote (the same): sandboxes never outlive their host.
+zygote ignores SIGCHLD (inits are reaped by the kernel), exits when the host closes its socket
+or dies, and every init dies with the zygote (parent-death signal): sandboxes never outlive
+their host.
 
-Protocol (SOCK_SEQPACKET, the zygote's stdin): the host sends the config (`BOOT` in bwrap.py
-reads it), the zygote answers {"ready": true}; then per request a
+Protocol (SOCK_SEQPACKET, the zygote's stdin): the host sends the config (`ZYGOTE_BOOT` in
+zygote_host.py reads it), the zygote answers {"ready": true}; then per request a
 JSON message with the fds [agent stdin, agent stdout, cgroup files to write "0" into...] as
 SCM_RIGHTS, answered by {"pid": init's pid} with init's pidfd, or {"error": ...}.
 """
 
 import array
+import binascii
 import ctypes
 import gc
 import json
 import os
+import select
 import signal
 import socket
 import sys
@@ -103,6 +107,7 @@ def _touch(path):
 def build_root(req, root):
     """Mount the sandbox's filesystem below `root` (run inside the new namespaces)."""
     mount(None, "/", None, MS_SLAVE | MS_REC)  # nothing propagates back to the host
+    venv = os.open(req["venv"], os.O_PATH | os.O_DIRECTORY) if req.get("venv") else None
     mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
     wd = req["workdir"]
     for d in ("usr", "etc", "proc", "dev", "tmp", "opt"):
@@ -112,10 +117,24 @@ def build_root(req, root):
                          ("lib64", "usr/lib64")):  # fmt: skip
         os.symlink(target, f"{root}/{name}")
     bind("/usr", f"{root}/usr")
-    bind(req["etc"], f"{root}/etc")
-    if req.get("venv"):
+    # /etc: generated in the root tmpfs (a bind of a host directory would show its host path
+    # in /proc/self/mountinfo); only system data is bound in, at its own path
+    for name, data in ETC["files"].items():
+        fd = os.open(f"{root}/etc/{name}", os.O_WRONLY | os.O_CREAT, 0o644)
+        os.write(fd, data)
+        os.close(fd)
+    for name, target in ETC["links"].items():
+        os.symlink(target, f"{root}/etc/{name}")
+    for path in ETC["system"]:
+        if os.path.isdir(path):
+            os.mkdir(root + path)
+        else:
+            _touch(root + path)
+        bind(path, root + path)
+    if venv is not None:
         os.mkdir(f"{root}/opt/venv")
-        bind(req["venv"], f"{root}/opt/venv")
+        bind(f"/proc/self/fd/{venv}", f"{root}/opt/venv")
+        os.close(venv)
     size = f"size={int(req['disk'])},mode=0755"
     mount("tmpfs", f"{root}/tmp", "tmpfs", MS_NOSUID | MS_NODEV, size)
     mount("tmpfs", root + wd, "tmpfs", MS_NOSUID | MS_NODEV, size)
@@ -182,7 +201,7 @@ def init(req, seccomp):
     orphans until the agent exits (which ends the namespace), like bwrap's init. The agent is
     not pid 1 so that code inside can kill it, as with bwrap: a sandbox whose agent is gone is
     reported dead."""
-    root = req["root"]
+    root = ROOT
     build_root(req, root)
     mark(req, "mounts")
     socket.sethostname("sandbox")
@@ -266,6 +285,14 @@ def clone_init(req, fds, seccomp, uid, gid):
     os._exit(127)
 
 
+# Where init mounts the sandbox's root tmpfs before pivoting into it: a directory every host
+# has, shadowed only inside the new mount namespace (so no host path is held in memory that
+# the agent, a fork of this process, inherits).
+ROOT = "/tmp"
+# The generated /etc ({"files": name -> bytes, "links": name -> target, "system": [paths]}),
+# sent once in the configuration: the same for every sandbox.
+ETC = {"files": {}, "links": {}, "system": []}
+
 TRACE = []  # (step, CLOCK_MONOTONIC) of this sandbox's start, when the request asks
 
 
@@ -284,13 +311,16 @@ def _failure(e):
 
 
 def main(sock, config):
-    """Serve the host on `sock`; `config` (sent over it first): agent_dir, seccomp (a path or
-    None). Nothing host-specific is on the command line or in the environment, which every
-    sandbox's init and agent inherit (readable as /proc/<pid>/cmdline and /environ)."""
+    """Serve the host on `sock`; `config` (sent over it first): seccomp (the BPF program,
+    base64, or None) and the generated /etc. Nothing host-specific is on the command line or
+    in the environment (both empty of host data), which every sandbox's init and agent
+    inherit (readable as /proc/<pid>/cmdline and /environ), nor any host path in memory: the
+    code itself came over the socket too.
+
+    The zygote exits when the host closes its end of the socket or the host process is gone
+    (not by a parent-death signal: that fires when the host *thread* that started it ends,
+    e.g. the worker thread of an `asyncio.run` in a thread, killing every sandbox with it)."""
     host = os.getppid()
-    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != host:
-        sys.exit(0)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # inits are reaped by the kernel
     uid, gid = os.getuid(), os.getgid()
     global LAST_CAP
@@ -298,8 +328,11 @@ def main(sock, config):
         LAST_CAP = int(f.read())
     seccomp = None
     if config.get("seccomp"):
-        with open(config["seccomp"], "rb") as f:
-            seccomp = load_filter(f.read())
+        seccomp = load_filter(binascii.a2b_base64(config["seccomp"]))
+    etc = config.get("etc") or {}
+    ETC["files"] = {k: binascii.a2b_base64(v) for k, v in etc.get("files", {}).items()}
+    ETC["links"] = dict(etc.get("links", {}))
+    ETC["system"] = list(etc.get("system", []))
     import agent  # noqa: F401  (loaded once here, inherited by every sandbox)
 
     # Everything alive now is shared, copy-on-write, with every sandbox: keep the collector
@@ -309,6 +342,10 @@ def main(sock, config):
     sock.send(b'{"ready": true}')
     fd_size = socket.CMSG_SPACE(32 * array.array("i").itemsize)
     while True:
+        if not select.select([sock], [], [], 1.0)[0]:
+            if os.getppid() != host:  # reparented: the host died (a fork of it holds the socket)
+                return
+            continue
         msg, anc, _flags, _addr = sock.recvmsg(1 << 20, fd_size)
         if not msg:
             return  # the host closed its end
