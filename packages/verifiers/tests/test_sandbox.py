@@ -183,10 +183,13 @@ async def test_sandbox_processes_hold_no_host_files(provider):
             if target == "":  # gone by now (the agent's own short-lived fds), or init's,
                 continue  # which cannot be read at all (not dumpable)
             assert target.startswith(("pipe:", "anon_inode:")) or target == "/dev/null", fds
-        if provider.use_zygote:  # (bwrap's own command line names its bind sources)
-            # nor host paths through the command lines and environments they started with
-            r = await box.exec("cat /proc/[12]/cmdline /proc/2/environ | tr '\\0' ' '")
-            assert r.exit_code == 0 and "vf-sbx" not in r.stdout and "/tmp" not in r.stdout, r
+        # nor host paths through the command lines and environments they started with (both
+        # ways: bwrap's options travel through a descriptor, not its command line)
+        r = await box.exec("cat /proc/[12]/cmdline /proc/2/environ | tr '\\0' ' '")
+        assert r.exit_code == 0 and "vf-sbx" not in r.stdout and "/tmp/" not in r.stdout, r
+        assert "--bind" not in r.stdout and "--ro-bind" not in r.stdout, r
+        if provider.use_zygote:  # (an exec'd agent's environment has TMPDIR=/tmp)
+            assert "/tmp" not in r.stdout, r
 
 
 async def test_memory_bomb_is_killed_agent_survives(provider):

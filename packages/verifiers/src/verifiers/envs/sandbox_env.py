@@ -94,24 +94,21 @@ class _Lease:
 
 
 def default_provider() -> Provider:
-    """The strongest local provider that can run here (bwrap; else the weaker process tier)."""
+    """The default local provider: bwrap (sandboxes forked from its zygote, or bwrap exec'd
+    where forking cannot work: the same isolation). Never the non-isolating process tier:
+    where bwrap cannot run, creating a sandbox raises `ProviderUnavailableError` saying why;
+    pass `provider=ProcessProvider()` to choose that tier knowingly."""
     from verifiers.sandbox.bwrap import BwrapProvider
 
     reason = BwrapProvider.unavailable_reason()
-    if reason is None:
-        return BwrapProvider()
-    from verifiers.sandbox.process import ProcessProvider
-
-    fallback_reason = ProcessProvider.unavailable_reason()
-    if fallback_reason is None:
+    if reason is not None:
         logger.warning(
-            "sandbox: bwrap cannot run here (%s); falling back to the WEAKER 'process' tier "
-            "(uid drop + cgroups + rlimits, no namespaces: host files readable by others and "
-            "the host's process list are visible, network is not cut)",
+            "sandbox: bwrap cannot run here (%s); sandboxes will not start. The process tier "
+            "(provider=ProcessProvider()) runs without isolation and is never chosen "
+            "automatically.",
             reason,
         )
-        return ProcessProvider()
-    return BwrapProvider()  # creating will raise ProviderUnavailableError with the reason
+    return BwrapProvider()
 
 
 class SandboxEnv(StatefulToolEnv):

@@ -1,6 +1,7 @@
 """Isolated code execution: one async interface (`Provider` -> `Sandbox`), a local bubblewrap
 provider with cgroup limits, a gVisor tier, a weaker process tier, a warm pool, and the stdlib
-agent that serves commands inside every one of them."""
+agent that serves commands inside every one of them. `TIERS` lists the tiers and what each
+promises (docs/sandboxes.md, "The isolation contract")."""
 
 from verifiers.sandbox.base import (
     ExecResult,
@@ -17,11 +18,14 @@ from verifiers.sandbox.bwrap import BwrapProvider
 from verifiers.sandbox.pool import SandboxPool
 from verifiers.sandbox.process import ProcessProvider
 from verifiers.sandbox.runsc import RunscProvider
+from verifiers.sandbox.tiers import TIERS, Promises, Tier, tier_of
 
 __all__ = [
+    "TIERS",
     "BwrapProvider",
     "ExecResult",
     "ProcessProvider",
+    "Promises",
     "Provider",
     "ProviderUnavailableError",
     "RunscProvider",
@@ -31,5 +35,7 @@ __all__ = [
     "SandboxDeadError",
     "SandboxPool",
     "SandboxSpec",
+    "Tier",
     "close_all",
+    "tier_of",
 ]

@@ -453,6 +453,7 @@ def main(hello=None):
     global interrupted, WAKE_R, WAKE_W, WORKDIR, SWEEP
     WORKDIR = os.environ.pop("VF_WORKDIR", "/workspace")
     SWEEP = os.environ.pop("VF_SWEEP", "") == "1"
+    os.environ.pop("PWD", None)  # bwrap's --chdir sets it; a command's cwd is its own
     WAKE_R, WAKE_W = os.pipe()
     os.set_blocking(WAKE_R, False)
     os.set_blocking(WAKE_W, False)
