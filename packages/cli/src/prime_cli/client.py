@@ -164,11 +164,13 @@ class HubClient:
         """PEP 691 JSON for `name` on the hub's global index, or None if it has no such name."""
         try:
             resp = self._http.get(
-                f"/simple/{name}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"}
+                f"/simple/{name}/",
+                headers={"Accept": "application/vnd.pypi.simple.v1+json"},
+                follow_redirects=False,  # a redirect is the upstream pass-through: not the hub's
             )
         except httpx.TransportError as e:
             raise HubUnreachable(f"cannot reach the hub at {self.hub_url} ({e})") from None
-        if resp.status_code in (404, 409):  # unknown, or published by several owners
+        if resp.status_code in (404, 409) or resp.is_redirect:  # unknown, ambiguous, upstream
             return None
         self.check(resp)
         return resp.json()

@@ -41,11 +41,12 @@ def env_install(
             artifacts.append(art)
         info = installer.probe(target, [installer.SDK])
         plan = installer.plan(c, artifacts, info["dists"])
+        index = installer.hub_index(c, artifacts)
     tool_name = installer.choose_tool(tool, target, info["pip"])
     for n in plan.notes:
         note(n)
     installer.run_installer(
-        tool_name, target, plan.files, plan.constraints, echo=note if verbose else None
+        tool_name, target, plan.files, plan.constraints, index, echo=note if verbose else None
     )
     after = installer.probe(target, [a.dist for a in artifacts])["dists"]
     for a in artifacts:

@@ -9,7 +9,12 @@ Rules (see the README):
   different, upstream package). If the target already has a ``verifiers``, it is pinned as
   installed (a constraint), so no index can replace it; if not, the newest matching wheel the
   hub hosts is installed the same hash-checked way; if the hub hosts none, the install stops.
-* Every other dependency resolves from the installer's configured index (PyPI by default).
+* Every other dependency resolves through the hub's own index (the environment owner's), so a
+  name the hub hosts comes from the hub and nowhere else. Names it does not host reach the
+  upstream index through the hub's pass-through (a redirect); a hub without one is put first
+  for uv (``first-index``: a name the hub has is taken from the hub only) and is the only index
+  for pip, which cannot prefer one index over another. Indexes and find-links from the user's
+  pip/uv configuration are switched off for the install: they could outbid the hub.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from dataclasses import dataclass, field
 from email.parser import HeaderParser
 from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -39,6 +44,8 @@ from .errors import InstallError, UsageError
 from .refs import EnvRef, normalize
 
 SDK = "verifiers"  # a name the hub is authoritative for, whatever public indexes offer
+PASS_THROUGH_KEY = "_upstream-pass-through"  # PEP 691 meta key on the hub's index pages
+JSON_PAGE = "application/vnd.pypi.simple.v1+json"
 
 
 @dataclass(frozen=True)
@@ -245,6 +252,77 @@ def plan(
     return Plan(files, constraints, notes)
 
 
+@dataclass(frozen=True)
+class HubIndex:
+    """The hub index an install resolves dependencies through."""
+
+    url: str  # as shown to the user: no credentials
+    pass_through: bool  # the hub redirects names it does not host to its upstream index
+    token: str | None = None
+
+    @property
+    def authenticated_url(self) -> str:
+        """The URL with the token as HTTP Basic credentials (private hub dependencies)."""
+        if not self.token:
+            return self.url
+        parts = urlsplit(self.url)
+        netloc = f"__token__:{quote(self.token, safe='')}@{parts.netloc}"
+        return urlunsplit(parts._replace(netloc=netloc))
+
+
+def hub_index(client: HubClient, artifacts: list[Artifact]) -> HubIndex:
+    """The owner's index (the hub-wide one when the environments have several owners), and
+    whether the hub passes other names through, read from the environment's own index page."""
+    first = artifacts[0]
+    page = client.request(
+        "GET",
+        f"/{first.ref.owner}/simple/{normalize(first.ref.name)}/",
+        headers={"Accept": JSON_PAGE},
+        subject=first.ref.slug,
+    )
+    pass_through = (page.get("meta") or {}).get(PASS_THROUGH_KEY) is True
+    owners = {a.ref.owner for a in artifacts}
+    path = f"/{first.ref.owner}/simple/" if len(owners) == 1 else "/simple/"
+    return HubIndex(client.hub_url + path, pass_through, client.token)
+
+
+# Where pip and uv look for packages besides the command line: each could outbid the hub.
+_PIP_SOURCES = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX")
+_UV_SOURCES = (
+    "UV_INDEX",
+    "UV_EXTRA_INDEX_URL",
+    "UV_FIND_LINKS",
+    "UV_INDEX_STRATEGY",
+    "UV_NO_INDEX",
+    "UV_CONFIG_FILE",
+)
+_UV_DEFAULT = ("UV_DEFAULT_INDEX", "UV_INDEX_URL")
+
+
+def installer_env(
+    tool: str, index: HubIndex, base: dict[str, str], empty_dir: Path
+) -> dict[str, str]:
+    """The installer's environment: the hub's index and nothing that could outbid it.
+
+    The index URL (with the token) travels in the environment, not on the command line, where
+    other users of the machine could read it."""
+    if tool == "pip":
+        env = {k: v for k, v in base.items() if k not in _PIP_SOURCES}
+        # pip's environment variables override its config files, but empty ones are ignored:
+        # the extra index is the hub again and the find-links an empty folder, so the config
+        # files' own ones (pip would merge them with the hub, best version wins) are replaced
+        url = index.authenticated_url
+        env.update(PIP_INDEX_URL=url, PIP_EXTRA_INDEX_URL=url, PIP_FIND_LINKS=str(empty_dir))
+        return env
+    drop = _UV_SOURCES + (_UV_DEFAULT if index.pass_through else ())
+    env = {k: v for k, v in base.items() if k not in drop}
+    if index.pass_through:
+        env["UV_DEFAULT_INDEX"] = index.authenticated_url
+    else:  # the hub first; the user's default index (PyPI unless set) for the rest
+        env["UV_INDEX"] = index.authenticated_url
+    return env
+
+
 def choose_tool(tool: str, target: Target, has_pip: bool) -> str:
     if tool not in ("auto", "uv", "pip"):
         raise UsageError(f"--with must be auto, uv or pip, not {tool!r}")
@@ -274,6 +352,7 @@ def run_installer(
     target: Target,
     files: list[Path],
     constraints: list[str],
+    index: HubIndex,
     echo: Callable[[str], None] | None = None,
 ) -> None:
     with tempfile.TemporaryDirectory(prefix="prime-install-") as tmp:
@@ -284,14 +363,25 @@ def run_installer(
             extra = ["--constraint", str(cfile)]
         if tool == "uv":
             cmd = [shutil.which("uv") or "uv", "pip", "install", "--python", str(target.python)]
+            cmd += ["--no-config", "--index-strategy", "first-index"]  # no configured extras
         else:
             cmd = [str(target.python), "-m", "pip", "install", "--disable-pip-version-check"]
         cmd += extra + [str(f) for f in files]
         if echo:
-            echo("$ " + " ".join(cmd))
-        r = subprocess.run(cmd, capture_output=True, text=True)
+            echo(f"$ {' '.join(cmd)}  (index: {index.url})")
+        empty = Path(tmp) / "no-links"
+        empty.mkdir()
+        env = installer_env(tool, index, dict(os.environ), empty)
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if r.returncode != 0:
-        raise InstallError(f"{tool} could not install: {_summary(r.stderr + r.stdout)}")
+        hint = ""
+        if tool == "pip" and not index.pass_through:
+            hint = (
+                " (this hub passes no names through to an upstream index, and pip cannot "
+                "prefer the hub over another index: install the other dependencies first, or "
+                "use --with uv)"
+            )
+        raise InstallError(f"{tool} could not install: {_summary(r.stderr + r.stdout)}{hint}")
 
 
 def uninstall(tool: str, target: Target, names: list[str]) -> None:
