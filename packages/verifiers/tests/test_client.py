@@ -1,4 +1,5 @@
 import asyncio
+import logging
 import socket
 
 import pytest
@@ -102,13 +103,125 @@ async def test_context_length_error_is_overlong_prompt():
         await client.aclose()
 
 
-async def test_unreachable_endpoint():
+def closed_port() -> int:
+    """A port nothing listens on: bound to reserve a free number, then closed."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # nothing listens here once closed
-    client = fast_client(f"http://127.0.0.1:{port}/v1", max_retries=1)
-    with pytest.raises(vf.ModelConnectionError, match="failed after 2 attempts"):
+        return s.getsockname()[1]
+
+
+def retry_records(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.getMessage().startswith("retrying")]
+
+
+async def test_refused_connection_fails_at_once_naming_the_url(caplog):
+    """Nothing listening is not transient: no retries, an infra error that names the URL."""
+    caplog.set_level(logging.DEBUG, logger="verifiers.client")
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    client = fast_client(url, max_retries=5)
+    with pytest.raises(vf.errors.EndpointUnreachableError, match=f"connection refused at {url}"):
         await client.get_response(MESSAGES, "mock")
+    assert retry_records(caplog) == []
+    assert issubclass(vf.errors.EndpointUnreachableError, vf.ModelConnectionError)
+    await client.aclose()
+
+
+async def test_transient_failures_are_retried_and_logged(caplog):
+    """The other side of the test above: a 503 and a dropped connection are retried, and each
+    retry is logged (so the absence of records there means no retry happened)."""
+    caplog.set_level(logging.DEBUG, logger="verifiers.client")
+    faults = [Fault(status=503, times=1), Fault(kind="disconnect", times=1)]
+    with ScriptedServer(faults=faults) as srv:
+        client = fast_client(srv.base_url)
+        assert (await client.get_response(MESSAGES, "mock")).message["content"]
+        records = retry_records(caplog)
+        assert len(records) == 2 and "HTTP 503" in records[0]
+        await client.aclose()
+
+
+@pytest.mark.parametrize(
+    ("message", "refused"),
+    [
+        ("[Errno 111] Connect call failed ('127.0.0.1', 9)", True),
+        # "localhost" in a container without IPv6: ::1 cannot be used, 127.0.0.1 refuses
+        ("Multiple exceptions: [Errno 111] Connect call failed ('127.0.0.1', 9), "
+         "[Errno 99] Cannot assign requested address", True),
+        ("Multiple exceptions: [Errno 111] Connect call failed, [Errno 110] Timed out", False),
+    ],
+)  # fmt: skip
+def test_refusal_is_recognised_in_joined_connect_errors(message, refused):
+    from verifiers.client import _refused
+
+    assert _refused(OSError(message)) is refused
+    assert _refused(ConnectionRefusedError(111, "refused")) is True
+    assert _refused(ConnectionResetError(104, "reset")) is False
+
+
+async def test_check_connection(server):
+    assert await fast_client(server.base_url).check_connection() == []
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    with pytest.raises(vf.errors.EndpointUnreachableError, match=f"connection refused at {url}"):
+        await fast_client(url).check_connection()
+    with pytest.raises(vf.errors.EndpointUnreachableError, match="cannot resolve the host"):
+        await fast_client("http://no-such-host.invalid/v1").check_connection()
+
+
+async def test_refused_endpoint_is_skipped_and_the_rest_serve(caplog):
+    """Round robin over a dead and a live endpoint: every request (plain or a group's) lands on
+    the live one, with one warning naming the dead URL; a down endpoint stays skipped."""
+    dead = f"http://127.0.0.1:{closed_port()}/v1"
+    with ScriptedServer() as live:
+        client = vf.MultiEndpointClient([fast_client(dead), fast_client(live.base_url)])
+        await asyncio.gather(*(client.get_response(MESSAGES, "m") for _ in range(4)))
+        groups = [client.for_group(i) for i in range(4)]
+        await asyncio.gather(*(g.get_response(MESSAGES, "m") for g in groups))
+        assert live.request_count == 8
+        assert all(g.base_url == live.base_url for g in groups)
+        warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        assert len(warnings) == 1 and f"connection refused at {dead}" in warnings[0]
+        await client.aclose()
+
+
+async def test_a_down_endpoint_is_tried_again_after_down_seconds():
+    port = closed_port()
+    with ScriptedServer() as live:
+        stays_down = vf.MultiEndpointClient(
+            [fast_client(f"http://127.0.0.1:{port}/v1"), fast_client(live.base_url)]
+        )
+        retried = vf.MultiEndpointClient(
+            [fast_client(f"http://127.0.0.1:{port}/v1"), fast_client(live.base_url)],
+            down_seconds=0,
+        )
+        for client in (stays_down, retried):
+            await client.for_group(0).get_response(MESSAGES, "m")
+        assert live.request_count == 2
+        with ScriptedServer(port=port) as back:  # the dead endpoint comes back
+            await stays_down.for_group(0).get_response(MESSAGES, "m")
+            await retried.for_group(0).get_response(MESSAGES, "m")
+            assert (live.request_count, back.request_count) == (3, 1)
+        for client in (stays_down, retried):
+            await client.aclose()
+
+
+async def test_every_endpoint_refused_fails_at_once():
+    urls = [f"http://127.0.0.1:{closed_port()}/v1" for _ in range(2)]
+    client = vf.MultiEndpointClient([fast_client(u) for u in urls])
+    with pytest.raises(vf.errors.EndpointUnreachableError, match="no endpoint can be reached"):
+        await client.check_connection()
+    with pytest.raises(vf.errors.EndpointUnreachableError, match="every endpoint refuses") as e:
+        await client.for_group(1).get_response(MESSAGES, "m")
+    assert all(u in str(e.value) for u in urls)
+    await client.aclose()
+
+
+async def test_check_connection_marks_refused_replicas_down(server):
+    dead = f"http://127.0.0.1:{closed_port()}/v1"
+    client = vf.MultiEndpointClient([fast_client(dead), fast_client(server.base_url)])
+    (problem,) = await client.check_connection()
+    assert dead in str(problem)
+    assert client.for_group(0).base_url == server.base_url
+    await client.for_group(0).get_response(MESSAGES, "m")
+    assert server.request_count == 1
     await client.aclose()
 
 

@@ -3,6 +3,7 @@
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from verifiers.testing import ScriptedServer
+from verifiers.testing import GateResponder, ScriptedServer
 
 
 def vf_eval_cmd(*args) -> list[str]:
@@ -85,30 +86,93 @@ def test_sampling_args_json_and_env_args(tmp_path, server):
         (["--header", "broken"], "--header must look like"),
     ],
 )
-def test_bad_command_lines_get_one_clear_line(tmp_path, args, message):
-    proc = vf_eval("arithmetic", "-b", "http://127.0.0.1:9/v1", *args, cwd=tmp_path)
+def test_bad_command_lines_get_one_clear_line(tmp_path, server, args, message):
+    proc = vf_eval("arithmetic", "-b", server.base_url, *args, cwd=tmp_path)
     assert proc.returncode == 2
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
-def test_unknown_environment(tmp_path):
-    proc = vf_eval("definitely-not-installed-env", cwd=tmp_path)
+def test_unknown_environment(tmp_path, server):
+    proc = vf_eval("definitely-not-installed-env", "-b", server.base_url, cwd=tmp_path)
     assert proc.returncode == 1
     assert "no environment 'definitely-not-installed-env'" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
-def test_unreachable_endpoint_is_reported_per_rollout(tmp_path):
-    proc = vf_eval(
-        *arithmetic("http://127.0.0.1:9/v1", 2, 1, "--max-retries", 0, "--request-retries", 0),
-        cwd=tmp_path,
-    )
+def closed_url() -> str:
+    """The URL of a port nothing listens on (bound to get a free number, then closed)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+
+
+def test_closed_port_fails_before_anything_runs(tmp_path):
+    """Connection refused is not transient: with the default retries (5 per request, 3 per
+    rollout) vf-eval stops at once, naming the URL, and writes no run."""
+    url = closed_url()
+    proc = vf_eval(*arithmetic(url, 2, 1), cwd=tmp_path)
     assert proc.returncode == 1
-    assert "ModelConnectionError" in proc.stderr and "every rollout failed" in proc.stderr
-    assert "Traceback" not in proc.stderr
+    assert f"cannot reach the model endpoint: connection refused at {url}" in proc.stderr
+    assert "-b/--api-base-url" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "outputs").exists()
+
+
+def write_endpoints(path: Path, *urls: str) -> Path:
+    path.write_text(
+        "".join(
+            f'[[endpoint]]\nendpoint_id = "pair"\nmodel = "real-model"\nurl = "{u}"\nkey = "NONE"\n'
+            for u in urls
+        )
+    )
+    return path
+
+
+def test_refused_replica_is_skipped(tmp_path, server):
+    """Round robin over a dead and a live replica: a warning names the dead one, every rollout
+    runs on the live one."""
+    dead = closed_url()
+    cfg = write_endpoints(tmp_path / "endpoints.toml", dead, server.base_url)
+    proc = vf_eval("arithmetic", "-m", "pair", "-e", cfg, "-n", 4, "-r", 2, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert f"warning: connection refused at {dead}" in proc.stderr
+    assert server.request_count == 8
+    assert proc.stderr.count(dead) == 1  # one warning, not one per request
+    (run,) = run_dirs(tmp_path, model="real-model")
+    assert all(r["error"] is None for r in read_lines(run / "results.jsonl"))
+
+
+def test_every_replica_refused_fails_naming_each(tmp_path):
+    urls = [closed_url(), closed_url()]
+    cfg = write_endpoints(tmp_path / "endpoints.toml", *urls)
+    proc = vf_eval("arithmetic", "-m", "pair", "-e", cfg, "-n", 2, "-r", 1, cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "no endpoint can be reached" in proc.stderr
+    assert all(f"connection refused at {u}" in proc.stderr for u in urls)
+    assert f"endpoint 'pair' of {cfg}" in proc.stderr
+
+
+def test_endpoint_that_dies_mid_run_is_reported_per_rollout(tmp_path):
+    """The server goes away while requests are in flight: the dropped request is retried, finds
+    the port closed, and each rollout records the infra error; exit status 1, no traceback."""
+    gate = GateResponder()
+    gate.hold("")  # every request waits
+    with ScriptedServer(gate) as srv:
+        proc = subprocess.Popen(
+            vf_eval_cmd(*arithmetic(srv.base_url, 2, 1, "--max-retries", 0)),
+            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while srv.request_count < 2 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert srv.request_count == 2
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, err
+    assert "every rollout failed" in err and "Traceback" not in err
     rows = read_lines(run_dirs(tmp_path)[0] / "results.jsonl")
-    assert len(rows) == 2 and all(r["error"]["infra"] for r in rows)
+    assert len(rows) == 2
+    assert all(r["error"]["error"] == "EndpointUnreachableError" for r in rows), rows
+    assert all(r["error"]["infra"] for r in rows)
 
 
 def test_endpoints_file_round_robin(tmp_path):

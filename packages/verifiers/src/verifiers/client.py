@@ -9,9 +9,15 @@ spends milliseconds of CPU per request building response objects. A bare `openai
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import itertools
+import logging
 import os
 import random
+import re
+import socket
+import time
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,10 +25,12 @@ from typing import Any
 import aiohttp
 import openai
 import orjson
+import yarl
 
 from verifiers.errors import (
     ConfigError,
     EmptyModelResponseError,
+    EndpointUnreachableError,
     InvalidModelResponseError,
     ModelConnectionError,
     ModelError,
@@ -37,6 +45,23 @@ from verifiers.types import AssistantMessage, Messages, SamplingArgs, ToolCall
 POLICY_VERSION_HEADER = "X-Policy-Version"
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 _CONTEXT_ERROR_MARKERS = ("context length", "context_length", "maximum context", "too long")
+# An address that cannot take this connection at all: with one of these beside a refusal (the
+# IPv6 address of "localhost" in a container without IPv6), the refusal is the real answer.
+_NO_ROUTE_ERRNOS = frozenset({errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT, errno.ENETUNREACH})
+logger = logging.getLogger("verifiers.client")
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether a connect failure means nothing listens there (ECONNREFUSED), as opposed to a
+    timeout or reset that may pass. Happy-eyeballs joins the errors of several addresses into
+    one OSError ("Multiple exceptions: [Errno 111] ..., [Errno 99] ..."): parse those."""
+    os_error = getattr(exc, "os_error", exc)
+    if not isinstance(os_error, OSError) or isinstance(os_error, socket.gaierror):
+        return False
+    if os_error.errno is not None:
+        return os_error.errno == errno.ECONNREFUSED
+    codes = {int(c) for c in re.findall(r"\[Errno (\d+)\]", str(os_error))}
+    return errno.ECONNREFUSED in codes and codes <= _NO_ROUTE_ERRNOS | {errno.ECONNREFUSED}
 
 
 @dataclass(slots=True)
@@ -106,6 +131,14 @@ class Client:
     def for_group(self, index: int) -> Client:
         """The client a whole rollout group should use (one endpoint per group)."""
         return self
+
+    async def check_connection(self) -> list[EndpointUnreachableError]:
+        """Open (and close) a TCP connection to each endpoint before a run.
+
+        Raises `EndpointUnreachableError` when no endpoint can be reached; returns the problems
+        of endpoints that were skipped because others can be. A timeout is not a verdict here
+        (the requests' own retries deal with a slow network)."""
+        return []
 
     async def aclose(self) -> None:
         """Release pooled connections of the current event loop."""
@@ -316,6 +349,36 @@ class OpenAIClient(Client):
         if pooled is not None:
             await pooled.closer.aclose()  # runs its `finally`, which closes the session
 
+    async def check_connection(self) -> list[EndpointUnreachableError]:
+        url = yarl.URL(self.base_url)
+        host, port = url.host, url.port
+        if not host or port is None:
+            raise ConfigError(f"model endpoint {self.base_url!r} is not an http(s) URL")
+        try:
+            _, writer = await asyncio.wait_for(
+                asyncio.open_connection(host, port), self._timeout.sock_connect
+            )
+        except socket.gaierror as e:
+            raise EndpointUnreachableError(
+                f"cannot resolve the host of {self.base_url} ({host}: {e.strerror})"
+            ) from None
+        except TimeoutError:
+            return []
+        except OSError as e:
+            if _refused(e):
+                raise EndpointUnreachableError(
+                    f"connection refused at {self.base_url} (nothing listens on {host}:{port})"
+                ) from None
+            if e.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH):
+                raise EndpointUnreachableError(
+                    f"cannot reach {self.base_url} ({host}:{port}: {e.strerror})"
+                ) from None
+            return []
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
+        return []
+
     def build_body(
         self,
         messages: Messages,
@@ -385,6 +448,13 @@ class OpenAIClient(Client):
                         raise ModelError(f"HTTP {status} from {url}: {detail}")
                     last_problem = f"HTTP {status}: {detail}"
                     retry_after = _retry_after(resp.headers.get("retry-after"))
+            except aiohttp.ClientConnectorError as e:
+                if _refused(e):  # nothing listens: retrying would only make the user wait
+                    raise EndpointUnreachableError(
+                        f"connection refused at {self.base_url} (nothing listens on "
+                        f"{e.host}:{e.port})"
+                    ) from None
+                last_problem = f"{type(e).__name__}: {e}"
             except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as e:
                 last_problem = f"{type(e).__name__}: {e}"
             except TimeoutError:
@@ -394,6 +464,10 @@ class OpenAIClient(Client):
                 delay = delay * (0.5 + random.random() / 2)
                 if retry_after is not None:
                     delay = min(max(delay, retry_after), self.retry_max_delay)
+                logger.debug(
+                    "retrying %s in %.2fs (attempt %d of %d): %s",
+                    url, delay, attempt + 2, self.max_retries + 1, last_problem,
+                )  # fmt: skip
                 await asyncio.sleep(delay)
         raise ModelConnectionError(
             f"{url} failed after {self.max_retries + 1} attempts; last: {last_problem}"
@@ -423,26 +497,130 @@ def _retry_after(value: str | None) -> float | None:
 
 
 class MultiEndpointClient(Client):
-    """Several endpoints serving one model; each rollout group goes to the next in turn."""
+    """Several endpoints serving one model; each rollout group goes to the next in turn.
 
-    def __init__(self, clients: Sequence[Client]) -> None:
+    An endpoint that refuses connections is marked down for `down_seconds` and its requests go
+    to the next live one; only when every endpoint is down does a request fail (at once, with
+    `EndpointUnreachableError`). After `down_seconds` one request tries it again."""
+
+    def __init__(self, clients: Sequence[Client], *, down_seconds: float = 30.0) -> None:
         if not clients:
             raise ConfigError("MultiEndpointClient needs at least one endpoint")
         self.clients = list(clients)
-        self.base_url = self.clients[0].base_url
-        self._cycle = itertools.cycle(self.clients)
+        self.down_seconds = down_seconds
+        self._down_until = [0.0] * len(self.clients)  # time.monotonic() of each one's return
+        self._turn = itertools.count()
+
+    @property  # type: ignore[override]
+    def base_url(self) -> str:
+        """The first endpoint that is not marked down (what a run's metadata records)."""
+        live = self.live()
+        return self.clients[live[0] if live else 0].base_url
 
     def for_group(self, index: int) -> Client:
-        return self.clients[index % len(self.clients)]
+        return _GroupClient(self, index)
+
+    def live(self, start: int = 0) -> list[int]:
+        """Indices of the endpoints not marked down, in turn from `start`."""
+        now = time.monotonic()
+        n = len(self.clients)
+        order = [(start + k) % n for k in range(n)]
+        return [i for i in order if self._down_until[i] <= now]
+
+    def mark_down(self, index: int, problem: Exception, *, warn: bool = True) -> None:
+        now = time.monotonic()
+        if warn and self._down_until[index] <= now:  # once per outage, not once per request
+            logger.warning(
+                "%s; sending its requests to the other endpoints for %gs",
+                problem, self.down_seconds,
+            )  # fmt: skip
+        self._down_until[index] = now + self.down_seconds
+
+    def _all_down(self) -> EndpointUnreachableError:
+        urls = ", ".join(c.base_url for c in self.clients)
+        return EndpointUnreachableError(f"every endpoint refuses connections ({urls})")
+
+    async def respond(
+        self,
+        start: int,
+        messages: Messages,
+        model: str,
+        *,
+        tools: Sequence[dict[str, Any]] | None = None,
+        sampling_args: SamplingArgs | None = None,
+    ) -> ModelResponse:
+        """The reply of the first live endpoint from `start` that accepts the connection."""
+        for i in self.live(start):
+            try:
+                return await self.clients[i].get_response(
+                    messages, model, tools=tools, sampling_args=sampling_args
+                )
+            except EndpointUnreachableError as e:
+                self.mark_down(i, e)
+        raise self._all_down()
 
     async def get_response(self, messages, model, *, tools=None, sampling_args=None):
-        return await next(self._cycle).get_response(
-            messages, model, tools=tools, sampling_args=sampling_args
+        return await self.respond(
+            next(self._turn), messages, model, tools=tools, sampling_args=sampling_args
         )
+
+    async def check_connection(self) -> list[EndpointUnreachableError]:
+        found = await asyncio.gather(
+            *(c.check_connection() for c in self.clients), return_exceptions=True
+        )
+        problems: list[EndpointUnreachableError] = []
+        for i, result in enumerate(found):
+            if isinstance(result, EndpointUnreachableError):
+                self.mark_down(i, result, warn=False)  # returned: the caller reports it
+                problems.append(result)
+            elif isinstance(result, BaseException):
+                raise result
+            else:
+                problems.extend(result)
+        if len(problems) == len(self.clients):
+            raise EndpointUnreachableError(
+                "no endpoint can be reached: " + "; ".join(map(str, problems))
+            )
+        return problems
 
     async def aclose(self) -> None:
         for c in self.clients:
             await c.aclose()
+
+
+class _GroupClient(Client):
+    """One rollout group's view of a `MultiEndpointClient`: its own endpoint first, the next
+    live one when that refuses connections (so a group's retries can land elsewhere)."""
+
+    def __init__(self, parent: MultiEndpointClient, index: int) -> None:
+        self._parent = parent
+        self._index = index % len(parent.clients)
+
+    @property
+    def _preferred(self) -> Client:
+        live = self._parent.live(self._index)
+        return self._parent.clients[live[0] if live else self._index]
+
+    @property  # type: ignore[override]
+    def base_url(self) -> str:
+        return self._preferred.base_url
+
+    def __getattr__(self, name: str) -> Any:
+        # classic environments call the OpenAI SDK on the group's client (`.chat.completions`)
+        if name not in _OPENAI_SDK_ATTRIBUTES:
+            raise AttributeError(name)
+        return getattr(self._preferred, name)
+
+    def __repr__(self) -> str:
+        return f"<group {self._index} of {len(self._parent.clients)} endpoints>"
+
+    async def get_response(self, messages, model, *, tools=None, sampling_args=None):
+        return await self._parent.respond(
+            self._index, messages, model, tools=tools, sampling_args=sampling_args
+        )
+
+    async def check_connection(self) -> list[EndpointUnreachableError]:
+        return await self._parent.check_connection()
 
 
 @dataclass

@@ -39,6 +39,12 @@ class ModelConnectionError(ModelError, InfraError):
     """The endpoint could not be reached or kept failing after retries (429/5xx/timeouts)."""
 
 
+class EndpointUnreachableError(ModelConnectionError):
+    """Nothing answers at the endpoint's address (connection refused, or, when checked before a
+    run, an unknown host): not retried, since waiting does not start a server; a client over
+    several endpoints skips the one that raised it."""
+
+
 class InvalidModelResponseError(ModelError):
     """The endpoint answered, but the reply is not a usable chat completion."""
 

@@ -25,9 +25,15 @@ from typing import Any
 from verifiers.cli.eval_config import load_eval_config
 from verifiers.cli.eval_display import make_progress, print_errors, print_example, print_summary
 from verifiers.cli.eval_options import build_parser
-from verifiers.cli.eval_settings import EvalSettings, UsageError, raw_from_args, resolve
+from verifiers.cli.eval_settings import (
+    EvalSettings,
+    UsageError,
+    check_credentials,
+    raw_from_args,
+    resolve,
+)
 from verifiers.client import Client, MultiEndpointClient, OpenAIClient
-from verifiers.errors import ConfigError, Error
+from verifiers.errors import ConfigError, EndpointUnreachableError, Error
 from verifiers.loading import HUB_INSTALL_VAR
 from verifiers.results import read_metadata, read_results, summarize, write_metadata
 
@@ -53,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
             )
         _setup_logging(args)
         settings = [resolve(raw) for raw in eval_raws(parser, args)]
+        for s in settings:
+            check_credentials(s)
         if args.no_install:
             os.environ[HUB_INSTALL_VAR] = "0"
         return run_all(settings, args)
@@ -137,6 +145,22 @@ def build_client(s: EvalSettings) -> Client:
     return clients[0] if len(clients) == 1 else MultiEndpointClient(clients)
 
 
+def check_endpoints(client: Client, s: EvalSettings, console: Any) -> None:
+    """Fail at once, naming the URL, when no endpoint accepts a connection; warn about (and
+    skip) the replicas that refuse when others accept."""
+    try:
+        skipped = asyncio.run(client.check_connection())
+    except EndpointUnreachableError as e:
+        origins = sorted({p.origin for p in s.endpoints} - {"-b/--api-base-url"})
+        where = f" (the URL came from {', '.join(origins)})" if origins else ""
+        raise EndpointUnreachableError(
+            f"cannot reach the model endpoint: {e}. Start the server, or pass the URL of a "
+            f"running one with -b/--api-base-url{where}"
+        ) from None
+    for problem in skipped:
+        console.print(f"[yellow]warning[/]: {problem}; its share goes to the other endpoints")
+
+
 def find_resumable(base: Path, config: dict[str, Any]) -> Path | None:
     if not base.is_dir():
         return None
@@ -189,6 +213,8 @@ def run(s: EvalSettings, args: argparse.Namespace) -> int:
 
     console = Console(stderr=True)
     logger.debug("evaluation settings: %s", s)
+    client = build_client(s)
+    check_endpoints(client, s, console)  # before loading: that may take minutes
     try:
         env = vf.load_environment(s.env_id, **s.env_args)
     except ConfigError as e:
@@ -197,10 +223,15 @@ def run(s: EvalSettings, args: argparse.Namespace) -> int:
         env.set_kwargs(**s.extra_env_kwargs)
     if s.timeout is not None:  # wins over a timeout_seconds in the extra kwargs, as upstream
         env.timeout_seconds = s.timeout
-    client = build_client(s)
 
     inputs = env.eval_inputs(s.num_examples, s.rollouts_per_example, s.shuffle, s.shuffle_seed)
     num_examples = len(inputs) // max(1, s.rollouts_per_example)
+    short = 0 < num_examples < s.num_examples or (s.num_examples > 0 and not inputs)
+    if short:  # upstream runs what there is without a word
+        console.print(
+            f"[yellow]warning[/]: {s.num_examples} examples asked for (-n), but {s.env_id} has "
+            f"only {num_examples}: running {num_examples}"
+        )
     config = {
         "env_id": s.env_id,
         "env_args": s.env_args,
@@ -228,6 +259,7 @@ def run(s: EvalSettings, args: argparse.Namespace) -> int:
 
     metadata = {
         **config,
+        **({"num_examples_requested": s.num_examples} if short else {}),
         **({"name": s.name} if s.name else {}),
         "base_url": client.base_url,
         "sampling_args": s.sampling_args,

@@ -47,10 +47,29 @@ CLIENT_TYPES = (
 SUPPORTED_CLIENT_TYPE = "openai_chat_completions"
 
 
+class _DefaultsFormatter(argparse.HelpFormatter):
+    """Appends "(default: X)" to each option that takes a value, unless its help already says
+    what the default is (those whose default depends on the environment or the endpoint)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if (
+            not action.option_strings
+            or action.nargs == 0
+            or "default" in text
+            or action.default in (None, argparse.SUPPRESS)
+        ):
+            return text
+        return f"{text} (default: %(default)s)" if text else "default: %(default)s"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="vf-eval",
-        description="Evaluate a verifiers environment against an OpenAI-compatible endpoint.",
+        description="Evaluate a verifiers environment against an OpenAI-compatible endpoint. "
+        "Without -b, -p or an endpoints file it uses $OPENAI_BASE_URL, else api.openai.com "
+        "(then OPENAI_API_KEY must be set).",
+        formatter_class=_DefaultsFormatter,
     )
     p.add_argument(
         "env",
@@ -71,7 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="results go to <env-dir-path>/<module>/outputs when that folder exists and no -o "
         "is given",
     )
-    env.add_argument("--timeout", type=float, default=None, help="per-rollout wall clock seconds")
+    env.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="per-rollout wall clock seconds (default: the environment's timeout_seconds)",
+    )
     env.add_argument(
         "--no-install",
         action="store_true",
@@ -79,19 +103,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     model = p.add_argument_group("model")
-    model.add_argument("-m", "--model", default=os.environ.get("VF_MODEL", DEFAULT_MODEL))
+    model.add_argument(
+        "-m",
+        "--model",
+        default=os.environ.get("VF_MODEL", DEFAULT_MODEL),
+        help="model name sent to the endpoint, or an endpoint_id of the endpoints file "
+        "(default: %(default)s; $VF_MODEL sets another)",
+    )
     model.add_argument(
         "-p",
         "--provider",
         choices=list(PROVIDERS),
         default=None,
-        help="provider shorthand for the base URL and key variable (-b / -k win over it)",
+        help="provider shorthand for the base URL and key variable (-b / -k win over it; "
+        "default: none, see -b)",
     )
     model.add_argument(
         "-b",
         "--api-base-url",
         default=None,
-        help=f"endpoint base URL (default: $OPENAI_BASE_URL or {DEFAULT_BASE_URL})",
+        help=f"endpoint base URL (default: $OPENAI_BASE_URL, else {DEFAULT_BASE_URL}, which "
+        "needs OPENAI_API_KEY)",
     )
     model.add_argument(
         "-k",
@@ -104,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--api-client-type",
         choices=CLIENT_TYPES,
         default=None,
-        help=f"wire protocol; only {SUPPORTED_CLIENT_TYPE} is available here",
+        help=f"wire protocol; only {SUPPORTED_CLIENT_TYPE} (the default) is available here",
     )
     model.add_argument(
         "-e",
@@ -113,23 +145,45 @@ def build_parser() -> argparse.ArgumentParser:
         help="TOML registry of [[endpoint]] rows (endpoint_id, model, url, key), or its folder",
     )
     model.add_argument(
-        "--header", action="append", default=None, help="extra HTTP header 'Name: Value'"
+        "--header",
+        action="append",
+        default=None,
+        help="extra HTTP header 'Name: Value', repeatable (default: none)",
     )
     model.add_argument(
         "--header-from-state",
         action="append",
         default=None,
-        help="not available here (per-request headers from the rollout state)",
+        help="not available here (per-request headers from the rollout state; default: none)",
     )
     model.add_argument(
-        "--request-retries", type=int, default=5, help="retries of one request (429/5xx/timeouts)"
+        "--request-retries",
+        type=int,
+        default=5,
+        help="retries of one model request on 429/5xx/timeouts/dropped connections; a "
+        "refused connection fails at once",
     )
 
     sampling = p.add_argument_group("sampling")
-    sampling.add_argument("-t", "--max-tokens", type=int, default=None)
-    sampling.add_argument("-T", "--temperature", type=float, default=None)
     sampling.add_argument(
-        "-S", "--sampling-args", default=None, help="JSON sampling args (override -t/-T)"
+        "-t",
+        "--max-tokens",
+        type=int,
+        default=None,
+        help="max tokens per model reply (default: the environment's, else the server's)",
+    )
+    sampling.add_argument(
+        "-T",
+        "--temperature",
+        type=float,
+        default=None,
+        help="sampling temperature (default: the environment's, else the server's)",
+    )
+    sampling.add_argument(
+        "-S",
+        "--sampling-args",
+        default=None,
+        help="JSON object of sampling args, over -t/-T (default: none)",
     )
 
     scope = p.add_argument_group("scope")
@@ -148,12 +202,23 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help=f"default: the environment's [tool.verifiers.eval], else {DEFAULT_ROLLOUTS_PER_EXAMPLE}",
     )
-    scope.add_argument("--shuffle", action="store_true")
-    scope.add_argument("--shuffle-seed", type=int, default=None, help="default 0 with --shuffle")
+    scope.add_argument("--shuffle", action="store_true", help="shuffle the examples first")
     scope.add_argument(
-        "-c", "--max-concurrent", type=int, default=DEFAULT_MAX_CONCURRENT, help="rollouts at once"
+        "--shuffle-seed", type=int, default=None, help="seed of --shuffle (default: 0)"
     )
-    scope.add_argument("-i", "--independent-scoring", action="store_true")
+    scope.add_argument(
+        "-c",
+        "--max-concurrent",
+        type=int,
+        default=DEFAULT_MAX_CONCURRENT,
+        help="rollouts in flight at once",
+    )
+    scope.add_argument(
+        "-i",
+        "--independent-scoring",
+        action="store_true",
+        help="score each rollout alone, not with its group",
+    )
     scope.add_argument(
         "-N",
         "--no-interleave-scoring",
@@ -164,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-retries",
         type=int,
         default=DEFAULT_MAX_RETRIES,
-        help="retries of infra-failed rollouts",
+        help="retries of a rollout that failed on infrastructure",
     )
     scope.add_argument(
         "--disable-env-server",
@@ -175,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
         "-w",
         "--num-workers",
         default="auto",
-        help="env server worker processes: only 'auto' or 1 (rollouts run in this process)",
+        help="env server worker processes: only 'auto' or 1 here (rollouts run in this process)",
     )
 
     out = p.add_argument_group("output")
@@ -197,17 +262,27 @@ def build_parser() -> argparse.ArgumentParser:
         const=True,
         default=None,
         metavar="PATH",
-        help="finish an interrupted run (a run directory, or the latest matching one)",
+        help="finish an interrupted run: PATH of its run directory, or with no PATH the "
+        "latest unfinished matching one (default: start a new run)",
     )
-    out.add_argument("-C", "--state-columns", default="", help="comma list of state keys to save")
+    out.add_argument(
+        "-C",
+        "--state-columns",
+        default="",
+        help="comma-separated state keys to save with each rollout (default: none)",
+    )
     out.add_argument(
         "-H",
         "--save-to-hf-hub",
         action="store_true",
         help="not available here (this vf-eval does not upload)",
     )
-    out.add_argument("-D", "--hf-hub-dataset-name", default="", help="used with -H")
-    out.add_argument("--heartbeat-url", default=None, help="GET this URL as rollouts finish")
+    out.add_argument("-D", "--hf-hub-dataset-name", default="", help="used with -H (default: none)")
+    out.add_argument(
+        "--heartbeat-url",
+        default=None,
+        help="GET this URL as rollouts finish (default: none)",
+    )
 
     display = p.add_argument_group("display")
     display.add_argument("-v", "--verbose", action="store_true", help="debug logging")

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -32,6 +33,7 @@ class Endpoint:
     url: str
     api_key_var: str
     headers: dict[str, str] = field(default_factory=dict)
+    origin: str = "vf-eval's default"  # where the URL came from, for error messages
 
 
 @dataclass
@@ -291,8 +293,11 @@ def resolve_endpoints(raw: dict[str, Any]) -> tuple[str, list[Endpoint]]:
     registry = (
         {} if direct else load_registry(raw.get("endpoints_path") or opt.DEFAULT_ENDPOINTS_PATH)
     )
-    rows = registry.get(endpoint_id or model)
+    lookup = endpoint_id or model
+    rows = registry.get(lookup)
     if rows:
+        registry_path = raw.get("endpoints_path") or opt.DEFAULT_ENDPOINTS_PATH
+        row_origin = f"endpoint {lookup!r} of {registry_path}"
         models = sorted({r["model"] for r in rows})
         if len(models) > 1:
             raise UsageError(f"endpoint {endpoint_id or model!r} maps to several models {models}")
@@ -305,15 +310,18 @@ def resolve_endpoints(raw: dict[str, Any]) -> tuple[str, list[Endpoint]]:
         if provider is None and base_url is None and len(rows) > 1:
             endpoints = [
                 Endpoint(r["url"], key_var or r["key"] or opt.DEFAULT_API_KEY_VAR,
-                         {**r["headers"], **headers})
+                         {**r["headers"], **headers}, row_origin)
                 for r in rows
             ]  # fmt: skip
         else:
             row = rows[0]
             url = base_url or (opt.PROVIDERS[provider]["url"] if provider else row["url"])
             key = key_var or (opt.PROVIDERS[provider]["key"] if provider else row["key"])
+            origin = (
+                "-b/--api-base-url" if base_url else f"-p {provider}" if provider else row_origin
+            )
             endpoints = [
-                Endpoint(url, key or opt.DEFAULT_API_KEY_VAR, {**row["headers"], **headers})
+                Endpoint(url, key or opt.DEFAULT_API_KEY_VAR, {**row["headers"], **headers}, origin)
             ]
     else:
         if endpoint_id is not None:
@@ -322,10 +330,19 @@ def resolve_endpoints(raw: dict[str, Any]) -> tuple[str, list[Endpoint]]:
             cfg = opt.PROVIDERS[provider]
             url, key = base_url or cfg["url"], key_var or cfg["key"]
             client_type = client_type or cfg.get("client_type")
+            origin = "-b/--api-base-url" if base_url else f"-p {provider}"
         else:  # ours: OpenAI's conventions, not upstream's default provider (see README)
-            url = base_url or os.environ.get("OPENAI_BASE_URL") or opt.DEFAULT_BASE_URL
+            env_url = os.environ.get("OPENAI_BASE_URL")
+            url = base_url or env_url or opt.DEFAULT_BASE_URL
             key = key_var or opt.DEFAULT_API_KEY_VAR
-        endpoints = [Endpoint(url, key, headers)]
+            origin = (
+                "-b/--api-base-url"
+                if base_url
+                else "$OPENAI_BASE_URL"
+                if env_url
+                else Endpoint.origin
+            )
+        endpoints = [Endpoint(url, key, headers, origin)]
     if client_type not in (None, opt.SUPPORTED_CLIENT_TYPE):
         raise UsageError(
             f"api client type {client_type!r} is not available: this vf-eval speaks the OpenAI "
@@ -333,3 +350,32 @@ def resolve_endpoints(raw: dict[str, Any]) -> tuple[str, list[Endpoint]]:
             "OpenAI-compatible endpoint"
         )
     return model, endpoints
+
+
+# Hosts of the hosted APIs in the provider table: a request there without a key is refused.
+HOSTED_API_HOSTS = frozenset(
+    h for h in (urlsplit(p["url"]).hostname for p in opt.PROVIDERS.values())
+    if h and h != "localhost"
+)  # fmt: skip
+NO_ENDPOINT = (
+    "no model endpoint is configured, and OPENAI_API_KEY is not set for the default "
+    f"({opt.DEFAULT_BASE_URL}). Point vf-eval at a server: -b/--api-base-url URL (a local vLLM: "
+    "-b http://localhost:8000/v1), or $OPENAI_BASE_URL, or an [[endpoint]] row of "
+    f"{opt.DEFAULT_ENDPOINTS_PATH} (-e PATH) picked with -m ENDPOINT_ID; or a hosted API with "
+    "-p/--provider NAME and its key variable set (-k VAR names another). To use OpenAI, set "
+    "OPENAI_API_KEY"
+)
+
+
+def check_credentials(s: EvalSettings) -> None:
+    """Refuse before anything runs what cannot work: a hosted API without its key (upstream
+    sends the key "EMPTY" and every request comes back 401). Other hosts may need no key."""
+    for e in s.endpoints:
+        if urlsplit(e.url).hostname not in HOSTED_API_HOSTS or os.environ.get(e.api_key_var):
+            continue
+        if e.origin == Endpoint.origin:  # nothing was configured
+            raise UsageError(NO_ENDPOINT)
+        raise UsageError(
+            f"{e.url} (from {e.origin}) needs an API key: ${e.api_key_var} is not set; set it, "
+            "or name the variable that holds the key with -k/--api-key-var"
+        )

@@ -15,18 +15,51 @@ from verifiers.testing.server import ScriptedServer
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m verifiers.testing")
-    sub = p.add_subparsers(dest="cmd", required=True)
-    s = sub.add_parser("serve", help="run the scripted OpenAI-compatible server")
-    s.add_argument("--host", default="127.0.0.1")
-    s.add_argument("--port", type=int, default=0)
-    s.add_argument("--latency-ms", type=float, default=0.0)
-    s.add_argument("--wrong-rate", type=float, default=0.0)
-    s.add_argument("--fail-rate", type=float, default=0.0, help="seeded share of HTTP 500s")
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--model", default="mock-model")
+    fmt = argparse.ArgumentDefaultsHelpFormatter  # every option below says its default
+    p = argparse.ArgumentParser(
+        prog="python -m verifiers.testing",
+        description="Test helpers of verifiers. `serve` runs the scripted model stand-in.",
+        formatter_class=fmt,
+    )
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    s = sub.add_parser(
+        "serve",
+        help="run the scripted OpenAI-compatible server",
+        description="Serve /v1/chat/completions (and /v1/completions, /v1/models) with scripted "
+        "replies: arithmetic questions get a \\boxed{} answer, tool calls are made when tools "
+        "are offered. Prints 'READY <base URL>' once listening; stops on SIGTERM or Ctrl-C. "
+        "It is a stand-in for tests and demos, not a model.",
+        formatter_class=fmt,
+    )
+    s.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    s.add_argument("--port", type=int, default=0, help="port to listen on; 0 picks a free one")
     s.add_argument(
-        "--max-recorded", type=int, default=0, help="request bodies kept in memory (0: none)"
+        "--latency-ms", type=float, default=0.0, help="milliseconds to wait before each reply"
+    )
+    s.add_argument(
+        "--wrong-rate",
+        type=float,
+        default=0.0,
+        help="share (0-1) of arithmetic questions answered off by one, chosen by a hash of "
+        "the question (the same questions every run)",
+    )
+    s.add_argument(
+        "--fail-rate",
+        type=float,
+        default=0.0,
+        help="share (0-1) of requests answered with HTTP 500, drawn with --seed",
+    )
+    s.add_argument("--seed", type=int, default=0, help="seed of the --fail-rate draws")
+    s.add_argument(
+        "--model",
+        default="mock-model",
+        help="model id /v1/models lists, and replies report when a request names none",
+    )
+    s.add_argument(
+        "--max-recorded",
+        type=int,
+        default=0,
+        help="request bodies kept in memory for inspection (0: none)",
     )
     return p
 
