@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from .core.accounts import AccountsMixin
 from .core.base import HubBase, _latest_of
+from .core.cleanup import CleanupMixin
 from .core.management import ManagementMixin
 from .core.publishing import PublishingMixin, PublishResult
 from .core.queries import DownloadInfo, IndexData, QueriesMixin
-from .core.staging import StagingMixin
 
 
-class Hub(AccountsMixin, ManagementMixin, QueriesMixin, PublishingMixin, StagingMixin, HubBase):
+class Hub(AccountsMixin, ManagementMixin, QueriesMixin, PublishingMixin, CleanupMixin, HubBase):
     """Every registry operation; see the mixins for each concern."""
 
 

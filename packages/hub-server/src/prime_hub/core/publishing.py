@@ -5,11 +5,13 @@ leaves at most an unreferenced blob, never a row."""
 from __future__ import annotations
 
 import hashlib
+import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.version import Version as PkgVersion
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -20,6 +22,8 @@ from ..names import normalize, validate_project_name
 from ..storage.base import blob_key
 from ..validation import ArtifactInfo, parse_version
 from .base import HubBase, _clean_tags
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -138,21 +142,50 @@ class PublishingMixin(HubBase):
         version = versions.pop()
         with self.db.reader() as s:  # fail fast (before storing bytes) on permissions
             self._owner_for_publish(s, principal, owner, name)
-        self.store_artifacts(artifacts)
-        env, _ = self.ensure_environment(principal, owner, name, visibility)
-        for attempt in range(3):
-            try:
-                result = self._publish_tx(
-                    principal, env.id, version, artifacts, description, tags, content_hash
-                )
-                self._changed()
-                return result
-            except IntegrityError:
-                if attempt == 2:
-                    raise Conflict(
-                        f"{name} {version} is being published concurrently; retry"
-                    ) from None
-        raise AssertionError("unreachable")
+        try:
+            self.store_artifacts(artifacts)
+            env, _ = self.ensure_environment(principal, owner, name, visibility)
+            for attempt in range(3):
+                try:
+                    result = self._publish_tx(
+                        principal, env.id, version, artifacts, description, tags, content_hash
+                    )
+                    self._changed()
+                    return result
+                except IntegrityError:
+                    if attempt == 2:
+                        raise Conflict(
+                            f"{name} {version} is being published concurrently; retry"
+                        ) from None
+            raise AssertionError("unreachable")
+        except BaseException:
+            # the loser of a concurrent push (or any failed publish) takes its blobs with it
+            # at once instead of leaving them to garbage collection
+            self.discard_blobs({blob_key(i.sha256, i.filename) for i, _ in artifacts})
+            raise
+
+    def _lock_blobs(self, s: Session, keys: Iterable[str]) -> None:
+        """Within a write transaction: exclude every other transaction that holds one of
+        ``keys``, until this one ends. A publisher checks its blobs exist and commits under
+        these locks, and a failed publisher deletes only under them, so a blob shared by
+        identical bytes is never deleted between another publisher's check and commit."""
+        if self.db.is_sqlite:
+            return  # BEGIN IMMEDIATE already serialises every write transaction
+        for key in sorted(set(keys)):  # one order for all: no deadlock between publishers
+            s.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_id(key)})
+
+    def discard_blobs(self, keys: set[str]) -> None:
+        """Delete the blobs under ``keys`` that no committed file references."""
+        if not keys:
+            return
+        try:
+            with self.db.writer.begin() as s:
+                self._lock_blobs(s, keys)
+                used = set(s.scalars(select(File.storage_key).where(File.storage_key.in_(keys))))
+                for key in sorted(keys - used):
+                    self.storage.delete(key)
+        except Exception:  # the store or database is down: garbage collection takes them later
+            log.warning("could not discard the blobs of a failed publish", exc_info=True)
 
     def _publish_tx(
         self,
@@ -205,6 +238,13 @@ class PublishingMixin(HubBase):
                 added.append(info.filename)
             if ver is not None and not added:
                 return PublishResult(env, ver, created=False)
+            new_blobs = {
+                blob_key(i.sha256, i.filename): path for i, path in artifacts if i.filename in added
+            }
+            self._lock_blobs(s, new_blobs)
+            for key, path in new_blobs.items():
+                if not self.storage.exists(key):  # a failed publisher of the same bytes took it
+                    self.storage.put_file(key, path)
             primary = next((i for i, _ in artifacts if i.kind == "wheel"), None) or next(
                 (i for i, _ in artifacts if i.kind == "sdist"), artifacts[0][0]
             )
@@ -273,6 +313,11 @@ class PublishingMixin(HubBase):
             s.flush()
             s.refresh(ver)
         return PublishResult(env, ver, created=created, added_files=added)
+
+
+def _lock_id(key: str) -> int:
+    """A signed 64-bit advisory-lock id for a storage key."""
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
 
 
 def _sha(data: bytes) -> str:

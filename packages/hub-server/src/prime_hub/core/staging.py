@@ -1,5 +1,4 @@
-"""Staged (direct) uploads: announced files waiting for their bytes and a finalize call,
-and garbage collection of what crashed or abandoned uploads leave behind."""
+"""Staged (direct) uploads: announced files waiting for their bytes and a finalize call."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ from typing import Any
 from sqlalchemy import delete, select
 
 from ..auth import Principal
-from ..db.models import Environment, File, PendingUpload, utcnow
+from ..db.models import Environment, PendingUpload, utcnow
 from ..errors import BadRequest, Forbidden, InvalidPackage, NotFound
 from ..validation import parse_version
 from .base import HubBase
@@ -70,23 +69,6 @@ class StagingMixin(HubBase):
         if stale:
             self.drop_pending(stale)
         return len(stale)
-
-    def collect_garbage(self, grace: dt.timedelta = dt.timedelta(hours=1)) -> list[str]:
-        """Delete stored objects no file row references (left by a crash between storing
-        and committing, or by deletions) and stale staging objects. Objects younger than
-        ``grace`` are kept: they may belong to an upload that is about to commit."""
-        self.expire_pending()
-        cutoff = (utcnow() - grace).timestamp()
-        with self.db.reader() as s:
-            referenced = set(s.scalars(select(File.storage_key)))
-            staged = set(s.scalars(select(PendingUpload.staging_key)))
-        removed = []
-        for prefix, keep in (("blobs/", referenced), ("staging/", staged)):
-            for key, modified in list(self.storage.list_keys(prefix)):
-                if key not in keep and modified < cutoff:
-                    self.storage.delete(key)
-                    removed.append(key)
-        return removed
 
     def get_pending(self, upload_id: str) -> PendingUpload:
         with self.db.reader() as s:

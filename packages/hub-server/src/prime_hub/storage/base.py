@@ -37,6 +37,11 @@ class Storage(ABC):
     def list_keys(self, prefix: str) -> Iterator[tuple[str, float]]:
         """(key, last-modified unix time) of every object under ``prefix``."""
 
+    @abstractmethod
+    def remove_partials(self, older_than: float) -> list[str]:
+        """Remove the remains of writes that never finished (a process killed mid-write)
+        and were last touched before unix time ``older_than``; what was removed."""
+
     def presigned_get(self, key: str, filename: str) -> str | None:
         """A URL the client can download from directly, or None to stream through us."""
         return None

@@ -1,4 +1,10 @@
-"""Artifacts in a local directory; writes go to a temp file then ``os.replace``."""
+"""Artifacts in a local directory.
+
+A write goes to a temp name under ``<root>/.partial/`` (the same file system as its
+destination, so the final ``os.replace`` is atomic) and only then gets its key: a reader never
+sees half a file, and what a killed process leaves behind is all in one place, where
+``remove_partials`` (run by ``prime-hub admin gc``) finds it.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +17,14 @@ from pathlib import Path
 from ..errors import NotFound, StorageError
 from .base import Storage
 
+PARTIAL = ".partial"
+LEGACY_TMP = ".tmp-"  # where writes went before .partial/ (next to their destination)
+
 
 class LocalStorage(Storage):
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
+        self.partial_dir = self.root / PARTIAL
 
     def _path(self, key: str) -> Path:
         parts = key.split("/")
@@ -26,7 +36,8 @@ class LocalStorage(Storage):
         dest = self._path(key)
         try:
             dest.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".tmp-")
+            self.partial_dir.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.partial_dir, prefix="w-")
             try:
                 with os.fdopen(fd, "wb") as out, open(path, "rb") as src:
                     shutil.copyfileobj(src, out, 1024 * 1024)
@@ -82,8 +93,22 @@ class LocalStorage(Storage):
         if not base.is_dir():
             return
         for path in base.rglob("*"):
-            if path.is_file() and not path.name.startswith(".tmp-"):
+            if path.is_file() and not path.name.startswith(LEGACY_TMP):
                 yield path.relative_to(self.root).as_posix(), path.stat().st_mtime
+
+    def remove_partials(self, older_than: float) -> list[str]:
+        removed = []
+        candidates = list(self.partial_dir.glob("*")) if self.partial_dir.is_dir() else []
+        if (self.root / "blobs").is_dir():
+            candidates += self.root.joinpath("blobs").rglob(LEGACY_TMP + "*")
+        for path in candidates:
+            try:
+                if path.is_file() and path.stat().st_mtime < older_than:
+                    path.unlink()
+                    removed.append(path.relative_to(self.root).as_posix())
+            except FileNotFoundError:  # finished (renamed) or removed meanwhile
+                continue
+        return removed
 
     def local_path(self, key: str) -> Path:
         return self._path(key)

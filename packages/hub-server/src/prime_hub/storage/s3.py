@@ -102,6 +102,27 @@ class S3Storage(Storage):
         except (BotoCoreError, ClientError) as exc:
             raise StorageError(f"artifact store failed: {exc}") from exc
 
+    def remove_partials(self, older_than: float) -> list[str]:
+        """Abort multipart uploads begun before ``older_than`` and never completed (boto3
+        uploads big files in parts; a killed process leaves the parts, billed, invisible
+        to listings of objects)."""
+        strip = len(self.prefix) + 1 if self.prefix else 0
+        removed = []
+        try:
+            pages = self.client.get_paginator("list_multipart_uploads").paginate(
+                Bucket=self.bucket, Prefix=self.prefix
+            )
+            for page in pages:
+                for up in page.get("Uploads", []):
+                    if up["Initiated"].timestamp() < older_than:
+                        self.client.abort_multipart_upload(
+                            Bucket=self.bucket, Key=up["Key"], UploadId=up["UploadId"]
+                        )
+                        removed.append(f"{up['Key'][strip:]} (multipart {up['UploadId']})")
+        except (BotoCoreError, ClientError) as exc:
+            raise StorageError(f"artifact store failed: {exc}") from exc
+        return removed
+
     def presigned_get(self, key: str, filename: str) -> str | None:
         if not self.redirect_downloads:
             return None
