@@ -8,6 +8,7 @@ it, nor any host path, may show up through any channel code inside can read."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import http.server
 import importlib
 import inspect
@@ -79,6 +80,7 @@ def host_paths(scratch: Path) -> list[str]:
     return sorted(p for p in paths if p not in ("/", ""))
 
 
+# (no "/root" in its text: the agent relays it, and its memory is searched for host paths)
 PROBE = r"""
 import json, os
 def read(path):
@@ -96,7 +98,7 @@ procs = {}
 for pid in os.listdir("/proc"):
     if pid.isdigit():
         procs[pid] = {"cmdline": read(f"/proc/{pid}/cmdline"), "environ": read(f"/proc/{pid}/environ"),
-                      "cwd": link(f"/proc/{pid}/cwd"), "root": link(f"/proc/{pid}/root"),
+                      "cwd": link(f"/proc/{pid}/cwd"), "root": link(f"/proc/{pid}/r" "oot"),
                       "mountinfo": read(f"/proc/{pid}/mountinfo")}
 print(json.dumps({"procs": procs, "self": os.getpid(), "ppid": os.getppid(), "cwd": os.getcwd(),
                   "mountinfo": read("/proc/self/mountinfo"), "cgroup": read("/proc/self/cgroup"),
@@ -121,6 +123,14 @@ async def test_host_environment_and_paths_are_not_visible(tier, provider, secret
             "PWD", "SHLVL", "_", "OLDPWD"}, r.stdout  # fmt: skip
         r = await box.exec(["python3", "-c", PROBE], timeout=60)
         seen = json.loads(r.stdout)
+        # the memory of the processes inside (the zygote's forks share its pages): no secret,
+        # no host path there either
+        pids = [k for k in seen["procs"] if p.host_processes_hidden or int(k) == seen["ppid"]]
+        pats = [name, value, *(host_paths(scratch) if p.host_paths_hidden else [])]
+        coded = [base64.b64encode(x.encode()).decode() for x in pats]
+        r = await box.exec(["python3", "-c", MEMORY_PROBE, ",".join(pids), *coded], timeout=120)
+        assert r.exit_code == 0, r
+        assert [pats[i] for i in json.loads(r.stdout)] == [], "found in process memory"
     seen["procs"].pop(str(seen["self"]))["cmdline"]  # (the probe's own source names /proc paths)
     text = json.dumps(seen)
     me, ours = str(os.getpid()), {seen["ppid"], seen["self"]}  # the agent and the probe
@@ -144,6 +154,32 @@ async def test_host_environment_and_paths_are_not_visible(tier, provider, secret
         assert seen["cwd"] == SPEC.workdir
     else:  # declared: the workspace is a host directory, shown as such
         assert seen["cwd"].startswith(str(scratch)), seen["cwd"]
+
+
+# Reads the memory of processes inside (the pids in argv[1]) and reports which patterns occur.
+# The patterns arrive base64-encoded, so the agent relaying the request never holds them.
+MEMORY_PROBE = r"""
+import base64, sys
+pats = [base64.b64decode(p) for p in sys.argv[2:]]
+found = set()
+for pid in sys.argv[1].split(","):
+    try:
+        maps = open(f"/proc/{pid}/maps").read().splitlines()
+        mem = open(f"/proc/{pid}/mem", "rb", 0)
+    except OSError:
+        continue  # not readable from inside: nothing to leak through it
+    for line in maps:
+        start, end = (int(x, 16) for x in line.split()[0].split("-"))
+        if "r" not in line.split()[1]:
+            continue
+        try:
+            mem.seek(start)
+            data = mem.read(end - start)
+        except (OSError, OverflowError, ValueError):
+            continue
+        found.update(i for i, p in enumerate(pats) if p in data)
+print(sorted(found))
+"""
 
 
 PORTS_PROBE = r"""
