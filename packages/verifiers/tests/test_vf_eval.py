@@ -51,6 +51,7 @@ def test_eval_writes_results_and_metadata(tmp_path, server):
     meta = json.loads((run / "metadata.json").read_text())
     assert meta["status"] == "complete" and meta["num_rollouts"] == 12
     assert meta["env_id"] == "arithmetic" and meta["model"] == "m"
+    assert "num_examples_requested" not in meta  # only when -n asked for more than there is
     assert meta["sampling_args"] == {"max_tokens": 128, "temperature": 0.5}
     assert server.requests[-1]["max_tokens"] == 128 and server.requests[-1]["temperature"] == 0.5
 
