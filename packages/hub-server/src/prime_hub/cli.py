@@ -68,8 +68,18 @@ def main(argv: list[str] | None = None) -> int:
     lt.add_argument("username")
     rt = admin.add_parser("revoke-token")
     rt.add_argument("token_id", type=int)
-    gc = admin.add_parser("gc", help="delete stored objects that no published file references")
-    gc.add_argument("--grace-minutes", type=float, default=60.0)
+    gc = admin.add_parser(
+        "gc",
+        help="delete what crashed or abandoned uploads leave: unreferenced stored objects, "
+        "partial store writes (S3: incomplete multipart uploads) and upload spool files",
+    )
+    gc.add_argument(
+        "--grace-minutes",
+        type=float,
+        default=60.0,
+        help="keep anything younger (it may belong to an upload still under way)",
+    )
+    gc.add_argument("--verbose", "-v", action="store_true", help="print each removed item")
     args = parser.parse_args(argv)
     settings = Settings()
     try:
@@ -104,7 +114,10 @@ def main(argv: list[str] | None = None) -> int:
             import datetime as dt
 
             removed = hub.collect_garbage(dt.timedelta(minutes=args.grace_minutes))
-            print(f"removed {len(removed)} unreferenced objects")
+            if args.verbose:
+                for item in removed:
+                    print(item)
+            print(f"removed {len(removed)} leftovers")
         elif args.action == "revoke-token":
             hub.revoke_token(args.token_id)
             print(f"revoked token {args.token_id}")
