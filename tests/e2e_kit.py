@@ -140,7 +140,13 @@ class Hub:
 
 @pytest.fixture(scope="session")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
-    data = tmp_path_factory.mktemp("hub-data")
+    with running_hub(tmp_path_factory.mktemp("hub-data")) as h:
+        yield h
+
+
+@contextlib.contextmanager
+def running_hub(data: Path) -> Iterator[Hub]:
+    """`prime-hub serve` on a free port over `data` (SQLite + a local folder), stopped after."""
     port = free_port()
     env = base_env() | {"PRIME_HUB_DATA_DIR": str(data)}
     log = open(data / "server.log", "wb")

@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 from e2e_kit import StaticIndex, base_env, installed_version, run_py, uv, wheel_bytes
+from packaging.utils import parse_wheel_filename
 
 SECRET = "e2e-secret"
 
@@ -62,7 +63,7 @@ def impostor(other_index: StaticIndex, published) -> StaticIndex:  # type: ignor
 
 @pytest.mark.parametrize("tool", ["uv", "pip"])
 def test_same_named_package_on_another_index_cannot_replace_it(
-    prime_as, impostor, shared_venv, tool
+    prime_as, impostor, shared_venv, verifiers_wheel, tool
 ):
     # the user's installer is configured to prefer the other index for everything
     hostile = {
@@ -79,7 +80,8 @@ def test_same_named_package_on_another_index_cannot_replace_it(
     )
     r.ok()
     assert installed_version(shared_venv, "e2e-arith") == "0.1.1"
-    assert installed_version(shared_venv, "verifiers") == "0.5.0"
+    sdk = str(parse_wheel_filename(verifiers_wheel.name)[1])
+    assert installed_version(shared_venv, "verifiers") == sdk
     check = run_py(
         shared_venv,
         "import e2e_arith, verifiers; print(hasattr(e2e_arith, 'IMPOSTOR'), hasattr(verifiers, 'IMPOSTOR'))",

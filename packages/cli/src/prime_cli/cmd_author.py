@@ -23,11 +23,18 @@ def env_init(
     description: Annotated[str | None, typer.Option(help="One-line description.")] = None,
 ) -> None:
     """Create a new environment package (pyproject, module, README, test)."""
-    from .scaffold import init_environment
+    from .scaffold import index_url, init_environment, next_steps
 
-    target = init_environment(name, path, description)
-    say(f"created {target}")
-    note(f"next: cd {target} && uv pip install -e . && pytest tests && prime env push")
+    s = settings()
+    target = init_environment(name, path, s.hub_url, description)
+    index = index_url(s.hub_url)
+    say(f"created {target} (verifiers from the hub's index {index})")
+    say("next steps:")
+    for step in next_steps(target, logged_in=bool(s.token)):
+        say(f"  {step}")
+    note(
+        f"with pip 25.1+ instead of uv, in a venv: pip install --index-url {index} -e . --group dev"
+    )
 
 
 def _build_checked(proj: project.Project, out_dir: Path) -> tuple[list[Path], str]:

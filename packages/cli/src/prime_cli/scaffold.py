@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
 from pathlib import Path
 
 from .errors import UsageError
 from .refs import module_name
 
 _NAME = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
+
+# Our SDK's classic-API line (packages/verifiers/README.md, "Versioning"): a floor below 0.2.0
+# is what upstream's tools read as the classic (v0) API, and `<0.2` keeps out every upstream
+# release of the v1 API. No PyPI release of `verifiers` satisfies it.
+SDK_REQUIREMENT = "verifiers>=0.1.20,<0.2"
+INDEX_NAME = "prime-hub"
 
 PYPROJECT = """\
 [project]
@@ -18,10 +26,13 @@ description = "{description}"
 readme = "README.md"
 requires-python = ">=3.11"
 keywords = ["verifiers", "single-turn"]
-dependencies = ["verifiers>=0.5"]
+dependencies = ["{sdk}"]
 
 [project.entry-points."verifiers.environments"]
 {name} = "{module}"
+
+[dependency-groups]
+dev = ["pytest>=8"]
 
 [build-system]
 requires = ["hatchling>=1.25"]
@@ -32,6 +43,16 @@ packages = ["{module}"]
 
 [tool.hatch.build.targets.sdist]
 include = ["{module}", "tests", "README.md"]
+
+# `verifiers` is the hub's SDK (PyPI's `verifiers` is a different project): uv takes it from
+# the hub's index and only from there; every other dependency comes from the default index.
+[[tool.uv.index]]
+name = "{index_name}"
+url = {index_url}
+explicit = true
+
+[tool.uv.sources]
+verifiers = {{ index = "{index_name}" }}
 """
 
 MODULE = '''\
@@ -108,17 +129,29 @@ A single-turn verifiers environment: arithmetic questions generated from a seed,
 when the model's `\\boxed{{}}` answer is exactly right.
 
 ```bash
-uv pip install -e .                      # or: prime env install <owner>/{name}
+uv venv && source .venv/bin/activate
+uv pip install -e . --group dev         # verifiers from the hub (pyproject.toml [tool.uv.index])
+pytest                                  # the package's own checks
 vf-eval {name} -m <model> -b <OpenAI-compatible base URL> -n 20 -r 3
-pytest tests                             # the package's own checks
-prime env push                           # publish a new version to the hub
+prime env push                          # publish a new version to the hub
 ```
 
+`uv sync` and `uv run pytest` work too. With pip (25.1 or newer, for `--group`), in a venv:
+`pip install --index-url {index} -e . --group dev` (the hub serves `verifiers` and passes
+other names through to PyPI; on a hub without that pass-through use `--extra-index-url`: no
+PyPI release of `verifiers` satisfies `{sdk}`).
+
+Users install it by name with `prime env install <owner>/{name}`.
 `load_environment(num_examples=50, seed=0)`.
 """
 
 
-def init_environment(name: str, parent: Path, description: str | None = None) -> Path:
+def index_url(hub_url: str) -> str:
+    """The hub's simple index (PEP 503/691), where its `verifiers` SDK is published."""
+    return hub_url.rstrip("/") + "/simple/"
+
+
+def init_environment(name: str, parent: Path, hub_url: str, description: str | None = None) -> Path:
     if not _NAME.match(name):
         raise UsageError(
             f"{name!r} is not a valid environment name: use lower-case letters, digits and "
@@ -131,12 +164,36 @@ def init_environment(name: str, parent: Path, description: str | None = None) ->
     desc = description or f"The {name} environment."
     if '"' in desc or "\\" in desc:
         raise UsageError("the description may not contain quotes or backslashes")
-    fields = {"name": name, "module": module, "description": desc}
+    index = index_url(hub_url)
+    fields = {
+        "name": name,
+        "module": module,
+        "description": desc,
+        "sdk": SDK_REQUIREMENT,
+        "index": index,
+        "index_name": INDEX_NAME,
+        "index_url": json.dumps(index),  # a TOML basic string
+    }
     (target / module).mkdir(parents=True, exist_ok=True)
     (target / "tests").mkdir(exist_ok=True)
     (target / "pyproject.toml").write_text(PYPROJECT.format(**fields))
     (target / module / "__init__.py").write_text(MODULE.format(**fields))
     (target / "tests" / f"test_{module}.py").write_text(TEST.format(**fields))
     (target / "README.md").write_text(README.format(**fields))
-    (target / ".gitignore").write_text("dist/\n__pycache__/\noutputs/\n")
+    (target / ".gitignore").write_text(".venv/\ndist/\n__pycache__/\noutputs/\n")
     return target
+
+
+def next_steps(target: Path, logged_in: bool) -> list[str]:
+    """The commands that take a new package from `prime env init` to published, in order.
+
+    Each is run as printed, one after another in one shell, by tests/test_first_hour.py."""
+    steps = [
+        f"cd {shlex.quote(str(target))}",
+        "uv venv && source .venv/bin/activate",
+        "uv pip install -e . --group dev",
+        "pytest",
+    ]
+    if not logged_in:
+        steps.append("prime login")
+    return [*steps, "prime env push"]
