@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import html
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -164,22 +167,29 @@ def _uv_pip_install(python: Path, index_url: str, *what: str) -> subprocess.Comp
     )
 
 
+def _printed_commands(server, owner: str, name: str) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """The install commands the environment's web page prints, by program."""
+    with server.client() as c:
+        page = c.get(f"/{owner}/{name}").text
+    block = re.search(r'<pre id="install">(.*?)</pre>', page, re.S)
+    assert block, "the page has no install block"
+    lines = html.unescape(block.group(1)).splitlines()
+    return {line.split()[0]: line for line in lines if not line.startswith("#")}
+
+
+def _run_verbatim(line: str, venv: Path) -> subprocess.CompletedProcess:
+    """One printed command, run as printed inside `venv` (as if activated)."""
+    env = clean_env() | {"VIRTUAL_ENV": str(venv), "PATH": f"{venv / 'bin'}:{os.environ['PATH']}"}
+    return subprocess.run(["bash", "-c", line], capture_output=True, text=True, env=env)
+
+
 def test_pip_installs_environment_with_dependencies(server, published, tmp_path):
     owner, _token, name, _files = published
+    line = _printed_commands(server, owner, name)["pip"]
+    assert line == f"pip install --index-url {server.url}/{owner}/simple/ {name}"
     venv = tmp_path / "pip-venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    r = subprocess.run(
-        [
-            str(venv / "bin" / "pip"),
-            "install",
-            "--index-url",
-            f"{server.url}/{owner}/simple/",
-            name,
-        ],
-        capture_output=True,
-        text=True,
-        env=clean_env(),
-    )
+    r = _run_verbatim(line, venv)
     assert r.returncode == 0, r.stdout + r.stderr
     _check_import(venv / "bin" / "python", name)
     # the download was counted (counts are written in batches, about once a second)
@@ -191,8 +201,10 @@ def test_pip_installs_environment_with_dependencies(server, published, tmp_path)
 
 def test_uv_installs_environment_with_dependencies(server, published, tmp_path):
     owner, _token, name, _files = published
+    line = _printed_commands(server, owner, name)["uv"]
+    assert line == f"uv pip install --default-index {server.url}/{owner}/simple/ {name}"
     python = _uv_venv(tmp_path / "uv-venv")
-    r = _uv_pip_install(python, f"{server.url}/{owner}/simple/", name)
+    r = _run_verbatim(line, python.parent.parent)
     assert r.returncode == 0, r.stdout + r.stderr
     _check_import(python, name)
 
