@@ -17,8 +17,16 @@ from fastapi.openapi.docs import (
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
+# The pages may load nothing from elsewhere: ReDoc, for one, shows a logo from its vendor's
+# CDN. The browser enforces this (inline code and data:/blob: URLs are the bundles' own).
+CSP = "default-src 'self' 'unsafe-inline' data: blob:"
 ASSETS = "/static/docs"  # "static" is a reserved owner name: no environment page lives here
 OAUTH2_REDIRECT = "/docs/oauth2-redirect"
+
+
+def _local_only(page: HTMLResponse) -> HTMLResponse:
+    page.headers["Content-Security-Policy"] = CSP
+    return page
 
 
 def install(app: FastAPI) -> None:
@@ -31,13 +39,15 @@ def install(app: FastAPI) -> None:
     @app.get("/docs", include_in_schema=False)
     def swagger_ui(request: Request) -> HTMLResponse:
         root = _root(request)
-        return get_swagger_ui_html(
-            openapi_url=f"{root}{app.openapi_url}",
-            title=f"{app.title} - API",
-            oauth2_redirect_url=f"{root}{OAUTH2_REDIRECT}",
-            swagger_js_url=f"{root}{ASSETS}/swagger-ui-bundle.js",
-            swagger_css_url=f"{root}{ASSETS}/swagger-ui.css",
-            swagger_favicon_url=f"{root}{ASSETS}/favicon.png",
+        return _local_only(
+            get_swagger_ui_html(
+                openapi_url=f"{root}{app.openapi_url}",
+                title=f"{app.title} - API",
+                oauth2_redirect_url=f"{root}{OAUTH2_REDIRECT}",
+                swagger_js_url=f"{root}{ASSETS}/swagger-ui-bundle.js",
+                swagger_css_url=f"{root}{ASSETS}/swagger-ui.css",
+                swagger_favicon_url=f"{root}{ASSETS}/favicon.png",
+            )
         )
 
     @app.get(OAUTH2_REDIRECT, include_in_schema=False)
@@ -47,10 +57,12 @@ def install(app: FastAPI) -> None:
     @app.get("/redoc", include_in_schema=False)
     def redoc(request: Request) -> HTMLResponse:
         root = _root(request)
-        return get_redoc_html(
-            openapi_url=f"{root}{app.openapi_url}",
-            title=f"{app.title} - API reference",
-            redoc_js_url=f"{root}{ASSETS}/redoc.standalone.js",
-            redoc_favicon_url=f"{root}{ASSETS}/favicon.png",
-            with_google_fonts=False,  # fonts.googleapis.com is off limits offline too
+        return _local_only(
+            get_redoc_html(
+                openapi_url=f"{root}{app.openapi_url}",
+                title=f"{app.title} - API reference",
+                redoc_js_url=f"{root}{ASSETS}/redoc.standalone.js",
+                redoc_favicon_url=f"{root}{ASSETS}/favicon.png",
+                with_google_fonts=False,  # fonts.googleapis.com is off limits offline too
+            )
         )
