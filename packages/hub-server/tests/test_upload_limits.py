@@ -202,3 +202,29 @@ def test_chunked_upload_within_the_cap_still_publishes(server, proc, uid):
     with httpx.Client(timeout=30) as c:
         got = c.get(f"{proc.url}/files/{owner}/{uid}/{fn}", follow_redirects=True).content
     assert hashlib.sha256(got).hexdigest() == hashlib.sha256(wheel).hexdigest()
+
+
+WEB_FORMS = [  # every POST of the web pages; a body that is not a small urlencoded form
+    ("/login", "multipart", 400),
+    ("/login", "urlencoded", 413),
+    ("/logout", "urlencoded", 413),
+    ("/settings/tokens", "multipart", 400),
+    ("/settings/tokens", "urlencoded", 413),
+    ("/settings/tokens/1/revoke", "urlencoded", 413),
+]
+
+
+@pytest.mark.parametrize(("path", "body", "status"), WEB_FORMS, ids=lambda x: str(x))
+@pytest.mark.parametrize("kind", ["publish", "read"])
+def test_web_form_floods_are_cut_off(server, proc, uid, path, body, status, kind):
+    owner, _ = server.new_user("capweb")
+    token = _token(server, owner, kind, uid)
+    if body == "multipart":
+        head, ctype = _multipart_head("token", "flood.bin")
+    else:
+        head, ctype = b"csrf=x&name=", "application/x-www-form-urlencoded"
+    flood = Flood(proc.spool, head)
+    headers = {"Content-Type": ctype, "Cookie": f"prime_hub_token={token}"}
+    assert _post(proc.url + path, flood, headers) == status
+    assert flood.sent < SOCKET_SLACK < TOTAL
+    assert list(proc.host_tmp.iterdir()) == []

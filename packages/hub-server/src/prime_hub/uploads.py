@@ -44,14 +44,49 @@ def upload_route(fn: Callable[P, Awaitable[Any]]) -> Callable[P, Awaitable[Any]]
     async def wrapper(*args: P.args, **kwargs: P.kwargs) -> Any:
         try:
             return await fn(*args, **kwargs)
-        except HubError as exc:  # the app's error shape, plus Connection: close
-            return JSONResponse(
-                {"detail": exc.detail},
-                status_code=exc.status_code,
-                headers={"Connection": "close"},
-            )
+        except HubError as exc:
+            return closing_error(exc)
 
     return wrapper
+
+
+def closing_error(exc: HubError) -> JSONResponse:
+    """The app's error shape, plus Connection: close (see ``upload_route``)."""
+    return JSONResponse(
+        {"detail": exc.detail}, status_code=exc.status_code, headers={"Connection": "close"}
+    )
+
+
+SMALL_FORM_TYPES = ("", "application/x-www-form-urlencoded")
+
+
+async def small_form_request(request: Request, limit: int) -> Request:
+    """For routes whose form is a few short fields (the web pages): only urlencoded bodies
+    of at most ``limit`` bytes, read here under the cap and handed on in memory. (A
+    multipart body would otherwise be parsed by Starlette, its files spooled without limit
+    to the host's temp dir.)"""
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype not in SMALL_FORM_TYPES:
+        raise BadRequest("this form takes application/x-www-form-urlencoded")
+    refuse_declared_length(request, limit)
+    chunks: list[bytes] = []
+    seen = 0
+    async for chunk in request.stream():
+        seen += len(chunk)
+        if seen > limit:
+            raise TooLarge(f"form body exceeds {limit} bytes")
+        chunks.append(chunk)
+    body = b"".join(chunks)
+    replayed = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return dict(await request.receive())  # then whatever comes next (a disconnect)
+
+    return Request(request.scope, receive)
 
 
 def spool_root(settings: Settings) -> Path:

@@ -4,12 +4,14 @@ sign-in with a token and token management. Server-rendered; usable without JavaS
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
 from sqlalchemy import func, select
 
@@ -19,6 +21,7 @@ from ..deps import base_url, hub_of
 from ..errors import HubError, NotFound
 from ..evals import EvalResults, eval_view
 from ..names import normalize
+from ..uploads import closing_error, small_form_request
 from ..views import iso, page_install_commands
 from ..web import evals_view
 from ..web.markdown import render_readme
@@ -40,7 +43,34 @@ def _mark_html(request: Request) -> None:
     request.state.html_errors = True
 
 
-router = APIRouter(tags=["web"], include_in_schema=False, dependencies=[Depends(_mark_html)])
+WEB_FORM_LIMIT = 64 * 1024  # sign-in, sign-out, token forms: a few short fields
+
+
+class _SmallFormRoute(APIRoute):
+    """Every POST of the web pages reads its (urlencoded, small) body under a cap first:
+    FastAPI would otherwise parse any multipart body sent to a form route, without limit."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def capped(request: Request) -> Response:
+            if request.method != "POST":
+                return await handler(request)
+            try:
+                request = await small_form_request(request, WEB_FORM_LIMIT)
+            except HubError as exc:
+                return closing_error(exc)
+            return await handler(request)
+
+        return capped
+
+
+router = APIRouter(
+    tags=["web"],
+    include_in_schema=False,
+    dependencies=[Depends(_mark_html)],
+    route_class=_SmallFormRoute,
+)
 templates = Jinja2Templates(directory=str(Path(__file__).parent.parent / "templates"))
 templates.env.filters["size"] = lambda n: _human_size(n)
 templates.env.filters["date"] = lambda t: t.strftime("%Y-%m-%d") if t else ""
