@@ -19,7 +19,6 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from e2e_kit import Hub, Prime, base_env, running_hub, uv
@@ -30,7 +29,13 @@ from packaging.version import Version
 from prime_cli.scaffold import SDK_REQUIREMENT
 
 NAME = "word-count"
-UPSTREAM_PRIME = "prime==0.18.0"  # the public CLI whose classifier the public hub mirrors
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location(
+    "public_prime_cli", ROOT / "bench" / "public_prime_cli.py"
+)
+assert _spec and _spec.loader
+public_prime_cli = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(public_prime_cli)
 
 
 @pytest.fixture(scope="module")
@@ -84,22 +89,25 @@ def printed_steps(out: str) -> list[str]:
     return steps
 
 
-def upstream_classifier(tmp_path: Path) -> ModuleType:
-    """prime_cli/utils/environment_runtime.py of the public CLI, loaded on its own (it needs
-    only `packaging`; the rest of that CLI shares our import names and never enters here)."""
-    target = tmp_path / "upstream-prime"
-    cmd = [uv(), "pip", "install", "-q", "--no-deps", "--target", str(target), UPSTREAM_PRIME]
-    for extra in (["--offline"], []):
-        r = subprocess.run(cmd + extra, capture_output=True, text=True, env=base_env())
-        if r.returncode == 0:
-            break
+def upstream_runtime(requirements: list[str]) -> str | None:
+    """What the public `prime env push` sends as the package's runtime (v0/v1) for these
+    requirements: its own `classify_runtime_from_metadata`, run in its own venv (the one
+    bench/public_prime_cli.py builds for packages/hub-server/tests/test_public_prime_cli.py)."""
+    python = public_prime_cli.ensure().parent / "python"
+    code = (
+        "import json, sys\n"
+        "from prime_cli.utils.environment_runtime import classify_runtime_from_metadata\n"
+        "print(json.dumps(classify_runtime_from_metadata(json.loads(sys.argv[1]))))"
+    )
+    r = subprocess.run(
+        [str(python), "-c", code, json.dumps(requirements)],
+        capture_output=True,
+        text=True,
+        env=base_env(),
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
-    path = target / "prime_cli" / "utils" / "environment_runtime.py"
-    spec = importlib.util.spec_from_file_location("upstream_environment_runtime", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return json.loads(r.stdout)
 
 
 def test_first_hour_from_empty_folders(sdk_hub, machine, scripted_model, verifiers_wheel, tmp_path):
@@ -158,10 +166,9 @@ def test_first_hour_from_empty_folders(sdk_hub, machine, scripted_model, verifie
         if line.startswith("Requires-Dist:")
     ]
     assert Requirement(SDK_REQUIREMENT) in [Requirement(x) for x in requires]
-    upstream = upstream_classifier(tmp_path)
-    assert upstream.classify_runtime_from_metadata(requires) == upstream.VERIFIERS_V0
+    assert upstream_runtime(requires) == "VERIFIERS_V0"
     # and so does the pin a classic author writes by hand, `>=` our current version
-    assert upstream.classify_runtime_from_metadata([f"verifiers>={sdk_version}"]) == "VERIFIERS_V0"
+    assert upstream_runtime([f"verifiers>={sdk_version}"]) == "VERIFIERS_V0"
     # control: the pin the scaffold used to write (0.5) reads as the v1 API, which it is not
-    assert upstream.classify_runtime_from_metadata(["verifiers>=0.5"]) == upstream.VERIFIERS_V1
+    assert upstream_runtime(["verifiers>=0.5"]) == "VERIFIERS_V1"
     assert Version(sdk_version) in Requirement(SDK_REQUIREMENT).specifier
