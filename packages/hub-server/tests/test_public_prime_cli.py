@@ -1,12 +1,15 @@
-"""The public ``prime`` CLI from PyPI, unmodified, against a real hub (both deployments).
+"""The public ``prime`` CLI from PyPI, unmodified, against a real hub.
 
 The CLI runs from its own venv (bench/public_prime_cli.py builds and caches it: it shares the
 distribution and import names with our CLI, so it never enters the workspace .venv). It is
 pointed at the hub the documented ways: ``prime config set-base-url/set-frontend-url/
 set-api-key`` in one test, the ``PRIME_API_BASE_URL``/``PRIME_FRONTEND_URL``/``PRIME_API_KEY``
-variables in the others. Every ``prime env`` command of 0.18 runs, plus ``whoami``, ``login``
-and ``config``. Builds and installs are real (``uv build``, ``uv pip install`` from the hub's
-index into a scratch venv).
+variables in the others. Every ``prime env`` command of 0.18 runs (of the ``secret`` and
+``var`` groups, whose every call gets the same answer, ``list``; the hidden, deprecated
+``action`` group talks to no hub), plus ``whoami``, ``login`` and ``config``. Builds and
+installs are real (``uv build``, ``uv pip install`` from the hub's index into a scratch venv).
+Each test runs on one deployment (the CLI's starts cost seconds each); the HTTP replay in
+test_compat.py covers both.
 """
 
 from __future__ import annotations
