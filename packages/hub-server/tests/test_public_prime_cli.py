@@ -159,6 +159,7 @@ def test_public_cli_config_whoami_and_login(server: HubServer, user, prime_for) 
 # The CLI's behaviour does not depend on the deployment, and each of its starts costs seconds;
 # so each test runs on one. This one on PostgreSQL + S3, where the CLI PUTs to presigned S3 URLs.
 @pytest.mark.parametrize("server", ["postgres"], indirect=True)
+@pytest.mark.timeout(600)  # ~20 CLI starts, two builds, two installs: slow on a busy machine
 def test_public_cli_every_env_command(server: HubServer, user, uid, prime_for, tmp_path) -> None:
     owner, token = user
     prime = prime_for("author", server, token)
