@@ -3,6 +3,8 @@
 Payloads are wrapped in ``{"data": ...}``; errors are ``{"detail": ...}``. The CLI's push is
 four requests (wheel announce/finalize, source announce/finalize); nothing is published until
 the last one, which validates both staged files and publishes them in one transaction.
+``prime env inspect`` lives in compat_inspect.py; links, login and the hosted-only features
+(secrets, variables, fork) in compat_extras.py.
 """
 
 from __future__ import annotations
