@@ -52,6 +52,8 @@ def sandbox_environ(
 def etc_files(network: bool) -> dict[str, bytes]:
     """The generated /etc's regular files (name -> content)."""
     files = {name: text.encode() for name, text in _BASE_ETC.items()}
+    if not etc_links() and os.path.isfile("/etc/localtime"):  # a copy, not a link, here
+        files["localtime"] = Path("/etc/localtime").read_bytes()
     if network:  # the host's network: its resolver and static names, nothing else
         for name in ("resolv.conf", "hosts"):
             try:
