@@ -134,6 +134,10 @@ def test_a_name_the_hub_does_not_host_redirects_to_the_upstream_index(server, us
                         assert r.status_code == 302, (path, tok is None, r.text)
                         assert r.headers["location"] == f"{upstream}{name}/"
                         assert r.headers["cache-control"] == "no-cache"
+            # only a valid project name is sent on: anything else is not found here
+            for bad in ("-x-", "a@b", "x" * 101):
+                r = c.get(f"/simple/{bad}/", follow_redirects=False)
+                assert r.status_code == 404 and "location" not in r.headers, bad
             # the hub's own pages say so, for clients that pick their install strategy
             meta = c.get(f"/{owner}/simple/", headers={"Accept": JSON}).json()["meta"]
             assert meta["_upstream-pass-through"] is True

@@ -23,8 +23,8 @@ from sqlalchemy import select
 
 from .auth import Principal
 from .db.models import Account, Environment
-from .errors import Conflict, NotFound
-from .names import normalize
+from .errors import BadRequest, Conflict, NotFound
+from .names import normalize, validate_project_name
 from .service import Hub
 
 
@@ -50,6 +50,10 @@ def route(hub: Hub, principal: Principal, owner: str | None, name: str) -> FromH
         rows = conn.execute(q).all()
     missing = f"no environment named {name}" if owner is None else "not found"
     if not rows:
+        try:  # only a valid project name goes into a redirect
+            validate_project_name(name)
+        except BadRequest:
+            raise NotFound(missing) from None
         upstream = hub.settings.upstream
         local_only = {normalize(n) for n in hub.settings.local_only_names}
         if upstream is None or norm in local_only:
