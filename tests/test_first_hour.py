@@ -89,18 +89,18 @@ def printed_steps(out: str) -> list[str]:
     return steps
 
 
-def upstream_runtime(requirements: list[str]) -> str | None:
-    """What the public `prime env push` sends as the package's runtime (v0/v1) for these
+def upstream_runtime(*pins: list[str]) -> list[str | None]:
+    """What the public `prime env push` sends as a package's runtime (v0/v1) for each list of
     requirements: its own `classify_runtime_from_metadata`, run in its own venv (the one
     bench/public_prime_cli.py builds for packages/hub-server/tests/test_public_prime_cli.py)."""
     python = public_prime_cli.ensure().parent / "python"
     code = (
         "import json, sys\n"
-        "from prime_cli.utils.environment_runtime import classify_runtime_from_metadata\n"
-        "print(json.dumps(classify_runtime_from_metadata(json.loads(sys.argv[1]))))"
+        "from prime_cli.utils.environment_runtime import classify_runtime_from_metadata as c\n"
+        "print(json.dumps([c(reqs) for reqs in json.loads(sys.argv[1])]))"
     )
     r = subprocess.run(
-        [str(python), "-c", code, json.dumps(requirements)],
+        [str(python), "-c", code, json.dumps(pins)],
         capture_output=True,
         text=True,
         env=base_env(),
@@ -166,9 +166,8 @@ def test_first_hour_from_empty_folders(sdk_hub, machine, scripted_model, verifie
         if line.startswith("Requires-Dist:")
     ]
     assert Requirement(SDK_REQUIREMENT) in [Requirement(x) for x in requires]
-    assert upstream_runtime(requires) == "VERIFIERS_V0"
-    # and so does the pin a classic author writes by hand, `>=` our current version
-    assert upstream_runtime([f"verifiers>={sdk_version}"]) == "VERIFIERS_V0"
-    # control: the pin the scaffold used to write (0.5) reads as the v1 API, which it is not
-    assert upstream_runtime(["verifiers>=0.5"]) == "VERIFIERS_V1"
+    # the published pin; the one a classic author writes by hand (`>=` our current version);
+    # control: the pin the scaffold used to write (0.5), read as the v1 API, which it is not
+    by_hand, old = [f"verifiers>={sdk_version}"], ["verifiers>=0.5"]
+    assert upstream_runtime(requires, by_hand, old) == ["VERIFIERS_V0"] * 2 + ["VERIFIERS_V1"]
     assert Version(sdk_version) in Requirement(SDK_REQUIREMENT).specifier
