@@ -512,3 +512,37 @@ async def test_no_working_zygote_falls_back_to_bwrap(monkeypatch):
     finally:
         await p.close()
     assert [g for g in cgroups.existing() if f"-{os.getpid()}-" in g.name] == []
+
+
+async def test_zygote_outlives_the_thread_that_started_it():
+    """A zygote started from a worker thread's event loop (evaluate_sync inside a notebook,
+    say) keeps serving the sandboxes of other loops after that thread ends: it is not bound to
+    the thread by a parent-death signal."""
+    import threading
+
+    p = BwrapProvider()
+    started, done = threading.Event(), threading.Event()
+
+    async def in_thread():
+        box = await p.create(SMALL)  # the first create: the zygote is started from here
+        started.set()
+        while not done.is_set():
+            await asyncio.sleep(0.01)
+        await box.close()
+
+    worker = threading.Thread(target=asyncio.run, args=(in_thread(),))
+    worker.start()
+    try:
+        assert await asyncio.to_thread(started.wait, 30)
+        zygote = p.zygote().proc.pid
+        box = await p.create(SMALL)  # this loop's sandbox, forked by the same zygote
+        done.set()
+        await asyncio.to_thread(worker.join)  # its loop ended, the thread is gone
+        assert (await box.exec(["echo", "ok"])).stdout == "ok\n" and box.alive
+        assert p.zygote().proc.pid == zygote and alive(zygote)
+        await box.close()
+    finally:
+        done.set()
+        worker.join()
+        await p.close()
+    assert not alive(zygote)
