@@ -523,7 +523,8 @@ class BwrapProvider(Provider):
         await self.reclaimed()
         await asyncio.to_thread(cgroups.reclaim_deferred)
         if self._zygote is not None:
-            self._zygote.stop()
+            with self._zygote.lock:  # not in the middle of another thread's request
+                self._zygote.stop()
 
     async def _loop_ended(self) -> None:
         """The event loop this provider made sandboxes in is shutting down: close those still
