@@ -20,10 +20,12 @@ from pathlib import Path
 
 import boto3
 import httpx
-from prime_hub_testkit import free_port, make_wheel, publish, wait_port
+import pytest
+from prime_hub_testkit import free_port, make_sdist, make_wheel, publish, wait_port
 from sqlalchemy import select
 
 from prime_hub.db.models import File
+from prime_hub.errors import Conflict
 
 
 def _serve(server, **overrides: str) -> tuple[subprocess.Popen, str]:
@@ -215,3 +217,42 @@ def test_losers_of_a_concurrent_push_leave_no_blobs(server, user, uid):
         mine = [k for k in s.scalars(select(File.storage_key)) if f"/{uid}-" in k]
     assert len(mine) == 1
     assert [k for k, _ in server.hub.storage.list_keys("blobs/") if f"/{uid}-" in k] == mine
+
+
+def test_a_failed_push_never_takes_a_blob_another_push_commits(server, user, uid, tmp_path):
+    """Two pushes share a wheel's bytes (so its blob key). The worst interleaving, driven step
+    by step through the hub's own publish stages: A stores the wheel; B (the same wheel plus
+    a second sdist for the version, refused) fails and deletes its unreferenced blobs, the
+    shared wheel among them; then A commits. A's wheel must still be there."""
+    from prime_hub.storage.base import blob_key
+    from prime_hub.validation import parse_version, validate_artifact
+
+    owner, token = user
+    hub = server.hub
+    principal = hub.authenticate(token)
+    assert publish(server, token, owner, uid, [make_sdist(uid, "1.0.0")]).status_code == 201
+
+    def validated(fn: str, data: bytes):
+        path = tmp_path / fn
+        path.write_bytes(data)
+        return validate_artifact(path, fn, hub.settings.max_uncompressed_bytes), path
+
+    wheel = validated(*make_wheel(uid, "1.0.0"))
+    members = {
+        f"{uid}-1.0.0/PKG-INFO": f"Metadata-Version: 2.1\nName: {uid}\nVersion: 1.0.0\n\n".encode(),
+        f"{uid}-1.0.0/other.py": b"Y = 2\n",
+    }
+    other_sdist = validated(*make_sdist(uid, "1.0.0", members=members))
+    key = blob_key(wheel[0].sha256, wheel[0].filename)
+
+    hub.store_artifacts([wheel])  # A, up to its commit
+    env = hub.get_environment(principal, owner, uid)
+    with pytest.raises(Conflict):  # B fails and cleans up after itself
+        hub.publish(principal, owner, uid, [wheel, other_sdist])
+    assert not hub.storage.exists(key)  # B took the shared blob: nothing referenced it yet
+    result = hub._publish_tx(principal, env.id, parse_version("1.0.0"), [wheel], None, None, None)
+    assert result.added_files == [wheel[0].filename]
+    with server.client() as c:  # A's commit restored it
+        got = c.get(f"/files/{owner}/{uid}/{wheel[0].filename}", follow_redirects=True)
+    assert got.status_code == 200 and got.content == wheel[1].read_bytes()
+    assert leftovers(server)["unreferenced"] == []
