@@ -20,29 +20,40 @@ ZYGOTE_SRC = Path(__file__).with_name("zygote.py")
 # Import (from the precompiled .pyc) rather than run the agent as a script.
 AGENT_BOOT = "import sys; sys.path.insert(0, '/opt/agent'); import agent; agent.main()"
 SANDBOX_PYTHON = "/usr/bin/python3"
+# Bytecode compiled by the sandbox's interpreter, named as it is inside (no host path).
 COMPILE = (
-    "import py_compile, sys; py_compile.compile(sys.argv[1], doraise=True, "
+    "import py_compile, sys; py_compile.compile(sys.argv[1], dfile=sys.argv[2], doraise=True, "
     "invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)"
 )
 
 
 @functools.cache
-def agent_files() -> dict[str, bytes]:
-    """/opt/agent's files (relative name -> bytes): agent.py and its bytecode compiled by the
-    sandbox's interpreter. `unchecked-hash` bytecode is used whatever the source file's mtime,
-    so a copy written into a fresh sandbox is not recompiled there."""
-    out = {"agent.py": AGENT_SRC.read_bytes()}
+def bytecode() -> dict[str, bytes]:
+    """module name -> its .pyc (the agent and the zygote), compiled once per process by the
+    sandbox's interpreter; `unchecked-hash`, so a copy written into a fresh sandbox is used
+    whatever the source file's mtime. Empty for a module whose compile failed (its source is
+    used then)."""
+    out = {}
     with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "agent.py"
-        src.write_bytes(out["agent.py"])
-        subprocess.run(
-            [SANDBOX_PYTHON, "-I", "-c", COMPILE, str(src)],
-            capture_output=True,
-            check=False,
-            env={},
-        )
-        for pyc in (Path(tmp) / "__pycache__").glob("agent.*.pyc"):
-            out[f"__pycache__/{pyc.name}"] = pyc.read_bytes()
+        for name, src in (("agent", AGENT_SRC), ("zygote", ZYGOTE_SRC)):
+            path = Path(tmp) / f"{name}.py"
+            path.write_bytes(src.read_bytes())
+            subprocess.run(
+                [SANDBOX_PYTHON, "-I", "-c", COMPILE, str(path), f"/opt/agent/{name}.py"],
+                capture_output=True, check=False, env={},
+            )  # fmt: skip
+            for pyc in (Path(tmp) / "__pycache__").glob(f"{name}.*.pyc"):
+                out[name] = pyc.read_bytes()
+                out[f"{name}.tag"] = pyc.name.encode()
+    return out
+
+
+def agent_files() -> dict[str, bytes]:
+    """/opt/agent's files (relative name -> bytes): agent.py and its bytecode."""
+    out = {"agent.py": AGENT_SRC.read_bytes()}
+    code = bytecode()
+    if "agent" in code:
+        out[f"__pycache__/{code['agent.tag'].decode()}"] = code["agent"]
     return out
 
 

@@ -337,6 +337,7 @@ def main(sock, config):
 
     # Everything alive now is shared, copy-on-write, with every sandbox: keep the collector
     # off it, or the first collection in a sandbox writes to (and so copies) all of its pages.
+    gc.collect()  # (the boot's garbage first: it is not worth sharing)
     gc.freeze()
 
     sock.send(b'{"ready": true}')
