@@ -11,8 +11,8 @@ _SLUG_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$")
 _NORM_RE = re.compile(r"[-_.]+")
 # First path segments the server itself uses: an owner of that name would be unreachable.
 RESERVED_SLUGS = frozenset(
-    {"api", "docs", "files", "health", "legacy", "login", "logout", "redoc", "settings"}
-    | {"simple", "static"}
+    {"api", "dashboard", "docs", "files", "health", "legacy", "login", "logout", "redoc"}
+    | {"settings", "simple", "static"}
 )
 
 

@@ -82,7 +82,14 @@ class Settings(BaseSettings):
     local_only_names: list[str] = Field(
         default=["verifiers"],
         description="Names never passed through to the upstream index, hosted or not (PyPI's "
-        "'verifiers' is a different project from the hub's SDK).",
+        "'verifiers' is a different project from the hub's SDK). Since only the hub can serve "
+        "them, each has one owner hub-wide: the first to publish it.",
+    )
+    unlisted_names: list[str] = Field(
+        default=["verifiers"],
+        description="Packages the hub serves but does not list among environments (the SDK and "
+        "other libraries environments depend on): absent from search, owner pages and the "
+        "list APIs; their own page, index and downloads work as usual.",
     )
     create_tables: bool = Field(default=True, description="Run migrations at start-up.")
 

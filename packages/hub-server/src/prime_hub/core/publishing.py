@@ -83,6 +83,7 @@ class PublishingMixin(HubBase):
                     env = self._env_query(s, owner, name)
                     if env is not None:
                         return env, False
+                    self._check_single_owner(s, owner, name)
                     env = Environment(
                         owner_id=acct.id,
                         name=name,
@@ -100,6 +101,24 @@ class PublishingMixin(HubBase):
             except IntegrityError:
                 continue  # created concurrently: the second pass finds it
         raise Conflict(f"environment {owner}/{name} was created concurrently; retry")
+
+    def _check_single_owner(self, s: Session, owner: str, name: str) -> None:
+        """A name only the hub serves (``local_only_names``, e.g. the SDK) is resolved from
+        the hub alone, so a second owner's copy would make it ambiguous on every index and
+        break every install of it: the first publisher keeps it hub-wide."""
+        norm = normalize(name)
+        if norm not in {normalize(n) for n in self.settings.local_only_names}:
+            return
+        holder = s.scalar(
+            select(Account.slug)
+            .join(Environment, Environment.owner_id == Account.id)
+            .where(Environment.normalized_name == norm, Account.slug != owner)
+        )
+        if holder is not None:
+            raise Conflict(
+                f"{name!r} is published on this hub by {holder}: the hub serves it only from "
+                "itself, so it has one owner hub-wide"
+            )
 
     def store_artifacts(self, staged: list[tuple[ArtifactInfo, Path]]) -> None:
         # always written (never "already there, skip"): a fresh write also renews the

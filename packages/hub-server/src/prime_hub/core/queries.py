@@ -150,6 +150,9 @@ class QueriesMixin(HubBase):
             q = q.where(or_(Environment.visibility == "public", priv_ok))
         else:
             q = q.where(Environment.visibility == "public")
+        unlisted = sorted({normalize(n) for n in self.settings.unlisted_names})
+        if unlisted:  # libraries (the SDK) are served, not listed as environments
+            q = q.where(Environment.normalized_name.not_in(unlisted))
         if mine:
             if principal.user is None:
                 raise Unauthorized("--mine needs an API token")
