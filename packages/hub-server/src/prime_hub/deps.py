@@ -7,12 +7,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from fastapi import Request, UploadFile
+from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 
 from .auth import Principal, token_from_header
 from .db.models import Environment, Version
-from .errors import TooLarge
 from .service import Hub
 
 
@@ -42,31 +41,6 @@ def environment_page(
     """The JSON APIs' listings: the environments the caller's API token may see that match
     ``filters`` (``Hub.list_environments``' keywords), each with its latest version."""
     return hub_of(request).list_environments_with_latest(principal_sync(request), **filters)
-
-
-def check_content_length(request: Request) -> None:
-    limit = hub_of(request).settings.max_upload_bytes
-    length = request.headers.get("content-length")
-    if length and length.isdigit() and int(length) > 2 * limit + 1024 * 1024:
-        raise TooLarge(
-            f"request body of {length} bytes exceeds the upload limit ({limit} per file)"
-        )
-
-
-def spool_upload(upload: UploadFile, workdir: Path, limit: int) -> Path:
-    """Copy an uploaded form file to disk, refusing it past ``limit`` bytes."""
-    dest = workdir / f"{len(list(workdir.iterdir()))}.bin"
-    written = 0
-    upload.file.seek(0)
-    with open(dest, "wb") as out:
-        while chunk := upload.file.read(1024 * 1024):
-            written += len(chunk)
-            if written > limit:
-                raise TooLarge(
-                    f"{upload.filename} is larger than the upload limit of {limit} bytes"
-                )
-            out.write(chunk)
-    return dest
 
 
 class WorkDir:
