@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import textwrap
 
 from .errors import HubError
 from .settings import Settings
@@ -33,44 +35,116 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="prime-hub", description=__doc__)
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    s = sub.add_parser("serve", help="run migrations, then serve HTTP")
-    s.add_argument("--host")
-    s.add_argument("--port", type=int)
-    s.add_argument("--workers", type=int)
-    s.add_argument("--log-level", default="info")
-    s.add_argument("--access-log", action=argparse.BooleanOptionalAction, default=False)
-    sub.add_parser("migrate", help="upgrade the database schema to the newest revision")
-    admin = sub.add_parser("admin", help="administration").add_subparsers(
-        dest="action", required=True
+class _HelpFormatter(argparse.HelpFormatter):
+    """Shows an option's default when it has a meaningful one (not None, "" or False)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        help = action.help or ""
+        if "default:" in help or action.default in (None, "", False, argparse.SUPPRESS):
+            return help
+        if not action.option_strings:
+            return help
+        return f"{help} (default: {action.default})"
+
+
+def _settings_epilog() -> str:
+    """Every setting with its variable and default: what ``serve`` reads besides its flags."""
+    lines = [
+        "settings (environment variables, or top-level keys of the TOML file named by",
+        "PRIME_HUB_CONFIG; flags above override host, port and workers):",
+    ]
+    for name, field in Settings.model_fields.items():
+        default = "unset" if field.default is None else json.dumps(field.default, default=str)
+        lines.append(f"  PRIME_HUB_{name.upper()}  (default: {default})")
+        if field.description:
+            lines += textwrap.wrap(
+                field.description, 88, initial_indent=" " * 6, subsequent_indent=" " * 6
+            )
+    return "\n".join(lines)
+
+
+def _parser() -> argparse.ArgumentParser:
+    fmt = _HelpFormatter
+    parser = argparse.ArgumentParser(prog="prime-hub", description=__doc__, formatter_class=fmt)
+    sub = parser.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+
+    def command(group, name: str, help: str, **kw):  # type: ignore[no-untyped-def]
+        return group.add_parser(name, help=help, description=help, formatter_class=fmt, **kw)
+
+    s = command(
+        sub,
+        "serve",
+        "run migrations, then serve the hub over HTTP",
+        epilog=_settings_epilog(),
     )
-    cu = admin.add_parser("create-user")
-    cu.add_argument("username")
-    cu.add_argument("--email")
-    cu.add_argument("--admin", action="store_true", dest="is_admin")
-    co = admin.add_parser("create-org")
-    co.add_argument("org")
+    s.formatter_class = argparse.RawDescriptionHelpFormatter  # keep the epilog's layout
+    s.add_argument("--host", help="address to bind (default: PRIME_HUB_HOST, 127.0.0.1)")
+    s.add_argument("--port", type=int, help="port to bind (default: PRIME_HUB_PORT, 8000)")
+    s.add_argument(
+        "--workers",
+        type=int,
+        help="server processes; each is stateless, so any number share one database and "
+        "store (default: PRIME_HUB_WORKERS, 1)",
+    )
+    s.add_argument(
+        "--log-level",
+        default="info",
+        choices=["critical", "error", "warning", "info", "debug", "trace"],
+        help="uvicorn's log level (default: info)",
+    )
+    s.add_argument(
+        "--access-log",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="log one line per request (default: off)",
+    )
+    command(sub, "migrate", "upgrade the database schema to the newest revision")
+    admin = command(
+        sub, "admin", "accounts, organisations, tokens and storage clean-up"
+    ).add_subparsers(dest="action", required=True, metavar="ACTION")
+    cu = command(admin, "create-user", "create a user account")
+    cu.add_argument("username", help="the account's slug: lower-case letters, digits and '-'")
+    cu.add_argument("--email", help="contact address shown to the user's organisations")
+    cu.add_argument(
+        "--admin",
+        action="store_true",
+        dest="is_admin",
+        help="hub administrator: reads every environment",
+    )
+    co = command(admin, "create-org", "create an organisation owned by an existing user")
+    co.add_argument("org", help="the organisation's slug")
     co.add_argument("--owner", required=True, help="user who becomes the org's owner")
-    am = admin.add_parser("set-member", help="add a member, change a role, or --remove")
-    am.add_argument("org")
-    am.add_argument("user")
-    am.add_argument("--role", default="publisher", choices=["owner", "publisher", "reader"])
-    am.add_argument("--remove", action="store_true")
-    ct = admin.add_parser("create-token", help="print a new token (shown once)")
-    ct.add_argument("username")
-    ct.add_argument("--scope", default="publish", choices=["read", "publish"])
-    ct.add_argument("--environment", help="limit the token to owner/name")
-    ct.add_argument("--name", default="")
-    ct.add_argument("--expires-in-days", type=int)
-    lt = admin.add_parser("list-tokens")
-    lt.add_argument("username")
-    rt = admin.add_parser("revoke-token")
-    rt.add_argument("token_id", type=int)
-    gc = admin.add_parser(
+    am = command(admin, "set-member", "add a member, change a role, or --remove")
+    am.add_argument("org", help="the organisation's slug")
+    am.add_argument("user", help="the member's username")
+    am.add_argument(
+        "--role",
+        default="publisher",
+        choices=["owner", "publisher", "reader"],
+        help="owner: manages members; publisher: pushes; reader: installs private packages",
+    )
+    am.add_argument("--remove", action="store_true", help="remove the user from the org")
+    ct = command(admin, "create-token", "print a new API token for a user (shown once)")
+    ct.add_argument("username", help="the user the token acts as")
+    ct.add_argument(
+        "--scope",
+        default="publish",
+        choices=["read", "publish"],
+        help="read: install and browse; publish: also push",
+    )
+    ct.add_argument("--environment", help="limit the token to one environment, owner/name")
+    ct.add_argument("--name", default="", help="a label shown in token listings")
+    ct.add_argument(
+        "--expires-in-days", type=int, help="days until the token stops working (1-3650)"
+    )
+    lt = command(admin, "list-tokens", "list a user's tokens: id, scope, environment, state")
+    lt.add_argument("username", help="whose tokens")
+    rt = command(admin, "revoke-token", "revoke a token at once")
+    rt.add_argument("token_id", type=int, help="the id list-tokens shows")
+    gc = command(
+        admin,
         "gc",
-        help="delete what crashed or abandoned uploads leave: unreferenced stored objects, "
+        "delete what crashed or abandoned uploads leave: unreferenced stored objects, "
         "partial store writes (S3: incomplete multipart uploads) and upload spool files",
     )
     gc.add_argument(
@@ -80,6 +154,11 @@ def main(argv: list[str] | None = None) -> int:
         help="keep anything younger (it may belong to an upload still under way)",
     )
     gc.add_argument("--verbose", "-v", action="store_true", help="print each removed item")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
     settings = Settings()
     try:

@@ -40,14 +40,22 @@ class Settings(BaseSettings):
         description="SQLAlchemy URL; default sqlite:///<data_dir>/hub.db. "
         "PostgreSQL: postgresql+psycopg://user:pass@host/db",
     )
-    storage: Literal["local", "s3"] = "local"
+    storage: Literal["local", "s3"] = Field(
+        default="local", description="Where artifacts live: local (artifact_dir) or s3."
+    )
     artifact_dir: Path | None = Field(default=None, description="Default <data_dir>/artifacts.")
-    s3_bucket: str | None = None
-    s3_endpoint_url: str | None = None
-    s3_region: str = "us-east-1"
-    s3_access_key_id: str | None = None
-    s3_secret_access_key: str | None = None
-    s3_prefix: str = ""
+    s3_bucket: str | None = Field(default=None, description="Bucket for storage=s3.")
+    s3_endpoint_url: str | None = Field(
+        default=None, description="S3-compatible endpoint (MinIO, R2, ...); unset: AWS."
+    )
+    s3_region: str = Field(default="us-east-1", description="Region for S3 requests.")
+    s3_access_key_id: str | None = Field(
+        default=None, description="Unset: boto3's usual credential chain."
+    )
+    s3_secret_access_key: str | None = Field(
+        default=None, description="Unset: boto3's usual credential chain."
+    )
+    s3_prefix: str = Field(default="", description="Key prefix for every stored object.")
     s3_presign_expiry: int = Field(default=900, description="Seconds a presigned URL is valid.")
     s3_redirect_downloads: bool = Field(
         default=True, description="Answer file downloads with a 302 to a presigned URL."
@@ -57,9 +65,9 @@ class Settings(BaseSettings):
         description="Public URL of the hub (used in URLs handed to clients); "
         "default: taken from each request.",
     )
-    host: str = "127.0.0.1"
-    port: int = 8000
-    workers: int = 1
+    host: str = Field(default="127.0.0.1", description="Address `serve` binds.")
+    port: int = Field(default=8000, description="Port `serve` binds.")
+    workers: int = Field(default=1, description="Server processes `serve` starts.")
     max_upload_bytes: int = Field(default=100 * 1024 * 1024, description="Per file.")
     max_uncompressed_bytes: int = Field(
         default=1024 * 1024 * 1024, description="Declared uncompressed size limit of an archive."
@@ -70,7 +78,9 @@ class Settings(BaseSettings):
         "request checks the database's change counter (writes through the same process "
         "invalidate at once; 0 disables the cache).",
     )
-    allow_anonymous_read: bool = True
+    allow_anonymous_read: bool = Field(
+        default=True, description="Public environments are readable without a token."
+    )
     upstream_index_url: str = Field(
         default="https://pypi.org/simple/",
         description="Pass-through for names the hub does not host: the hub's /simple/<name>/ "
