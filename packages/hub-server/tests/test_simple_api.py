@@ -203,6 +203,12 @@ def test_without_a_pass_through_unknown_names_are_not_found(offline_hub):
             assert r.status_code == 404 and "location" not in r.headers
         doc = c.get(f"/{owner}/simple/here/", headers={"Accept": JSON}).json()
         assert doc["meta"]["_upstream-pass-through"] is False
+        # the API's install command is the one that works here: uv with the hub first
+        info = c.get(f"/api/v1/environments/{owner}/here").json()
+        assert (
+            info["install"].startswith("uv pip install --index ")
+            and "first-index" in (info["install"])
+        )
 
 
 def test_upstream_setting_is_checked():

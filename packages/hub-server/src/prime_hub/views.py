@@ -83,7 +83,12 @@ def version_view(base: str, env: Environment, v: Version) -> dict[str, Any]:
 
 
 def environment_view(
-    base: str, env: Environment, latest: Version | None, with_readme: bool = False
+    base: str,
+    env: Environment,
+    latest: Version | None,
+    *,
+    pass_through: bool,
+    with_readme: bool = False,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": env.id,
@@ -98,8 +103,10 @@ def environment_view(
         "created_at": iso(env.created_at),
         "updated_at": iso(env.updated_at),
         "index_url": f"{base}/{env.owner.slug}/simple/",
-        # the pass-through form (the default); without one it fails safely (missing names)
-        "install": install_commands(base, env.owner.slug, env.name, True)[2],
+        # pip's form where the hub passes other names through; uv's (index priority) where not
+        "install": install_commands(base, env.owner.slug, env.name, pass_through)[
+            2 if pass_through else 1
+        ],
     }
     if with_readme:
         out["readme"] = env.readme

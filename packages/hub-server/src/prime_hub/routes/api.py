@@ -70,8 +70,11 @@ def list_environments(
         offset=offset,
     )
     base = base_url(request)
+    pass_through = hub_of(request).settings.upstream is not None
     return {
-        "items": [environment_view(base, e, latest) for e, latest in items],
+        "items": [
+            environment_view(base, e, latest, pass_through=pass_through) for e, latest in items
+        ],
         "total": total,
         "limit": limit,
         "offset": offset,
@@ -82,7 +85,13 @@ def list_environments(
 def get_environment(request: Request, owner: str, name: str) -> dict[str, Any]:
     hub = hub_of(request)
     env = hub.get_environment(principal_sync(request), owner, name)
-    return environment_view(base_url(request), env, hub.latest_version(env), with_readme=True)
+    return environment_view(
+        base_url(request),
+        env,
+        hub.latest_version(env),
+        pass_through=hub.settings.upstream is not None,
+        with_readme=True,
+    )
 
 
 class EnvironmentPatch(BaseModel):
@@ -98,7 +107,13 @@ def patch_environment(
 ) -> dict[str, Any]:
     hub = hub_of(request)
     env = hub.update_environment(principal_sync(request), owner, name, **body.model_dump())
-    return environment_view(base_url(request), env, hub.latest_version(env), with_readme=True)
+    return environment_view(
+        base_url(request),
+        env,
+        hub.latest_version(env),
+        pass_through=hub.settings.upstream is not None,
+        with_readme=True,
+    )
 
 
 @router.delete("/environments/{owner}/{name}", summary="Delete an environment (names stay taken)")
