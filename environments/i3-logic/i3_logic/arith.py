@@ -19,8 +19,27 @@ MAX_EXPRESSION_CHARS = 200
 MAX_LITERAL = 10**6
 
 _OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
-_NORMALISE = str.maketrans({"×": "*", "x": "*", "X": "*", "÷": "/", "−": "-", "–": "-"})
+_NORMALISE = str.maketrans(
+    {
+        "×": "*",
+        "x": "*",
+        "X": "*",
+        "·": "*",
+        "⋅": "*",
+        "∗": "*",
+        "÷": "/",
+        "−": "-",
+        "–": "-",
+        "[": "(",
+        "]": ")",
+        "{": "(",
+        "}": ")",
+    }
+)
 _ALLOWED = re.compile(r"[0-9+\-*/() ]*")
+_FRAC = re.compile(r"\\[dt]?frac\s*\{")
+# Juxtaposition is multiplication: 8(5 + 7 - 9), (1 + 2)(3 + 5), (4 + 4)3.
+_IMPLICIT = re.compile(r"(?<=[0-9)])\s*(?=\()|(?<=\))\s*(?=[0-9])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,9 +50,41 @@ class Evaluated:
 
 
 def normalise(text: str) -> str:
+    """Plain ``+ - * / ( )`` text from the ways arithmetic is commonly written (LaTeX
+    ``\\times``, ``\\div``, ``\\frac{a}{b}``, ``\\left(``, brackets as parentheses, ``×``, ``÷``,
+    ``·``, Unicode minus, juxtaposition as multiplication)."""
+    text = _fractions(text)
     text = text.replace("\\times", "*").replace("\\cdot", "*").replace("\\div", "/")
     text = text.replace("\\left", "").replace("\\right", "").replace("$", "")
-    return " ".join(text.translate(_NORMALISE).split())
+    text = text.translate(_NORMALISE)
+    return " ".join(_IMPLICIT.sub("*", text).split())
+
+
+def _fractions(text: str) -> str:
+    """``\\frac{a}{b}`` (also ``\\dfrac``, ``\\tfrac``, nested) as ``((a)/(b))``."""
+    for _ in range(MAX_EXPRESSION_CHARS):
+        m = _FRAC.search(text)
+        if not m:
+            return text
+        num_end = _group_end(text, m.end())
+        if num_end is None or text[num_end + 1 : num_end + 2] != "{":
+            return text  # malformed: left for the character check to reject
+        den_end = _group_end(text, num_end + 2)
+        if den_end is None:
+            return text
+        num, den = text[m.end() : num_end], text[num_end + 2 : den_end]
+        text = f"{text[: m.start()]}(({num})/({den})){text[den_end + 1 :]}"
+    return text
+
+
+def _group_end(text: str, start: int) -> int | None:
+    """Index of the ``}`` closing the group whose content starts at ``start``."""
+    depth = 1
+    for i in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return i
+    return None
 
 
 def evaluate(expression: str) -> Evaluated:

@@ -158,13 +158,18 @@ def _boxed_at(text: str, start: int) -> tuple[str, int] | None:
     """Content of the ``\\boxed{`` at ``start`` and the index after its closing brace."""
     i = start + len("\\boxed{")
     depth = 1
-    for j in range(i, len(text)):
+    j = i
+    while j < len(text):
+        if text[j] == "\\" and text[j + 1 : j + 2] in ("{", "}"):
+            j += 2  # an escaped brace (a Dyck answer's \\}) is content, not structure
+            continue
         if text[j] == "{":
             depth += 1
         elif text[j] == "}":
             depth -= 1
             if depth == 0:
                 return text[i:j].strip(), j + 1
+        j += 1
     return None
 
 
@@ -215,19 +220,40 @@ def _literal(node: ast.AST, depth: int) -> Any:
 
 
 _CELL = re.compile(r"-?\d+")
+_ROW_LABEL = re.compile(r"^\s*(?:row\s*\d+|r\d+)\s*[:.)=-]?\s*", re.IGNORECASE)
 
 
 def parse_grid(text: str, rows: int, cols: int) -> list[list[int]]:
-    """A ``rows`` x ``cols`` integer grid: a nested list literal, or one line of numbers per row."""
+    """A ``rows`` x ``cols`` integer grid, as it is commonly written: a nested list literal, or
+    one row per line (or rows separated by ``;`` on one line), cells separated by anything
+    that is not a digit (spaces, commas, ``|``) or, in grids of single digits, written
+    together (``1234``). Lines without a number (``---+---`` rules, table borders) and
+    ``Row 1:`` labels are skipped. A flat run of rows x cols numbers on one line is rejected:
+    the prompt asks for one line per row.
+    """
     text = text.strip()
+    grid: list[Any] | None = None
     if text.startswith("["):
-        value = parse_literal(text)
-        if not isinstance(value, list) or not all(isinstance(r, list) for r in value):
-            raise AnswerError("grid must be a list of rows")
-        grid = value
-    else:
-        lines = [ln for ln in text.splitlines() if ln.strip()]
-        grid = [[int(x) for x in _CELL.findall(ln)] for ln in lines]
+        try:
+            value = parse_literal(text)
+        except AnswerError:
+            value = None  # e.g. one [1, 2, 3] list per line: read line by line below
+        if value is not None:
+            if not isinstance(value, list) or not all(isinstance(r, list) for r in value):
+                raise AnswerError("grid must be a list of rows")
+            grid = value
+    if grid is None:
+        lines = text.splitlines()
+        if len(lines) == 1 and ";" in text:
+            lines = text.split(";")
+        grid = []
+        for line in lines:
+            cells = _CELL.findall(_ROW_LABEL.sub("", line))
+            if not cells:
+                continue
+            if len(cells) == 1 and 1 < cols <= 9 and len(cells[0]) == cols:
+                cells = list(cells[0])  # "1234": single-digit cells written together
+            grid.append([int(x) for x in cells])
         if rows > 1 and len(grid) == 1 and len(grid[0]) == rows * cols:
             raise AnswerError("grid given on one line; one line per row expected")
     if len(grid) != rows or any(len(r) != cols for r in grid):

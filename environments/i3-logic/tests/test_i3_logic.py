@@ -150,7 +150,7 @@ GRADING = [
     (DYCK, "> ) ]", 0.0),
     (DYCK, "> ) ] ) )", 0.0),
     (DYCK, ") ] ) >", 0.0),
-    (DYCK, "( [ { } ( < > ) ] )", 0.0),
+    (DYCK, "( [ { } ( < > ) ] )", 1.0),  # the whole completed sequence answers it too
     # Boolean expressions.
     (BOOL, "True", 1.0),
     (BOOL, "**true.**", 1.0),

@@ -3,7 +3,8 @@
 Level 1 nests to depth 2, level 2 to depth 3, level 3 to depth 4 (with more operands). The
 ground truth is computed by this module's own recursive-descent evaluator from the expression
 stored in the metadata (Python precedence: ``not`` > ``and`` > ``or``); the answer must be
-exactly ``True`` or ``False`` (case-insensitive, a trailing period allowed).
+exactly one of ``True`` or ``False`` (case-insensitive; wrappers such as ``\boxed{}``, bold,
+quotes, a trailing period or an "Answer:" label are read through, see ``i3_logic.answers``).
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ from __future__ import annotations
 import random
 import re
 
+from i3_logic.answers import answer_block, choice
 from i3_logic.puzzle import (
     ANSWER_INSTRUCTION,
     AnswerError,
     Puzzle,
     PuzzleDataError,
-    answer_text,
     require,
 )
 
@@ -132,9 +133,9 @@ def check(puzzle: Puzzle) -> None:
 def verify(puzzle: Puzzle, text: str) -> float:
     truth = evaluate(puzzle.metadata["expression"])
     try:
-        answer = answer_text(text).strip(" .*`_").lower()
+        answer = choice(answer_block(text), ("true", "false"))
     except AnswerError:
         return 0.0
-    if answer not in ("true", "false"):
+    if answer is None:
         return 0.0
     return 1.0 if (answer == "true") == truth else 0.0

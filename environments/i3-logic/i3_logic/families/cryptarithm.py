@@ -3,8 +3,10 @@
 Different letters are different digits and no multi-letter word starts with zero. Level 1 adds
 two 3-digit words, level 2 two 4-digit words, level 3 three words of 4-5 digits. Puzzles come
 from real sums, so each has at least one solution. The answer is the addition written with
-digits (``123 + 456 = 579``); the verifier checks that it spells the puzzle under one consistent
-letter-to-digit assignment and that the sum is right, so any valid solution scores 1.
+digits (``123 + 456 = 579``, or set out in columns with a rule above the sum), or the
+letter-to-digit assignment itself (``A=1, B=2, ...``, every letter once); the verifier checks
+that it spells the puzzle under one consistent letter-to-digit assignment and that the sum is
+right, so any valid solution scores 1.
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ import random
 import re
 import string
 
+from i3_logic.answers import answer_block
 from i3_logic.puzzle import (
     ANSWER_INSTRUCTION,
     AnswerError,
     Puzzle,
     PuzzleDataError,
-    answer_text,
     require,
 )
 
@@ -26,6 +28,10 @@ NAME = "cryptarithm"
 ALIASES = ()
 LEVELS = {1: ((3, 3),), 2: ((4, 4),), 3: ((4, 5), (4, 5), (4, 5))}
 _EQUATION = re.compile(r"^\s*(\d+(?:\s*\+\s*\d+)+)\s*=\s*(\d+)\s*$")
+_COLUMN_LINE = re.compile(r"\+?\s*(\d+)")
+_RULE = re.compile(r"[-_=\u2014\u2013\u2500]+")
+_MAPPING = re.compile(r"\b([A-Za-z])\s*(?:=|:|->|\u2192|=>)\s*(\d)\b")
+_MAPPING_FILLER = re.compile(r"[\s,;.]*")
 _WORD_EQUATION = re.compile(r"^[A-Z]+(?: \+ [A-Z]+)+ = [A-Z]+$")
 
 
@@ -70,17 +76,37 @@ def check(puzzle: Puzzle) -> None:
     _words(puzzle)
 
 
+def _numbers(answer: str, words: list[str]) -> list[str] | None:
+    """The numbers (addends, then the sum) an answer writes, in any accepted form; else None."""
+    text = answer.replace("$", "").replace("\\,", "")
+    m = _EQUATION.match(text)
+    if m:
+        return [s.strip() for s in m.group(1).split("+")] + [m.group(2)]
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if len(lines) >= 3 and _RULE.fullmatch(lines[-2]):
+        # Column form: addends one per line (the last with a "+"), a rule, then the sum.
+        addends = [_COLUMN_LINE.fullmatch(ln) for ln in lines[:-2]]
+        if all(addends) and lines[-1].isdigit():
+            return [m.group(1) for m in addends if m] + [lines[-1]]
+        return None
+    pairs = _MAPPING.findall(text)
+    if pairs and _MAPPING_FILLER.fullmatch(_MAPPING.sub("", text)):
+        # The assignment itself: every letter exactly once (a repeated letter is a hedge).
+        letters = [letter.upper() for letter, _ in pairs]
+        if len(set(letters)) != len(letters) or set(letters) != set("".join(words)):
+            return None
+        digit = {letter.upper(): d for letter, d in pairs}
+        return ["".join(digit[ch] for ch in word) for word in words]
+    return None
+
+
 def verify(puzzle: Puzzle, text: str) -> float:
     words = _words(puzzle)
     try:
-        answer = answer_text(text)
+        numbers = _numbers(answer_block(text), words)
     except AnswerError:
         return 0.0
-    m = _EQUATION.match(answer.replace("$", "").rstrip(". "))
-    if not m:
-        return 0.0
-    numbers = [s.strip() for s in m.group(1).split("+")] + [m.group(2)]
-    if len(numbers) != len(words):
+    if numbers is None or len(numbers) != len(words):
         return 0.0
     assignment: dict[str, str] = {}
     for word, number in zip(words, numbers, strict=True):

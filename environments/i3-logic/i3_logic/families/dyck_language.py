@@ -2,20 +2,24 @@
 
 The prefix is a random well-nested sequence cut while brackets are still open. Level 1 uses two
 bracket kinds and about 10 symbols, level 2 three kinds and about 18, level 3 four kinds and
-about 28. The shortest completion is unique; the verifier accepts exactly the brackets that
-close the open stack (spaces between symbols are ignored).
+about 28. The shortest completion is unique. The verifier accepts it written either as the
+brackets to append (what the prompt asks for) or as the whole completed sequence (the prefix
+followed by exactly those brackets): both answer the question. Spaces, commas and quotes
+between symbols, a list literal of symbols and LaTeX/HTML spellings (``\\}``, ``\\rangle``,
+``&gt;``) are read as the brackets they denote; anything else (words, a second candidate) fails.
 """
 
 from __future__ import annotations
 
 import random
 
+from i3_logic.answers import answer_block, latex_brackets
 from i3_logic.puzzle import (
     ANSWER_INSTRUCTION,
     AnswerError,
     Puzzle,
     PuzzleDataError,
-    answer_text,
+    parse_literal,
     require,
 )
 
@@ -84,13 +88,29 @@ def check(puzzle: Puzzle) -> None:
         ) from None
 
 
+def symbols(answer: str) -> list[str]:
+    """The bracket symbols an answer writes; ``AnswerError`` if it holds anything else."""
+    text = latex_brackets(answer)
+    if text.startswith("[") and text.endswith("]"):
+        try:
+            value = parse_literal(text)
+        except AnswerError:
+            value = None  # brackets, not a list literal: e.g. "[ ( ) ]"
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            text = "".join(value)
+    found = [ch for ch in text if not (ch.isspace() or ch in ",'\"`")]
+    if not found or any(ch not in PAIRS and ch not in CLOSERS for ch in found):
+        raise AnswerError("not a bracket sequence")
+    return found
+
+
 def verify(puzzle: Puzzle, text: str) -> float:
-    stack = open_stack(puzzle.metadata["sequence"])
+    sequence = puzzle.metadata["sequence"]
+    closing = [PAIRS[o] for o in reversed(open_stack(sequence))]
+    prefix = [ch for ch in sequence if not ch.isspace()]
     try:
-        answer = answer_text(text)
+        given = symbols(answer_block(text))
     except AnswerError:
         return 0.0
-    symbols = [ch for ch in answer if not ch.isspace()]
-    if any(ch not in CLOSERS for ch in symbols):
-        return 0.0
-    return 1.0 if symbols == [PAIRS[o] for o in reversed(stack)] else 0.0
+    # The brackets to append, or the completed sequence: the prefix followed by them.
+    return 1.0 if given in (closing, prefix + closing) else 0.0

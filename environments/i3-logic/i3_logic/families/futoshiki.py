@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import random
 
+from i3_logic.answers import answer_block
 from i3_logic.puzzle import (
     ANSWER_INSTRUCTION,
     AnswerError,
     Puzzle,
     PuzzleDataError,
-    answer_text,
     format_grid,
     int_grid,
     is_latin,
@@ -76,7 +76,7 @@ def check(puzzle: Puzzle) -> None:
 def verify(puzzle: Puzzle, text: str) -> float:
     n, givens, inequalities = _parts(puzzle)
     try:
-        grid = parse_grid(answer_text(text), n, n)
+        grid = parse_grid(answer_block(text), n, n)
     except AnswerError:
         return 0.0
     if not is_latin(grid, n):

@@ -17,13 +17,13 @@ import random
 from fractions import Fraction
 from typing import Any
 
+from i3_logic.answers import answer_block
 from i3_logic.arith import evaluate
 from i3_logic.puzzle import (
     ANSWER_INSTRUCTION,
     AnswerError,
     Puzzle,
     PuzzleDataError,
-    answer_text,
     require,
 )
 
@@ -134,19 +134,16 @@ def check(puzzle: Puzzle) -> None:
 
 def verify(puzzle: Puzzle, text: str) -> float:
     meta: dict[str, Any] = puzzle.metadata
+    target = Fraction(meta["result"])
     try:
-        expression = answer_text(text)
-        if expression.count("=") > 1:
-            return 0.0
-        if "=" in expression:
-            expression, stated = expression.split("=")
-            if stated.strip() and evaluate(stated).value != Fraction(meta["result"]):
-                return 0.0
-        result = evaluate(expression)
+        # "expr", "expr = 24", "24 = expr", "expr = 8 * 3 = 24": every side must equal the
+        # target and one side must be the expression over exactly the given numbers.
+        sides = [evaluate(side) for side in answer_block(text).split("=") if side.strip()]
     except AnswerError:
         return 0.0
-    if sorted(result.numbers) != sorted(meta["numbers"]):
+    if not sides or any(side.value != target for side in sides):
         return 0.0
-    if not result.operators <= set(meta.get("operators", OPERATORS)):
-        return 0.0
-    return 1.0 if result.value == Fraction(meta["result"]) else 0.0
+    allowed = set(meta.get("operators", OPERATORS))
+    numbers = sorted(meta["numbers"])
+    uses_numbers = (sorted(side.numbers) == numbers and side.operators <= allowed for side in sides)
+    return 1.0 if any(uses_numbers) else 0.0

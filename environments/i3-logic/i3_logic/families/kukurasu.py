@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import random
 
+from i3_logic.answers import answer_block
 from i3_logic.puzzle import (
     ANSWER_INSTRUCTION,
     AnswerError,
     Puzzle,
     PuzzleDataError,
-    answer_text,
     format_grid,
     parse_grid,
     require,
@@ -69,7 +69,7 @@ def check(puzzle: Puzzle) -> None:
 def verify(puzzle: Puzzle, text: str) -> float:
     rows, cols = _clues(puzzle)
     try:
-        grid = parse_grid(answer_text(text), len(rows), len(cols))
+        grid = parse_grid(answer_block(text), len(rows), len(cols))
     except AnswerError:
         return 0.0
     if any(v not in (0, 1) for row in grid for v in row):

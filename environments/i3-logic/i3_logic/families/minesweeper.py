@@ -11,22 +11,19 @@ placement consistent with the board scores 1.
 from __future__ import annotations
 
 import random
-import re
 
+from i3_logic.answers import answer_block, parse_cells
 from i3_logic.puzzle import (
     ANSWER_INSTRUCTION,
     AnswerError,
     Puzzle,
     PuzzleDataError,
-    answer_text,
     require,
 )
 
 NAME = "minesweeper"
 ALIASES = ()
 LEVELS = {1: (5, 4, 0.75), 2: (6, 7, 0.65), 3: (8, 12, 0.55)}  # size, mines, share revealed
-_PAIR = re.compile(r"[(\[]\s*(\d+)\s*,\s*(\d+)\s*[)\]]")
-_FILLER = re.compile(r"[\s,;\[\]()]|and")
 
 
 def neighbours(r: int, c: int, rows: int, cols: int) -> list[tuple[int, int]]:
@@ -89,12 +86,9 @@ def verify(puzzle: Puzzle, text: str) -> float:
     board, mines = _board(puzzle)
     rows, cols = len(board), len(board[0])
     try:
-        answer = answer_text(text)
+        pairs = [(r - 1, c - 1) for r, c in parse_cells(answer_block(text))]
     except AnswerError:
-        return 0.0
-    pairs = [(int(r) - 1, int(c) - 1) for r, c in _PAIR.findall(answer)]
-    if _FILLER.sub("", _PAIR.sub("", answer)):
-        return 0.0  # anything besides the pairs
+        return 0.0  # no pairs, or anything besides them
     placed = set(pairs)
     if len(placed) != len(pairs) or len(placed) != mines:
         return 0.0

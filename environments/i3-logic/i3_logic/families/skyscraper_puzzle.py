@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import random
 
+from i3_logic.answers import answer_block
 from i3_logic.puzzle import (
     ANSWER_INSTRUCTION,
     AnswerError,
     Puzzle,
     PuzzleDataError,
-    answer_text,
     format_grid,
     is_latin,
     parse_grid,
@@ -95,7 +95,7 @@ def check(puzzle: Puzzle) -> None:
 def verify(puzzle: Puzzle, text: str) -> float:
     n, clues = _parts(puzzle)
     try:
-        grid = parse_grid(answer_text(text), n, n)
+        grid = parse_grid(answer_block(text), n, n)
     except AnswerError:
         return 0.0
     if not is_latin(grid, n):

@@ -10,23 +10,20 @@ them, so every puzzle is solvable; the verifier checks the rules, so any valid p
 from __future__ import annotations
 
 import random
-import re
 import string
 
+from i3_logic.answers import answer_block, parse_cells
 from i3_logic.puzzle import (
     ANSWER_INSTRUCTION,
     AnswerError,
     Puzzle,
     PuzzleDataError,
-    answer_text,
     require,
 )
 
 NAME = "star_placement_puzzle"
 ALIASES = ("star_battle",)
 LEVELS = {1: 5, 2: 6, 3: 8}
-_PAIR = re.compile(r"[(\[]\s*(\d+)\s*,\s*(\d+)\s*[)\]]")
-_FILLER = re.compile(r"[\s,;\[\]()]|and")
 
 
 def _columns(rng: random.Random, n: int) -> list[int]:
@@ -112,12 +109,9 @@ def verify(puzzle: Puzzle, text: str) -> float:
     regions = _regions(puzzle)
     n = len(regions)
     try:
-        answer = answer_text(text)
+        stars = [(r - 1, c - 1) for r, c in parse_cells(answer_block(text))]
     except AnswerError:
-        return 0.0
-    if _FILLER.sub("", _PAIR.sub("", answer)):
-        return 0.0
-    stars = [(int(r) - 1, int(c) - 1) for r, c in _PAIR.findall(answer)]
+        return 0.0  # no pairs, or anything besides them
     if len(stars) != n or any(not (0 <= r < n and 0 <= c < n) for r, c in stars):
         return 0.0
     if len({r for r, _ in stars}) != n or len({c for _, c in stars}) != n:

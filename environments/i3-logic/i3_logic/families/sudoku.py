@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import random
 
+from i3_logic.answers import answer_block
 from i3_logic.puzzle import (
     ANSWER_INSTRUCTION,
     AnswerError,
     Puzzle,
     PuzzleDataError,
-    answer_text,
     format_grid,
     int_grid,
     parse_grid,
@@ -151,7 +151,7 @@ def verify(puzzle: Puzzle, text: str) -> float:
     given, br, bc = _shape(puzzle)
     n = br * bc
     try:
-        grid = parse_grid(answer_text(text), n, n)
+        grid = parse_grid(answer_block(text), n, n)
     except AnswerError:
         return 0.0
     want = set(range(1, n + 1))

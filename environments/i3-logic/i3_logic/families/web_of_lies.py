@@ -3,19 +3,20 @@
 The first person's honesty is stated; every later person says the previous one lies or tells
 the truth; the question asks about the last person. Level 1 has 4 people, level 2 6, level 3 9
 (with the statements shuffled into a random order). Truth values are recomputed from the stored
-chain; the answer must be Yes or No.
+chain; the answer must be exactly one of Yes or No (case-insensitive; wrappers read through as
+in ``i3_logic.answers``).
 """
 
 from __future__ import annotations
 
 import random
 
+from i3_logic.answers import answer_block, choice
 from i3_logic.puzzle import (
     ANSWER_INSTRUCTION,
     AnswerError,
     Puzzle,
     PuzzleDataError,
-    answer_text,
     require,
 )
 
@@ -72,9 +73,9 @@ def verify(puzzle: Puzzle, text: str) -> float:
     meta = puzzle.metadata
     truthful = truths(meta["first_truthful"], meta["claims"])[-1]
     try:
-        answer = answer_text(text).strip(" .*`_").lower()
+        answer = choice(answer_block(text), ("yes", "no"))
     except AnswerError:
         return 0.0
-    if answer not in ("yes", "no"):
+    if answer is None:
         return 0.0
     return 1.0 if (answer == "yes") == truthful else 0.0

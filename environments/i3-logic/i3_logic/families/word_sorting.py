@@ -2,21 +2,22 @@
 
 Words come from a built-in list of common English words (written for this package; no external
 word file). Level 1 sorts 6 words, level 2 10 words, level 3 16 words with many shared
-prefixes (so the order depends on later letters). The answer is the sorted words separated by
-spaces or commas; it must be exactly the sorted list (case-insensitive).
+prefixes (so the order depends on later letters). The answer is the sorted words as a list in
+any common form (spaces, commas, one per line, numbered, a list literal; see
+``i3_logic.answers.list_items``); it must be exactly the sorted list (case-insensitive), with
+no word missing, repeated or added.
 """
 
 from __future__ import annotations
 
 import random
-import re
 
+from i3_logic.answers import answer_block, list_items
 from i3_logic.puzzle import (
     ANSWER_INSTRUCTION,
     AnswerError,
     Puzzle,
     PuzzleDataError,
-    answer_text,
     require,
 )
 
@@ -49,7 +50,6 @@ WORDS = sorted(
         """.split()
     )
 )
-_SPLIT = re.compile(r"[\s,;]+")
 
 
 def generate(rng: random.Random, difficulty: int) -> Puzzle:
@@ -80,8 +80,7 @@ def check(puzzle: Puzzle) -> None:
 def verify(puzzle: Puzzle, text: str) -> float:
     expected = sorted(w.lower() for w in puzzle.metadata["words"])
     try:
-        answer = answer_text(text)
+        given = [w.lower() for w in list_items(answer_block(text))]
     except AnswerError:
         return 0.0
-    given = [w.strip(".\"'`*").lower() for w in _SPLIT.split(answer.strip()) if w.strip(".\"'`*")]
     return 1.0 if given == expected else 0.0

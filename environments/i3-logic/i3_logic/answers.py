@@ -1,0 +1,188 @@
+"""Reading an answer block the ways a correct answer is commonly written, once for every family.
+
+A model that has solved a puzzle writes the answer in many harmless forms: wrapped in
+``$...$``, ``\\boxed{}``, ``\\text{}``, bold or backticks, in quotes, with a trailing period or an
+"Answer:" label, inside a code fence; lists as ``a b``, ``a, b``, ``[a, b]``, ``["a", "b"]`` or
+one item per (numbered) line; grid cells concatenated per row. These helpers strip and split
+those forms and nothing else, so the family verifiers still see every candidate the model wrote:
+an answer that hedges (two candidates, "X or Y", the right answer among wrong ones) keeps its
+extra items and fails the family's exact check.
+"""
+
+from __future__ import annotations
+
+import re
+
+from i3_logic.puzzle import AnswerError, answer_text, parse_literal
+
+__all__ = [
+    "answer_block",
+    "choice",
+    "clean",
+    "latex_brackets",
+    "list_items",
+    "parse_cells",
+]
+
+# Wrappers removed while the whole block is inside them (applied until nothing changes).
+_FENCED = re.compile(r"^```[a-zA-Z0-9_+-]*[ \t]*\n?(.*?)\n?```$", re.DOTALL)
+_MATH = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
+_COMMAND = re.compile(r"^\\(?:boxed|text|textbf|textrm|mathrm|mathbf|texttt|fbox)\{")
+_EMPHASIS = ("**", "__", "*", "_", "`")
+_QUOTES = (('"', '"'), ("'", "'"), ("\u201c", "\u201d"), ("\u2018", "\u2019"))
+# "Answer:", "Final answer:", "The answer is" (a colon or "is" is required, so a word list
+# starting with the word "answer" is not mistaken for a label).
+_LABEL = re.compile(r"^(?:the\s+)?(?:final\s+)?answer\s*(?:is\b\s*:?|:)\s*", re.IGNORECASE)
+
+
+def answer_block(text: str | None) -> str:
+    """The reply's final answer block (``answer_text``), cleaned; ``AnswerError`` if absent."""
+    cleaned = clean(answer_text(text))
+    if not cleaned:
+        raise AnswerError("empty answer block")
+    return cleaned
+
+
+def clean(block: str) -> str:
+    """``block`` without the wrappers and decorations listed in the module docstring."""
+    text = block.strip()
+    while True:
+        before = text
+        fenced = _FENCED.match(text)
+        if fenced:
+            text = fenced.group(1).strip()
+        for left, right in _MATH:
+            if (
+                len(text) > len(left) + len(right)
+                and text.startswith(left)
+                and text.endswith(right)
+            ):
+                text = text[len(left) : -len(right)].strip()
+                break
+        command = _COMMAND.match(text)
+        if command:
+            inner = _braced(text, command.end())
+            if inner is not None:
+                text = inner.strip()
+        for mark in _EMPHASIS:
+            if len(text) > 2 * len(mark) and text.startswith(mark) and text.endswith(mark):
+                text = text[len(mark) : -len(mark)].strip()
+                break
+        for left, right in _QUOTES:
+            inner = text[len(left) : -len(right)]
+            if (
+                len(text) > 2
+                and text.startswith(left)
+                and text.endswith(right)
+                and left not in inner
+                and right not in inner
+            ):
+                text = inner.strip()
+                break
+        text = _LABEL.sub("", text, count=1).strip()
+        if text.endswith(".") and not text.endswith(".."):
+            text = text[:-1].rstrip()
+        if text == before:
+            return text
+
+
+def _braced(text: str, start: int) -> str | None:
+    """The content up to the brace matching the one before ``start`` when it ends ``text``."""
+    depth = 1
+    i = start
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text) and text[i + 1] in "{}":
+            i += 2  # an escaped brace is content
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return text[start:i] if i == len(text) - 1 else None
+        i += 1
+    return None
+
+
+def choice(block: str, options: tuple[str, ...]) -> str | None:
+    """The one option (lower-case) the block consists of, case-insensitive; None otherwise.
+
+    ``True``, ``**true.**``, ``\\boxed{\\text{True}}``, ``Answer: True`` are "true"; ``True or
+    False``, ``not True`` and ``True, False`` are None (not one answer).
+    """
+    text = clean(block).strip(" .!*`_").lower()
+    return text if text in options else None
+
+
+_ENUMERATOR = re.compile(r"^\s*(?:\d+\s*[.)]|[-*\u2022])\s+", re.MULTILINE)
+_OXFORD_AND = re.compile(r",\s*and\s+", re.IGNORECASE)
+_ITEM_SEPARATOR = re.compile(r"[\s,;<\u2192]+|->")
+
+
+def list_items(block: str) -> list[str]:
+    """The items of a written list: a list literal, or items separated by spaces, commas,
+    semicolons, ``<`` or arrows, or one per line (numbered or bulleted); each item unquoted."""
+    text = clean(block)
+    if text.startswith("[") and text.endswith("]"):
+        try:
+            value = parse_literal(text)
+        except AnswerError:
+            value = None
+        if isinstance(value, list) and all(isinstance(v, str | int) for v in value):
+            return [str(v).strip() for v in value if str(v).strip()]
+        text = text[1:-1]  # [a, b] with unquoted words
+    text = _ENUMERATOR.sub("", text)
+    text = _OXFORD_AND.sub(", ", text)
+    items = (w.strip(".\"'`*\u201c\u201d\u2018\u2019") for w in _ITEM_SEPARATOR.split(text))
+    return [w for w in items if w]
+
+
+_LATEX_BRACKETS = (
+    ("\\langle", "<"),
+    ("\\rangle", ">"),
+    ("\\lbrace", "{"),
+    ("\\rbrace", "}"),
+    ("\\lbrack", "["),
+    ("\\rbrack", "]"),
+    ("\\{", "{"),
+    ("\\}", "}"),
+    ("\\lt", "<"),
+    ("\\gt", ">"),
+    ("&lt;", "<"),
+    ("&gt;", ">"),
+    ("\\left", ""),
+    ("\\right", ""),
+    ("\u27e8", "<"),
+    ("\u27e9", ">"),
+)
+
+
+def latex_brackets(text: str) -> str:
+    """Brackets written as LaTeX or HTML (``\\}``, ``\\rangle``, ``&gt;``) as plain characters."""
+    for written, plain in _LATEX_BRACKETS:
+        text = text.replace(written, plain)
+    return text
+
+
+# A cell: (r, c), [r, c] or {r, c} with a comma or spaces between, or R1C2 / r1c2.
+_PAIR = re.compile(
+    r"[(\[{]\s*(\d+)\s*(?:,|\s)\s*(\d+)\s*[)\]}]|\b[rR](\d+)\s*[cC](\d+)\b", re.ASCII
+)
+_CELL_FILLER = re.compile(r"(?:[\s,;.\[\](){}]|\band\b)*", re.IGNORECASE)
+
+
+def parse_cells(block: str) -> list[tuple[int, int]]:
+    """``(row, column)`` pairs as written (from 1, in order, duplicates kept).
+
+    ``AnswerError`` when the block holds anything besides the pairs, their brackets, commas,
+    semicolons and "and" (a word such as "or" or "maybe" is a hedge, not an answer).
+    """
+    text = clean(block)
+    pairs: list[tuple[int, int]] = []
+    for m in _PAIR.finditer(text):
+        r, c = (m.group(1), m.group(2)) if m.group(1) is not None else (m.group(3), m.group(4))
+        pairs.append((int(r), int(c)))
+    if not pairs or not _CELL_FILLER.fullmatch(_PAIR.sub(" ", text)):
+        raise AnswerError("expected (row, column) pairs and nothing else")
+    return pairs
