@@ -14,11 +14,12 @@ import hashlib
 import json
 import logging
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, localcontext
 from pathlib import Path
 from typing import Any
 
 import verifiers as vf
+from verifiers.envs.code_compare import INT_LITERAL, MAX_EXPONENT, NUMBER_LITERAL, Comparison
 from verifiers.envs.code_env import extract_code
 from verifiers.parsers.parser import content_text
 from verifiers.sandbox.base import MiB, RuntimeSpec, SandboxSpec
@@ -89,17 +90,33 @@ strip_reasoning = vf.strip_reasoning
 
 # -- comparing output -------------------------------------------------------------------------
 def _decimal(token: str) -> Decimal | None:
+    if not NUMBER_LITERAL.fullmatch(token):  # `nan`, `inf`, `1_000`, `0x1f` are text
+        return None
     try:
         value = Decimal(token)
-    except (InvalidOperation, ValueError):
+    except InvalidOperation:
         return None
-    return value if value.is_finite() else None
+    return value if abs(value.adjusted()) <= MAX_EXPONENT else None
 
 
-def outputs_equivalent(actual: str, expected: str, abs_tol: float = 1e-3) -> bool:
+def _token_matches(actual: str, expected: str, tol: Decimal, int_accepts_float: bool) -> bool:
+    da, de = _decimal(actual), _decimal(expected)
+    if da is None or de is None:
+        return False
+    if INT_LITERAL.fullmatch(expected) and not int_accepts_float:
+        return INT_LITERAL.fullmatch(actual) is not None and da == de  # integers exactly
+    with localcontext() as ctx:
+        ctx.prec = 60
+        return abs(da - de) <= tol
+
+
+def outputs_equivalent(
+    actual: str, expected: str, abs_tol: float = 1e-3, int_accepts_float: bool = False
+) -> bool:
     """i3-code's stdout comparison, first success wins: trimmed equality; line-wise (lines
     stripped, blank lines dropped); token-wise (whitespace-split per line); numeric (same token
-    layout, every differing pair of tokens are numbers within `abs_tol`)."""
+    layout, every differing pair of tokens are numbers: an expected integer exactly, an
+    expected decimal within `abs_tol`)."""
     if actual.strip() == expected.strip():
         return True
     a_lines = [line.strip() for line in actual.splitlines() if line.strip()]
@@ -115,10 +132,7 @@ def outputs_equivalent(actual: str, expected: str, abs_tol: float = 1e-3) -> boo
     tol = Decimal(str(abs_tol))
     for x_line, y_line in zip(a_tok, e_tok, strict=True):
         for x, y in zip(x_line, y_line, strict=True):
-            if x == y:
-                continue
-            dx, dy = _decimal(x), _decimal(y)
-            if dx is None or dy is None or abs(dx - dy) > tol:
+            if x != y and not _token_matches(x, y, tol, int_accepts_float):
                 return False
     return True
 
@@ -194,6 +208,8 @@ def process_row(
             "subset": "i3-code",
             "subset_idx": index,
             "timeout": timeout,
+            # a problem that accepts floats for integers says so here (JSON, see CodeEnv)
+            "comparison": json.dumps(info.get("comparison") or {}),
         },
     }
 
@@ -203,6 +219,8 @@ class I3CodeEnv(vf.CodeEnv):
     """CodeEnv with i3-code's answer parsing, import prelude and output comparison."""
 
     def __init__(self, output_abs_tol: float = 1e-3, **kwargs: Any) -> None:
+        if not output_abs_tol >= 0:
+            raise vf.ConfigError(f"output_abs_tol must be >= 0, got {output_abs_tol!r}")
         self.output_abs_tol = output_abs_tol
         super().__init__(**kwargs)
 
@@ -218,8 +236,9 @@ class I3CodeEnv(vf.CodeEnv):
         body = _FUTURE.sub("", code) if future else code
         return "\n".join([*future, prelude_for(body), body])
 
-    def compare_stdout(self, actual: str, expected: str) -> bool:
-        return outputs_equivalent(actual, expected, self.output_abs_tol)
+    def compare_stdout(self, actual: str, expected: str, cmp: Comparison | None = None) -> bool:
+        cmp = cmp or self.comparison
+        return outputs_equivalent(actual, expected, self.output_abs_tol, cmp.int_accepts_float)
 
 
 def num_test_cases(info: dict[str, Any]) -> float:
@@ -245,6 +264,8 @@ def load_environment(
     instruction_prompt: str = DEFAULT_INSTRUCTION,
     system_prompt: str | None = None,
     output_abs_tol: float = 1e-3,
+    float_tol: float = 1e-6,
+    int_accepts_float: bool = False,
     pass_rate_weight: float = 0.0,
     sandbox_retries: int = 2,
     pool_size: int = 8,
@@ -273,7 +294,12 @@ def load_environment(
             them (the reward is all-or-nothing anyway; bounds a looping program's cost).
         instruction_prompt: the line placed before each question.
         system_prompt: optional system message.
-        output_abs_tol: absolute tolerance of numeric stdout tokens.
+        output_abs_tol: absolute tolerance of non-integer numeric stdout tokens (an expected
+            integer token is matched exactly).
+        float_tol: relative and absolute tolerance of float return values (function-call
+            tests); integer return values are compared exactly.
+        int_accepts_float: accept a float (within the tolerance) where an integer is expected,
+            for every problem (a problem may say so itself in `info["comparison"]`).
         pass_rate_weight: weight of the fraction of tests passed (0: a metric only).
         sandbox_retries: replacements of a failing sandbox before the rollout is an infra error.
         pool_size: warm sandboxes kept ready.
@@ -323,6 +349,9 @@ def load_environment(
         dataset=dataset,
         system_prompt=system_prompt,
         output_abs_tol=output_abs_tol,
+        comparison=Comparison(
+            float_rel_tol=float_tol, float_abs_tol=float_tol, int_accepts_float=int_accepts_float
+        ),
         timeout_per_test=timeout_per_test,
         stop_after_timeout=stop_after_timeout,
         sandbox_retries=sandbox_retries,

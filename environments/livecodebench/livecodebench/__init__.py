@@ -28,8 +28,8 @@ from typing import Any
 
 import verifiers as vf
 from verifiers.data_sources import hub_reachable
+from verifiers.envs.code_compare import INT_LITERAL, NUMBER_LITERAL, Comparison, values_equal
 from verifiers.envs.code_env import FENCE
-from verifiers.envs.code_env import _values_equal as values_equal
 from verifiers.parsers.parser import content_text
 from verifiers.sandbox.base import MiB, SandboxSpec
 
@@ -226,17 +226,32 @@ def extract_python(text: str) -> str | None:
 
 
 def _decimal(token: str) -> Decimal | None:
-    try:
-        value = Decimal(token)
-    except (InvalidOperation, ValueError):
+    if not NUMBER_LITERAL.fullmatch(token):  # `nan`, `inf`, `1_000` are text
         return None
-    return value if value.is_finite() else None
+    try:
+        return Decimal(token)
+    except InvalidOperation:
+        return None
 
 
-def stdout_matches(actual: str, expected: str) -> bool:
+def _token_matches(actual: str, expected: str, int_accepts_float: bool) -> bool:
+    da, de = _decimal(actual), _decimal(expected)
+    if da is None or de is None or da != de:
+        return False
+    # an integer answer must be written as an integer (`5`, not `5.0`) unless floats are
+    # accepted; a decimal answer may be written in any exact form (`0.50` for `0.5`)
+    return (
+        not INT_LITERAL.fullmatch(expected)
+        or int_accepts_float
+        or bool(INT_LITERAL.fullmatch(actual))
+    )
+
+
+def stdout_matches(actual: str, expected: str, int_accepts_float: bool = False) -> bool:
     """Line by line (the whole output stripped first, each line stripped); a line that differs
     as text still matches when its whitespace-separated tokens are equal as text or as exact
-    decimals (`0.50` == `0.5`). Line breaks and line count matter."""
+    decimals (`0.50` == `0.5`; an expected integer only by an integer). Line breaks and line
+    count matter."""
     a_lines = [line.strip() for line in actual.strip().splitlines()]
     e_lines = [line.strip() for line in expected.strip().splitlines()]
     if len(a_lines) != len(e_lines):
@@ -248,10 +263,7 @@ def stdout_matches(actual: str, expected: str) -> bool:
         if len(a_tok) != len(e_tok):
             return False
         for x, y in zip(a_tok, e_tok, strict=True):
-            if x == y:
-                continue
-            dx, dy = _decimal(x), _decimal(y)
-            if dx is None or dy is None or dx != dy:
+            if x != y and not _token_matches(x, y, int_accepts_float):
                 return False
     return True
 
@@ -389,6 +401,7 @@ def process_row(
             "difficulty": str(row.get("difficulty") or ""),
             "contest_date": str(row.get("contest_date") or ""),
             "version": str(row.get("version") or ""),
+            "comparison": json.dumps(metadata.get("comparison") or {}),
         },
     }
 
@@ -408,13 +421,13 @@ class LiveCodeBenchEnv(vf.CodeEnv):
         body = _FUTURE.sub("", code) if future else code
         return "\n".join([*future, prelude_for(body), body])
 
-    def compare_stdout(self, actual: str, expected: str) -> bool:
-        return stdout_matches(actual, expected)
+    def compare_stdout(self, actual: str, expected: str, cmp: Comparison | None = None) -> bool:
+        return stdout_matches(actual, expected, (cmp or self.comparison).int_accepts_float)
 
-    def compare_values(self, actual: Any, expected: Any) -> bool:
-        # exact (tuples equal lists, floats within 1e-6, True is not 1); no unwrapping of
-        # one-element lists: the expected value is the whole return value
-        return values_equal(actual, expected)
+    def compare_values(self, actual: Any, expected: Any, cmp: Comparison | None = None) -> bool:
+        # integers and strings exactly, floats within `float_tol`, tuples equal lists, True is
+        # not 1; no unwrapping of one-element lists: the expected value is the whole value
+        return values_equal(actual, expected, cmp or self.comparison)
 
 
 def num_test_cases(info: dict[str, Any]) -> float:
@@ -434,6 +447,8 @@ def load_environment(
     seed: int = 42,
     timeout_per_test: float = 6.0,
     stop_after_timeout: bool = True,
+    float_tol: float = 1e-6,
+    int_accepts_float: bool = False,
     system_prompt: str | None = SYSTEM_PROMPT,
     sandbox_retries: int = 2,
     pool_size: int = 8,
@@ -459,6 +474,10 @@ def load_environment(
         seed: seed of the test subsample.
         timeout_per_test: wall-clock seconds per test, really applied.
         stop_after_timeout: once a test times out, fail the rest without running them.
+        float_tol: relative and absolute tolerance of float return values (functional tests);
+            integers and strings are compared exactly, stdout decimals exactly.
+        int_accepts_float: accept a float equal to an expected integer (`5.0` for `5`), for
+            every problem; a row may say so itself with `metadata.comparison`.
         system_prompt: the system message (None: none).
         sandbox_retries: replacements of a failing sandbox before the rollout is an infra error.
         pool_size: warm sandboxes kept ready.
@@ -504,6 +523,12 @@ def load_environment(
         stop_after_timeout=stop_after_timeout,
         sandbox_retries=sandbox_retries,
         provider=provider,
+        comparison=Comparison(
+            float_rel_tol=float_tol,
+            float_abs_tol=float_tol,
+            int_accepts_float=int_accepts_float,
+            strings="exact",
+        ),
         spec=SandboxSpec(memory=memory_mb * MiB, pids=64, disk=64 * MiB, lifetime=3600),
         pool_size=pool_size,
         rubric=vf.Rubric(funcs=[num_test_cases], weights=[0.0]),

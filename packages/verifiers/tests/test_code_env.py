@@ -33,7 +33,8 @@ def test_tolerant_comparison():
     assert outputs_match("0.3333333333", "0.333333333")
     assert not outputs_match("1 2", "1 2 3")
     assert not outputs_match("0.34", "0.33")
-    assert values_match((1, [2.0000000001]), [1, [2]])
+    assert values_match((1, [2.0000000001]), [1, [2.0]])
+    assert not values_match((1, [2.0]), [1, [2]])  # an integer answer is not a float
     assert values_match(5, [5])  # APPS wraps outputs in a list
     assert not values_match(True, 1) and not values_match([1, 2], [2, 1])
 

@@ -5,7 +5,10 @@ Test cases come from `info["tests"]` (or the `answer` column as JSON), either as
 `{"input": ..., "output": ...}` stdin/stdout cases, or in the APPS / LiveCodeBench form
 `{"inputs": [...], "outputs": [...], "fn_name": "f"}`. With `fn_name` each input is the call's
 arguments (a JSON list, a dict of keyword arguments, or one JSON value per line) and the function
-is looked up on the module or on a `Solution()` instance. Rewards: `passed` (all tests pass,
+is looked up on the module or on a `Solution()` instance. Comparison (`comparison`, a
+`verifiers.envs.code_compare.Comparison`; a problem may override fields in
+`info["comparison"]`): integers exactly, floats within a stated tolerance, strings exactly,
+stdout token by token with the same number rules. Rewards: `passed` (all tests pass,
 weight 1) and `pass_rate` (fraction passed, weight 0 unless configured).
 
 Sandbox failures: a sandbox that cannot be created or dies outside the solution's own test run
@@ -20,15 +23,17 @@ import ast
 import asyncio
 import json
 import logging
-import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from verifiers.envs import code_compare as compare
+from verifiers.envs.code_compare import DEFAULT as DEFAULT_COMPARISON
+from verifiers.envs.code_compare import Comparison
 from verifiers.envs.sandbox_env import default_provider
 from verifiers.envs.singleturn_env import SingleTurnEnv
-from verifiers.errors import SandboxError
+from verifiers.errors import ConfigError, SandboxError
 from verifiers.rubrics.rubric import Rubric
 from verifiers.rubrics.rubric_group import RubricGroup
 from verifiers.sandbox.base import MiB, Provider, ProviderUnavailableError, Sandbox, SandboxSpec
@@ -73,57 +78,51 @@ def extract_code(
 
 
 # -- comparison -------------------------------------------------------------------------------
-def _num(tok: str) -> float | None:
-    try:
-        return float(tok)
-    except ValueError:
-        return None
+# The rules live in `verifiers.envs.code_compare` (integers exact, floats within a stated
+# tolerance, strings as the environment says); these wrappers keep the old call signatures.
+def tokens_equal(a: str, b: str, cmp: Comparison = DEFAULT_COMPARISON) -> bool:
+    return compare.tokens_equal(a, b, cmp)
 
 
-def tokens_equal(a: str, b: str, rel_tol: float = 1e-6, abs_tol: float = 1e-6) -> bool:
-    if a == b:
+def outputs_match(actual: str, expected: str, cmp: Comparison = DEFAULT_COMPARISON) -> bool:
+    """Whitespace-insensitive output comparison: same tokens, integers exact, floats within
+    the tolerance of `cmp`."""
+    return compare.outputs_match(actual, expected, cmp)
+
+
+def values_match(actual: Any, expected: Any, cmp: Comparison = DEFAULT_COMPARISON) -> bool:
+    """Deep equality by `cmp`'s rules (tuples equal lists, True is not 1). APPS wraps single
+    outputs in a list: that form matches too."""
+    if compare.values_equal(actual, expected, cmp):
         return True
-    x, y = _num(a), _num(b)
-    if x is None or y is None:
-        return False
-    return math.isclose(x, y, rel_tol=rel_tol, abs_tol=abs_tol)
-
-
-def outputs_match(actual: str, expected: str) -> bool:
-    """Whitespace-tolerant, float-tolerant comparison of program output."""
-    a = [line.split() for line in actual.strip().splitlines()]
-    e = [line.split() for line in expected.strip().splitlines()]
-    a = [line for line in a if line]
-    e = [line for line in e if line]
-    flat_a = [t for line in a for t in line]
-    flat_e = [t for line in e for t in line]
-    return len(flat_a) == len(flat_e) and all(
-        tokens_equal(x, y) for x, y in zip(flat_a, flat_e, strict=True)
+    return (
+        isinstance(expected, list)
+        and len(expected) == 1
+        and compare.values_equal(actual, expected[0], cmp)
     )
 
 
-def values_match(actual: Any, expected: Any) -> bool:
-    """Deep equality with float tolerance; tuples equal lists; numeric strings compared as
-    numbers. APPS wraps single outputs in a list: that form matches too."""
-    if _values_equal(actual, expected):
-        return True
-    return isinstance(expected, list) and len(expected) == 1 and _values_equal(actual, expected[0])
+def _values_equal(a: Any, b: Any, cmp: Comparison = DEFAULT_COMPARISON) -> bool:
+    return compare.values_equal(a, b, cmp)
 
 
-def _values_equal(a: Any, b: Any) -> bool:
-    a = list(a) if isinstance(a, tuple) else a
-    b = list(b) if isinstance(b, tuple) else b
-    if isinstance(a, bool) or isinstance(b, bool):  # True is not 1
-        return type(a) is type(b) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_values_equal(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_values_equal(a[k], b[k]) for k in a)
-    if isinstance(a, str) and isinstance(b, str):
-        return a == b or outputs_match(a, b)
-    return a == b
+def comparison_from(base: Comparison, overrides: Any) -> Comparison:
+    """`base` with a problem's own overrides (`info["comparison"]`: a dict or its JSON, e.g.
+    `{"int_accepts_float": true}` where the problem statement accepts floats)."""
+    if overrides is None or overrides == "" or overrides == {}:
+        return base
+    if isinstance(overrides, str):
+        try:
+            overrides = json.loads(overrides)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"info['comparison'] is not valid JSON: {e}") from None
+    if not isinstance(overrides, dict):
+        raise ConfigError("info['comparison'] must be an object")
+    known = {f.name for f in fields(Comparison)}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise ConfigError(f"info['comparison']: unknown field(s) {unknown}; known: {sorted(known)}")
+    return replace(base, **overrides)
 
 
 # -- test cases -------------------------------------------------------------------------------
@@ -231,8 +230,10 @@ class CodeEnv(SingleTurnEnv):
         spec: SandboxSpec | None = None,
         pool_size: int = 4,
         rubric: Rubric | None = None,
+        comparison: Comparison | None = None,
         **kwargs: Any,
     ) -> None:
+        self.comparison = comparison or DEFAULT_COMPARISON
         self.code_rubric = Rubric(
             funcs=[self.passed, self.pass_rate], weights=[passed_weight, pass_rate_weight]
         )
@@ -300,13 +301,20 @@ class CodeEnv(SingleTurnEnv):
         """The program written to `solution.py` (override to add a prelude, say)."""
         return code
 
-    def compare_stdout(self, actual: str, expected: str) -> bool:
-        """Whether a stdin/stdout test's output matches (override for other tolerances)."""
-        return outputs_match(actual, expected)
+    def comparison_for(self, state: State) -> Comparison:
+        """The environment's comparison policy with the problem's `info["comparison"]`."""
+        info = state.get("info") or {}
+        return comparison_from(
+            self.comparison, info.get("comparison") if isinstance(info, dict) else None
+        )
 
-    def compare_values(self, actual: Any, expected: Any) -> bool:
+    def compare_stdout(self, actual: str, expected: str, cmp: Comparison | None = None) -> bool:
+        """Whether a stdin/stdout test's output matches (override for other rules)."""
+        return outputs_match(actual, expected, cmp or self.comparison)
+
+    def compare_values(self, actual: Any, expected: Any, cmp: Comparison | None = None) -> bool:
         """Whether a function-call test's return value matches."""
-        return values_match(actual, expected)
+        return values_match(actual, expected, cmp or self.comparison)
 
     def _skip(self, results: list[TestResult]) -> bool:
         if not results:
@@ -324,6 +332,14 @@ class CodeEnv(SingleTurnEnv):
         if code is None:
             return [TestResult(False, "no_code", "no fenced code block") for _ in tests]
         code = self.prepare_code(code, state)
+        cmp = self.comparison_for(state)
+
+        def stdout_ok(actual: str, expected: str) -> bool:
+            return self.compare_stdout(actual, expected, cmp)
+
+        def value_ok(actual: Any, expected: Any) -> bool:
+            return self.compare_values(actual, expected, cmp)
+
         results: list[TestResult] = []
         infra_failures = 0  # sandboxes that failed outside the solution's test runs
         killed_on = -1  # the test that killed the previous sandbox
@@ -342,8 +358,8 @@ class CodeEnv(SingleTurnEnv):
                         box,
                         tests[len(results)],
                         self.timeout_per_test,
-                        self.compare_stdout,
-                        self.compare_values,
+                        stdout_ok,
+                        value_ok,
                     )
                     running = False
                     results.append(result)
