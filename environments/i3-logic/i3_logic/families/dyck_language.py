@@ -98,7 +98,8 @@ def symbols(answer: str) -> list[str]:
             value = None  # brackets, not a list literal: e.g. "[ ( ) ]"
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
             text = "".join(value)
-    found = [ch for ch in text if not (ch.isspace() or ch in ",'\"`")]
+    # Separators and emphasis marks between symbols carry no bracket: skipped.
+    found = [ch for ch in text if not (ch.isspace() or ch in ",'\"`*")]
     if not found or any(ch not in PAIRS and ch not in CLOSERS for ch in found):
         raise AnswerError("not a bracket sequence")
     return found

@@ -4,14 +4,15 @@ The first person's honesty is stated; every later person says the previous one l
 the truth; the question asks about the last person. Level 1 has 4 people, level 2 6, level 3 9
 (with the statements shuffled into a random order). Truth values are recomputed from the stored
 chain; the answer must be exactly one of Yes or No (case-insensitive; wrappers read through as
-in ``i3_logic.answers``).
+in ``i3_logic.answers``), optionally restated about the person asked ("No, Celia lies.").
 """
 
 from __future__ import annotations
 
 import random
+import re
 
-from i3_logic.answers import answer_block, choice
+from i3_logic.answers import answer_block, choice, clean
 from i3_logic.puzzle import (
     ANSWER_INSTRUCTION,
     AnswerError,
@@ -69,11 +70,39 @@ def check(puzzle: Puzzle) -> None:
         raise PuzzleDataError(f"{NAME} metadata: one boolean claim per person after the first")
 
 
+_HONEST = r"tells? the truth|is telling the truth|is truthful|is honest|is a truth-teller"
+_LIAR = (
+    r"lies?|is lying|is a liar|does not tell the truth|doesn't tell the truth|is not truthful"
+    r"|is dishonest"
+)
+
+
+def reading(block: str, person: str) -> str | None:
+    """ "yes" or "no" from the answer block, or None when it is not exactly one of them.
+
+    Besides a bare Yes/No, the answer may restate itself about the person asked ("No, Celia
+    lies.", "Celia tells the truth"); a restatement that contradicts the Yes/No, or is about
+    someone else, is not an answer.
+    """
+    plain = choice(block, ("yes", "no"))
+    if plain is not None:
+        return plain
+    text = clean(block).strip(" .!").lower()
+    name = re.escape(person.lower())
+    m = re.fullmatch(
+        rf"(?:(yes|no)\s*[,.:;!\u2014-]\s*)?(?:(?:{name}|he|she|they)\s+)?({_HONEST}|{_LIAR})", text
+    )
+    if not m:
+        return None
+    stated = "yes" if re.fullmatch(_HONEST, m.group(2)) else "no"
+    return stated if m.group(1) in (None, stated) else None
+
+
 def verify(puzzle: Puzzle, text: str) -> float:
     meta = puzzle.metadata
     truthful = truths(meta["first_truthful"], meta["claims"])[-1]
     try:
-        answer = choice(answer_block(text), ("yes", "no"))
+        answer = reading(answer_block(text), str(meta["people"][-1]))
     except AnswerError:
         return 0.0
     if answer is None:

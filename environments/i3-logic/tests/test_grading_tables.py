@@ -1,0 +1,902 @@
+"""Grading tables for every i3-logic family, each verdict confirmed by a solver written here.
+
+Every row is (puzzle, response, meaning, verdict): ``response`` is what a model writes inside
+its answer tags, ``meaning`` is what that response says, read by hand (``HEDGE`` when it offers
+several candidates or no single answer), and ``verdict`` the reward it must get. Two checks per
+row: the independent judge below (brute force or a separate implementation of the rules, never
+the package's verifier) agrees with ``verdict`` on ``meaning``, and ``i3_logic.verify`` agrees
+with ``verdict`` on ``response``.
+
+Then, for generated puzzles (the prompts as the model sees them), the reference solution
+confirmed by the judge is written in every accepted form (each must score 1), a corruption the
+judge rejects in the same forms (each 0), and hedges that put the right answer beside a wrong
+one (each 0).
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import operator
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import pytest
+from i3_logic import FAMILIES, Puzzle, generate, verify
+
+HEDGE = object()  # the response does not commit to exactly one answer
+
+
+def tagged(text: str) -> str:
+    return f"<answer>{text}</answer>"
+
+
+def pz(task: str, question: str = "q", **metadata: Any) -> Puzzle:
+    return Puzzle(task, question, "", 1, metadata)
+
+
+# -- independent judges: is ``meaning`` a correct answer to ``puzzle``? -------------------------
+_PAIRS = {"(": ")", "[": "]", "{": "}", "<": ">"}
+
+
+def _reduce(seq: str) -> str:
+    """Delete adjacent matched pairs until none is left (a different method from a stack)."""
+    while True:
+        shorter = seq
+        for o, c in _PAIRS.items():
+            shorter = shorter.replace(o + c, "")
+        if shorter == seq:
+            return seq
+        seq = shorter
+
+
+def dyck_completions(prefix: str) -> set[str]:
+    """All shortest closing strings, by depth-first search over closers (pruned when the
+    extended prefix can no longer be balanced)."""
+    need = len(_reduce(prefix))
+    found: set[str] = set()
+
+    def extend(tail: str) -> None:
+        if not all(ch in _PAIRS for ch in _reduce(prefix + tail)):
+            return
+        if len(tail) == need:
+            if not _reduce(prefix + tail):
+                found.add(tail)
+            return
+        for closer in _PAIRS.values():
+            extend(tail + closer)
+
+    extend("")
+    return found
+
+
+def judge_dyck(p: Puzzle, meaning: str) -> bool:
+    prefix = p.metadata["sequence"].replace(" ", "")
+    return any(meaning in (c, prefix + c) for c in dyck_completions(prefix))
+
+
+_BOOL_OPS = {ast.And: all, ast.Or: any}
+
+
+def _bool(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return not _bool(node.operand)
+    if isinstance(node, ast.BoolOp):
+        return _BOOL_OPS[type(node.op)](_bool(v) for v in node.values)
+    raise ValueError(ast.dump(node))
+
+
+def judge_boolean(p: Puzzle, meaning: bool) -> bool:
+    # Python's own parser has the stated precedence (not > and > or).
+    return _bool(ast.parse(p.metadata["expression"], mode="eval").body) is meaning
+
+
+def judge_words(p: Puzzle, meaning: list[str]) -> bool:
+    words = [w.casefold() for w in p.metadata["words"]]
+    given = [w.casefold() for w in meaning]
+    in_order = all(a <= b for a, b in itertools.pairwise(given))
+    return Counter(given) == Counter(words) and in_order
+
+
+_STATED = re.compile(r"(\w+) (tells the truth|lies)\.")
+_SAYS = re.compile(r"(\w+) says (\w+) (tells the truth|lies)\.")
+_ASKED = re.compile(r"Does (\w+) tell the truth\?")
+
+
+def judge_lies(p: Puzzle, meaning: str) -> bool:
+    """Brute force over every honesty assignment consistent with the prompt's statements."""
+    text = p.question
+    says = _SAYS.findall(text)
+    stated = [m for m in _STATED.finditer(text) if not re.search(r"says $", text[: m.start()])]
+    people = sorted({n for s in says for n in s[:2]} | {m.group(1) for m in stated})
+    (asked,) = _ASKED.findall(text)
+    answers = set()
+    for values in itertools.product((True, False), repeat=len(people)):
+        honest = dict(zip(people, values, strict=True))
+        if all(honest[m.group(1)] == (m.group(2) == "tells the truth") for m in stated) and all(
+            honest[a] == (honest[b] == (claim == "tells the truth")) for a, b, claim in says
+        ):
+            answers.add("yes" if honest[asked] else "no")
+    assert len(answers) == 1, answers  # the chain fixes everyone
+    return meaning == answers.pop()
+
+
+_ARITH = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
+
+
+def _value(node: ast.AST, numbers: list[int]) -> Fraction:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        numbers.append(node.value)
+        return Fraction(node.value)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        return _value(node.left, numbers) / _value(node.right, numbers)
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
+        return _ARITH[type(node.op)](_value(node.left, numbers), _value(node.right, numbers))
+    raise ValueError(ast.dump(node))
+
+
+def judge_24(p: Puzzle, meaning: list[str]) -> bool:
+    """``meaning``: the sides of what was written (Python syntax); all must equal the target
+    and one must use exactly the given numbers."""
+    target, uses = Fraction(p.metadata["result"]), []
+    for side in meaning:
+        numbers: list[int] = []
+        if _value(ast.parse(side, mode="eval").body, numbers) != target:
+            return False
+        uses.append(sorted(numbers) == sorted(p.metadata["numbers"]))
+    return any(uses)
+
+
+def judge_crypt(p: Puzzle, meaning: list[str]) -> bool:
+    words = re.findall(r"[A-Z]+", p.metadata["equation"])
+    if len(meaning) != len(words):
+        return False
+    mapping: dict[str, str] = {}
+    for word, number in zip(words, meaning, strict=True):
+        if len(word) != len(number) or (len(number) > 1 and number.startswith("0")):
+            return False
+        mapping.update(zip(word, number, strict=True))
+    spelled = ["".join(mapping[ch] for ch in word) for word in words]
+    injective = len(set(mapping.values())) == len(mapping)
+    return injective and spelled == meaning and sum(map(int, meaning[:-1])) == int(meaning[-1])
+
+
+def _around(r: int, c: int) -> set[tuple[int, int]]:
+    return {(r + dr, c + dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1)} - {(r, c)}
+
+
+def judge_mines(p: Puzzle, meaning: list[tuple[int, int]]) -> bool:
+    board = p.metadata["board"]
+    mines = {(r - 1, c - 1) for r, c in meaning}
+    hidden = {(r, c) for r, row in enumerate(board) for c, v in enumerate(row) if v < 0}
+    return (
+        len(mines) == len(meaning) == p.metadata["mines"]
+        and mines <= hidden
+        and all(
+            len(_around(r, c) & mines) == v
+            for r, row in enumerate(board)
+            for c, v in enumerate(row)
+            if v >= 0
+        )
+    )
+
+
+def judge_stars(p: Puzzle, meaning: list[tuple[int, int]]) -> bool:
+    regions = p.metadata["regions"]
+    n = len(regions)
+    stars = [(r - 1, c - 1) for r, c in meaning]
+    if len(stars) != n or not all(0 <= r < n and 0 <= c < n for r, c in stars):
+        return False
+    apart = all(
+        max(abs(a - c), abs(b - d)) > 1 for (a, b), (c, d) in itertools.combinations(stars, 2)
+    )
+    return (
+        sorted(r for r, _ in stars) == list(range(n))
+        and sorted(c for _, c in stars) == list(range(n))
+        and len({regions[r][c] for r, c in stars}) == n
+        and apart
+    )
+
+
+def _square(g: list[list[int]], n: int) -> bool:
+    return len(g) == n and all(len(row) == n for row in g)
+
+
+def _latin(g: list[list[int]], n: int) -> bool:
+    lines = [*g, *zip(*g, strict=True)]
+    return all(sorted(line) == list(range(1, n + 1)) for line in lines)
+
+
+def judge_sudoku(p: Puzzle, g: list[list[int]]) -> bool:
+    given = p.metadata["original_sudoku"]
+    n = len(given)
+    br, bc = {4: (2, 2), 6: (2, 3), 9: (3, 3)}[n]
+    if not _square(g, n):
+        return False
+    boxes = [
+        [g[r][c] for r in range(R, R + br) for c in range(C, C + bc)]
+        for R in range(0, n, br)
+        for C in range(0, n, bc)
+    ]
+    kept = all(v == 0 or v == g[r][c] for r, row in enumerate(given) for c, v in enumerate(row))
+    return _latin(g, n) and kept and all(sorted(b) == list(range(1, n + 1)) for b in boxes)
+
+
+def judge_futoshiki(p: Puzzle, g: list[list[int]]) -> bool:
+    m = p.metadata
+    if not _square(g, m["size"]):
+        return False
+    kept = all(
+        v == 0 or v == g[r][c] for r, row in enumerate(m["givens"]) for c, v in enumerate(row)
+    )
+    less = all(g[a][b] < g[c][d] for a, b, c, d in m["inequalities"])
+    return _latin(g, m["size"]) and kept and less
+
+
+def _seen(line: list[int]) -> int:
+    # Visible buildings = distinct values of the running maximum.
+    return len(set(itertools.accumulate(line, max)))
+
+
+def judge_sky(p: Puzzle, g: list[list[int]]) -> bool:
+    m = p.metadata
+    if not _square(g, m["size"]):
+        return False
+    cols = [list(c) for c in zip(*g, strict=True)]
+    views = {
+        "left": [_seen(r) for r in g],
+        "right": [_seen(r[::-1]) for r in g],
+        "top": [_seen(c) for c in cols],
+        "bottom": [_seen(c[::-1]) for c in cols],
+    }
+    clues_hold = all(
+        want in (0, got)
+        for side, seen in views.items()
+        for want, got in zip(m[side], seen, strict=True)
+    )
+    return _latin(g, m["size"]) and clues_hold
+
+
+def judge_kukurasu(p: Puzzle, g: list[list[int]]) -> bool:
+    rows, cols = p.metadata["row_sums"], p.metadata["col_sums"]
+    if len(g) != len(rows) or any(len(r) != len(cols) or set(r) - {0, 1} for r in g):
+        return False
+    weighted_rows = [sum(j for j, v in enumerate(r, 1) if v) for r in g]
+    weighted_cols = [sum(i for i, r in enumerate(g, 1) if r[c]) for c in range(len(cols))]
+    return weighted_rows == rows and weighted_cols == cols
+
+
+JUDGES: dict[str, Callable[[Puzzle, Any], bool]] = {
+    "dyck_language": judge_dyck,
+    "boolean_expressions": judge_boolean,
+    "word_sorting": judge_words,
+    "web_of_lies": judge_lies,
+    "game_of_24": judge_24,
+    "mathador": judge_24,
+    "cryptarithm": judge_crypt,
+    "minesweeper": judge_mines,
+    "star_placement_puzzle": judge_stars,
+    "sudoku": judge_sudoku,
+    "futoshiki": judge_futoshiki,
+    "skyscraper_puzzle": judge_sky,
+    "kukurasu": judge_kukurasu,
+}
+
+
+def judge(p: Puzzle, meaning: Any) -> bool:
+    return meaning is not HEDGE and JUDGES[p.task](p, meaning)
+
+
+# -- the tables ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Row:
+    puzzle: Puzzle
+    response: str
+    meaning: Any
+    verdict: float
+
+    def __repr__(self) -> str:
+        return f"{self.puzzle.task}:{self.response!r}"
+
+
+def rows(p: Puzzle, *table: tuple[str, Any, float]) -> list[Row]:
+    return [Row(p, response, meaning, verdict) for response, meaning, verdict in table]
+
+
+DYCK = pz("dyck_language", sequence="( [ { } ( <")  # still open: ( [ ( <
+DYCK_B = pz("dyck_language", sequence="{ ( < > [")
+DYCK_C = pz("dyck_language", sequence="( {")
+FULL = "([{}(<>)])"
+TABLE = (
+    rows(
+        DYCK,
+        ("> ) ] )", ">)])", 1),  # the brackets to append, as asked
+        (">)])", ">)])", 1),
+        ("( [ { } ( < > ) ] )", FULL, 1),  # the whole completed sequence
+        ("([{}(<>)])", FULL, 1),
+        ('[">", ")", "]", ")"]', ">)])", 1),
+        (">, ), ], )", ">)])", 1),
+        ("`> ) ] )`.", ">)])", 1),
+        ("&gt; ) ] )", ">)])", 1),
+        ("\\rangle ) ] )", ">)])", 1),
+        ("Answer: > ) ] )", ">)])", 1),
+        ("> ) ]", ">)]", 0),
+        ("> ) ] ) )", ">)]))", 0),
+        (") ] ) >", ")])>", 0),
+        ("( [ { } ( < > ) ] ) )", FULL + ")", 0),
+        ("( [ { } ( < > ) ] ) ( )", FULL + "()", 0),  # balanced but not the shortest
+        ("( [ { } ( <", "([{}(<", 0),  # the prefix alone
+        ("( [ { } ( < **> ) ] )**", FULL, 1),  # the appended part in bold
+        ("> ) ] ) or ) ] ) >", HEDGE, 0),
+        ("> ) ] ), > ) ]", ">)])>)]", 0),  # right answer beside a wrong one
+    )
+    + rows(
+        DYCK_B,
+        ("] ) }", "])}", 1),
+        ("{ ( < > [ ] ) }", "{(<>[])}", 1),
+        ("] } )", "]})", 0),
+        ("} ) ]", "})]", 0),
+    )
+    + rows(
+        DYCK_C,
+        ("\\boxed{\\} )}", "})", 1),  # LaTeX needs \} inside \boxed
+        ("\\{ ( \\} )", "{(})", 0),  # LaTeX braces read as braces: a wrong sequence
+        ("( { } )", "({})", 1),
+        (") }", ")}", 0),
+    )
+)
+
+BOOL = pz("boolean_expressions", expression="not ( True and False ) or False")
+BOOL_F = pz("boolean_expressions", expression="not True or False and True")
+BOOL_D = pz("boolean_expressions", expression="( True or False ) and not ( False or not True )")
+TABLE += (
+    rows(
+        BOOL,
+        ("True", True, 1),
+        ("**true.**", True, 1),
+        ("TRUE", True, 1),
+        ("$\\boxed{\\text{True}}$", True, 1),
+        ("Answer: True", True, 1),
+        ("'True'", True, 1),
+        ("False", False, 0),
+        ("True or False", HEDGE, 0),
+        ("True/False", HEDGE, 0),
+        ("True, False", HEDGE, 0),
+        ("not False", HEDGE, 0),  # an expression, not a value
+        ("1", HEDGE, 0),
+    )
+    + rows(BOOL_F, ("False", False, 1), ("false", False, 1), ("True", True, 0))
+    + rows(BOOL_D, ("True", True, 1), ("False.", False, 0))
+)
+
+WORDS = pz("word_sorting", words=["pear", "apple", "fig", "banana"])
+CAR = pz("word_sorting", words=["carpet", "Card", "car", "cart"])
+SORTED = ["apple", "banana", "fig", "pear"]
+TABLE += rows(
+    WORDS,
+    ("apple banana fig pear", SORTED, 1),
+    ("apple, banana, fig, pear", SORTED, 1),
+    ("Apple Banana Fig Pear", SORTED, 1),
+    ("['apple', 'banana', 'fig', 'pear']", SORTED, 1),
+    ('["apple", "banana", "fig", "pear"]', SORTED, 1),
+    ("[apple, banana, fig, pear]", SORTED, 1),
+    ("1. apple\n2. banana\n3. fig\n4. pear", SORTED, 1),
+    ("- apple\n- banana\n- fig\n- pear", SORTED, 1),
+    ("apple\nbanana\nfig\npear", SORTED, 1),
+    ("apple, banana, fig, and pear.", SORTED, 1),
+    ("apple < banana < fig < pear", SORTED, 1),
+    ("apple fig banana pear", ["apple", "fig", "banana", "pear"], 0),
+    ("apple banana fig", ["apple", "banana", "fig"], 0),
+    ("apple banana fig pear pear", [*SORTED, "pear"], 0),
+    ("apple banana fig pear or apple fig banana pear", HEDGE, 0),
+) + rows(
+    CAR,
+    ("car card carpet cart", ["car", "card", "carpet", "cart"], 1),
+    ("car, Card, carpet, cart", ["car", "Card", "carpet", "cart"], 1),
+    ("car cart card carpet", ["car", "cart", "card", "carpet"], 0),
+)
+
+LIES = pz(
+    "web_of_lies",
+    "Amara tells the truth. Bruno says Amara lies. Celia says Bruno tells the truth.\n"
+    "Does Celia tell the truth? The answer is Yes or No.",
+    people=["Amara", "Bruno", "Celia"],
+    first_truthful=True,
+    claims=[False, True],
+)
+LIES_SHUFFLED = pz(
+    "web_of_lies",
+    "Dario says Celia tells the truth. Celia says Bruno lies. Amara lies. Bruno says Amara "
+    "tells the truth.\nDoes Dario tell the truth? The answer is Yes or No.",
+    people=["Amara", "Bruno", "Celia", "Dario"],
+    first_truthful=False,
+    claims=[True, False, True],
+)
+TABLE += rows(
+    LIES,
+    ("No", "no", 1),
+    ("no.", "no", 1),
+    ("NO", "no", 1),
+    ("**No**", "no", 1),
+    ("\\boxed{\\text{No}}", "no", 1),
+    ("Answer: No", "no", 1),
+    ("No, Celia lies.", "no", 1),  # restated about the person asked
+    ("Celia does not tell the truth", "no", 1),
+    ("Yes", "yes", 0),
+    ("Yes, Celia tells the truth.", "yes", 0),
+    ("Yes, Celia lies", HEDGE, 0),  # contradicts itself
+    ("No, Bruno lies", HEDGE, 0),  # about someone else
+    ("No, yes", HEDGE, 0),
+    ("Yes or No", HEDGE, 0),
+    ("Maybe", HEDGE, 0),
+) + rows(LIES_SHUFFLED, ("Yes", "yes", 1), ("yes", "yes", 1), ("No", "no", 0))
+
+G24 = pz("game_of_24", numbers=[5, 7, 8, 9], result=24, operators=["+", "-", "*", "/"])
+G24_DIV = pz("mathador", numbers=[3, 3, 8, 8], result=24)
+G31 = pz("game_of_24", numbers=[1, 3, 5, 9], result=31)
+E = "8 * (5 + 7 - 9)"
+TABLE += (
+    rows(
+        G24,
+        (E, [E], 1),
+        ("8 × (5 + 7 − 9)", [E], 1),
+        ("8 \\times [5 + 7 - 9]", [E], 1),
+        ("$8 \\cdot (5+7-9)$.", [E], 1),
+        ("8(5 + 7 - 9)", [E], 1),  # juxtaposition is multiplication
+        (f"{E} = 24", [E, "24"], 1),
+        (f"24 = {E}", ["24", E], 1),
+        (f"{E} = 8 * 3 = 24", [E, "8 * 3", "24"], 1),
+        ("(5 + 7) * (9 - 8)", ["(5 + 7) * (9 - 8)"], 0),  # value 12
+        ("(5 + 7) * (9 - 8) = 24", ["(5 + 7) * (9 - 8)", "24"], 0),
+        (f"{E} = 25", [E, "25"], 0),
+        ("8 * 3", ["8 * 3"], 0),  # not the given numbers
+        ("(9 - 7) * 8 + 8", ["(9 - 7) * 8 + 8"], 0),
+        ("24", ["24"], 0),
+        (f"{E} or (5 + 7) * (9 - 8)", HEDGE, 0),
+        (f"(5 + 7) * (9 - 8), {E}", HEDGE, 0),
+    )
+    + rows(
+        G24_DIV,
+        ("8 / (3 - 8 / 3)", ["8 / (3 - 8 / 3)"], 1),
+        ("\\frac{8}{3 - \\frac{8}{3}}", ["8 / (3 - 8 / 3)"], 1),
+        ("8 / 3 - 8 / 3 + 24", ["8 / 3 - 8 / 3 + 24"], 0),
+    )
+    + rows(
+        G31,
+        ("(9 - 3) * 5 + 1", ["(9 - 3) * 5 + 1"], 1),
+        ("9 * 3 + 5 - 1 = 31", ["9 * 3 + 5 - 1", "31"], 1),
+        ("(9 - 3) * 5 + 1 = 24", ["(9 - 3) * 5 + 1", "24"], 0),
+    )
+)
+
+SEND = pz("cryptarithm", equation="SEND + MORE = MONEY")
+ABCD = pz("cryptarithm", equation="AB + CD = EF")
+MONEY = ["9567", "1085", "10652"]
+TABLE += rows(
+    SEND,
+    ("9567 + 1085 = 10652", MONEY, 1),
+    ("9567+1085=10652", MONEY, 1),
+    ("$9567 + 1085 = 10652$.", MONEY, 1),
+    ("  9567\n+ 1085\n------\n 10652", MONEY, 1),  # set out in columns
+    ("S=9, E=5, N=6, D=7, M=1, O=0, R=8, Y=2", MONEY, 1),  # the assignment itself
+    ("D = 7; E = 5; M = 1; N = 6; O = 0; R = 8; S = 9; Y = 2", MONEY, 1),
+    ("9567 + 1085 = 10653", ["9567", "1085", "10653"], 0),
+    ("9567 + 1085 = 10662", ["9567", "1085", "10662"], 0),  # E would be 5 and 6
+    ("9567+1085", HEDGE, 0),  # no sum
+    ("S=9, E=5, N=6, D=7, M=1, O=0, R=8", HEDGE, 0),  # Y missing
+    ("S=9, E=5, N=6, D=7, M=1, O=0, R=8, Y=2, Y=3", HEDGE, 0),
+    ("9567 + 1085 = 10652 or 9567 + 1085 = 10653", HEDGE, 0),
+) + rows(
+    ABCD,
+    ("18 + 25 = 43", ["18", "25", "43"], 1),
+    ("23 + 45 = 68", ["23", "45", "68"], 1),  # any valid assignment
+    ("08 + 15 = 23", ["08", "15", "23"], 0),  # leading zero
+    ("18 + 28 = 46", ["18", "28", "46"], 0),  # B and D both 8
+)
+
+MINES = pz("minesweeper", board=[[-1, 1, 0], [1, 1, 0], [0, 0, -1]], mines=1)
+MINES_2 = pz("minesweeper", board=[[-1, 1, 0], [1, 2, 1], [0, 1, -1]], mines=2)
+MINES_EITHER = pz("minesweeper", board=[[-1, -1], [1, 1]], mines=1)
+TABLE += (
+    rows(
+        MINES,
+        ("(1, 1)", [(1, 1)], 1),
+        ("[[1, 1]]", [(1, 1)], 1),
+        ("{(1, 1)}", [(1, 1)], 1),
+        ("(1,1).", [(1, 1)], 1),
+        ("R1C1", [(1, 1)], 1),
+        ("(3, 3)", [(3, 3)], 0),
+        ("(1, 1), (3, 3)", [(1, 1), (3, 3)], 0),
+        ("(1, 1), (1, 1)", [(1, 1), (1, 1)], 0),
+        ("(1, 2)", [(1, 2)], 0),  # a revealed cell
+        ("(0, 0)", [(0, 0)], 0),
+        ("(1, 1) or (3, 3)", HEDGE, 0),
+        ("(1, 1) maybe", HEDGE, 0),
+    )
+    + rows(
+        MINES_2,
+        ("(1, 1), (3, 3)", [(1, 1), (3, 3)], 1),
+        ("(3, 3) and (1, 1)", [(3, 3), (1, 1)], 1),
+        ("[(1, 1), (3, 3)]", [(1, 1), (3, 3)], 1),
+        ("(1, 1); (3, 3)", [(1, 1), (3, 3)], 1),
+        ("(1, 1)", [(1, 1)], 0),
+    )
+    + rows(
+        MINES_EITHER,
+        ("(1, 1)", [(1, 1)], 1),  # either hidden cell fits the numbers
+        ("(1, 2)", [(1, 2)], 1),
+        ("(1, 1), (1, 2)", [(1, 1), (1, 2)], 0),
+    )
+)
+
+STARS = pz("star_placement_puzzle", regions=["AABB", "AABB", "CCDD", "CCDD"])
+STARS_BAD = pz("star_placement_puzzle", regions=["AAAA", "AAAA", "BBCC", "BDDD"])
+ONE = [(1, 2), (2, 4), (3, 1), (4, 3)]
+OTHER = [(1, 3), (2, 1), (3, 4), (4, 2)]
+TABLE += (
+    rows(
+        STARS,
+        ("(1, 2), (2, 4), (3, 1), (4, 3)", ONE, 1),
+        ("[[1, 3], [2, 1], [3, 4], [4, 2]]", OTHER, 1),  # the other valid placement
+        ("(1,2),(2,4),(3,1),(4,3).", ONE, 1),
+        ("R1C2, R2C4, R3C1, R4C3", ONE, 1),
+        ("{(4, 3), (3, 1), (2, 4), (1, 2)}", ONE[::-1], 1),
+        ("(1, 2)\n(2, 4)\n(3, 1)\n(4, 3)", ONE, 1),
+        ("(1, 2), (2, 3), (3, 1), (4, 4)", [(1, 2), (2, 3), (3, 1), (4, 4)], 0),  # touching
+        ("(1, 2), (2, 4), (3, 1)", ONE[:3], 0),
+        ("(1, 2), (1, 4), (3, 1), (4, 3)", [(1, 2), (1, 4), (3, 1), (4, 3)], 0),
+        ("(1, 2), (2, 4), (3, 1), (5, 3)", [(1, 2), (2, 4), (3, 1), (5, 3)], 0),
+        (
+            "(1, 2), (2, 4), (3, 1), (4, 3) or (1, 3), (2, 1), (3, 4), (4, 2)",
+            HEDGE,
+            0,
+        ),
+        ("(1, 2), (2, 4), (3, 1), (4, 3), (1, 3), (2, 1), (3, 4), (4, 2)", ONE + OTHER, 0),
+    )
+    + rows(STARS_BAD, ("(1, 2), (2, 4), (3, 1), (4, 3)", ONE, 0))
+)  # two stars in region A
+
+SUDOKU = pz("sudoku", original_sudoku=[[1, 0, 0, 0], [0] * 4, [0] * 4, [0] * 4])
+S = [[1, 2, 3, 4], [3, 4, 1, 2], [2, 1, 4, 3], [4, 3, 2, 1]]
+S_TEXT = "1 2 3 4\n3 4 1 2\n2 1 4 3\n4 3 2 1"
+TABLE += rows(
+    SUDOKU,
+    (S_TEXT, S, 1),
+    (str(S), S, 1),
+    ("1234\n3412\n2143\n4321", S, 1),
+    ("1,2,3,4\n3,4,1,2\n2,1,4,3\n4,3,2,1", S, 1),
+    ("[1, 2, 3, 4]\n[3, 4, 1, 2]\n[2, 1, 4, 3]\n[4, 3, 2, 1]", S, 1),
+    ("1 2 | 3 4\n3 4 | 1 2\n----+----\n2 1 | 4 3\n4 3 | 2 1", S, 1),
+    ("Row 1: 1 2 3 4\nRow 2: 3 4 1 2\nRow 3: 2 1 4 3\nRow 4: 4 3 2 1", S, 1),
+    (
+        "| 1 | 2 | 3 | 4 |\n|---|---|---|---|\n| 3 | 4 | 1 | 2 |\n| 2 | 1 | 4 | 3 |\n| 4 | 3 | 2 | 1 |",
+        S,
+        1,
+    ),
+    (f"```\n{S_TEXT}\n```", S, 1),
+    ("1 2 3 4; 3 4 1 2; 2 1 4 3; 4 3 2 1", S, 1),
+    (
+        "2 1 3 4\n3 4 2 1\n1 2 4 3\n4 3 1 2",
+        [[2, 1, 3, 4], [3, 4, 2, 1], [1, 2, 4, 3], [4, 3, 1, 2]],
+        0,
+    ),
+    (
+        "1 2 3 4\n3 4 2 1\n2 1 4 3\n4 3 2 1",
+        [[1, 2, 3, 4], [3, 4, 2, 1], [2, 1, 4, 3], [4, 3, 2, 1]],
+        0,
+    ),
+    (
+        "1 2 3 4\n2 3 4 1\n3 4 1 2\n4 1 2 3",
+        [[1, 2, 3, 4], [2, 3, 4, 1], [3, 4, 1, 2], [4, 1, 2, 3]],
+        0,
+    ),
+    ("1 2 3 4 3 4 1 2 2 1 4 3 4 3 2 1", HEDGE, 0),  # one flat line: no rows
+    (f"{S_TEXT}\n\nor\n\n2 1 4 3\n4 3 2 1\n1 2 3 4\n3 4 1 2", HEDGE, 0),
+)
+
+FUTO = pz("futoshiki", size=3, givens=[[1, 0, 0], [0] * 3, [0] * 3], inequalities=[[0, 1, 0, 2]])
+LA = [[1, 2, 3], [2, 3, 1], [3, 1, 2]]
+LB = [[1, 3, 2], [3, 2, 1], [2, 1, 3]]
+LA_TEXT, LB_TEXT = "1 2 3\n2 3 1\n3 1 2", "1 3 2\n3 2 1\n2 1 3"
+GRID_FORMS = [
+    (LA_TEXT, LA),
+    ("123\n231\n312", LA),
+    ("[[1, 2, 3], [2, 3, 1], [3, 1, 2]]", LA),
+    ("1, 2, 3\n2, 3, 1\n3, 1, 2", LA),
+    ("Row 1: 1 2 3\nRow 2: 2 3 1\nRow 3: 3 1 2", LA),
+    ("**1 2 3\n2 3 1\n3 1 2**", LA),
+]
+TABLE += rows(
+    FUTO,
+    *[(text, grid, 1) for text, grid in GRID_FORMS],
+    (LB_TEXT, LB, 0),  # Latin, keeps the clue, breaks R1C2 < R1C3
+    ("1 2 3\n2 3 1\n3 2 1", [[1, 2, 3], [2, 3, 1], [3, 2, 1]], 0),
+    ("2 3 1\n3 1 2\n1 2 3", [[2, 3, 1], [3, 1, 2], [1, 2, 3]], 0),  # clue lost
+    ("1 2 3\n2 3 1", HEDGE, 0),
+    (f"{LA_TEXT}\nor\n{LB_TEXT}", HEDGE, 0),
+)
+
+SKY = pz(
+    "skyscraper_puzzle", size=3, top=[3, 2, 1], bottom=[1, 2, 2], left=[3, 2, 1], right=[1, 2, 2]
+)
+SKY_ONE = pz(
+    "skyscraper_puzzle", size=3, top=[0] * 3, bottom=[0] * 3, left=[2, 0, 0], right=[0] * 3
+)
+TABLE += rows(
+    SKY,
+    *[(text, grid, 1) for text, grid in GRID_FORMS],
+    (LB_TEXT, LB, 0),
+    ("3 1 2\n1 2 3\n2 3 1", [[3, 1, 2], [1, 2, 3], [2, 3, 1]], 0),
+    (f"{LA_TEXT}\n\n{LB_TEXT}", HEDGE, 0),
+) + rows(
+    SKY_ONE,
+    (LB_TEXT, LB, 1),
+    ("2 3 1\n3 1 2\n1 2 3", [[2, 3, 1], [3, 1, 2], [1, 2, 3]], 1),  # any grid fitting the clue
+    (LA_TEXT, LA, 0),
+)
+
+KUKU = pz("kukurasu", row_sums=[4, 2], col_sums=[1, 2, 1])
+K = [[1, 0, 1], [0, 1, 0]]
+TABLE += rows(
+    KUKU,
+    ("1 0 1\n0 1 0", K, 1),
+    ("101\n010", K, 1),
+    ("[[1, 0, 1], [0, 1, 0]]", K, 1),
+    ("1,0,1\n0,1,0", K, 1),
+    ("Row 1: 1 0 1\nRow 2: 0 1 0", K, 1),
+    ("1 0 1; 0 1 0", K, 1),
+    ("```\n1 0 1\n0 1 0\n```", K, 1),
+    ("1 0 1\n1 1 0", [[1, 0, 1], [1, 1, 0]], 0),
+    ("1 0 1\n0 2 0", [[1, 0, 1], [0, 2, 0]], 0),
+    ("0 1 0\n1 0 1", [[0, 1, 0], [1, 0, 1]], 0),
+    ("1 0 1", HEDGE, 0),
+    ("1 0 1 0 1 0", HEDGE, 0),
+    ("1 0 1\n0 1 0\nor\n1 0 1\n1 1 0", HEDGE, 0),
+)
+
+
+@pytest.mark.parametrize("row", TABLE, ids=repr)
+def test_table_row(row: Row):
+    assert judge(row.puzzle, row.meaning) == bool(row.verdict), "the table's verdict is wrong"
+    assert verify(row.puzzle, tagged(row.response)) == row.verdict
+
+
+def test_every_family_has_ten_rows_with_both_verdicts():
+    count = Counter(FAMILIES_OF[r.puzzle.task] for r in TABLE)
+    assert set(count) == set(FAMILIES)
+    assert min(count.values()) >= 10, count
+    for family in FAMILIES:
+        verdicts = {r.verdict for r in TABLE if FAMILIES_OF[r.puzzle.task] == family}
+        assert verdicts == {0, 1}, family
+
+
+FAMILIES_OF = {"mathador": "game_of_24", **{name: name for name in FAMILIES}}
+
+
+# -- generated puzzles: every accepted form of the right answer, and of wrong ones ----------------
+def lies_answer(p: Puzzle) -> str:
+    return next(a for a in ("yes", "no") if judge_lies(p, a))
+
+
+def _grid_forms(g: list[list[int]]) -> list[str]:
+    lines = [" ".join(map(str, r)) for r in g]
+    table = [f"| {' | '.join(map(str, r))} |" for r in g]
+    return [
+        "\n".join(lines),
+        str(g),
+        "\n".join("".join(map(str, r)) for r in g),
+        "\n".join(", ".join(map(str, r)) for r in g),
+        "\n".join(str(r) for r in g),
+        "\n".join(f"Row {i}: {line}" for i, line in enumerate(lines, 1)),
+        "\n".join([table[0], "|" + "---|" * len(g[0]), *table[1:]]),
+        "```\n" + "\n".join(lines) + "\n```",
+        "; ".join(lines),
+    ]
+
+
+def _cells_forms(cells: list[tuple[int, int]]) -> list[str]:
+    pairs = [f"({r}, {c})" for r, c in cells]
+    return [
+        ", ".join(pairs),
+        str([[r, c] for r, c in cells]),
+        str(cells),
+        "{" + ", ".join(pairs) + "}",
+        ", ".join(f"R{r}C{c}" for r, c in cells),
+        "; ".join(pairs),
+        " and ".join(pairs),
+        "\n".join(pairs),
+        ",".join(f"({r},{c})" for r, c in cells) + ".",
+    ]
+
+
+def _swap_first_difference(g: list[list[int]]) -> list[list[int]]:
+    g = [row[:] for row in g]
+    for row in g:
+        if len(set(row)) > 1:
+            j = next(j for j in range(1, len(row)) if row[j] != row[0])
+            row[0], row[j] = row[j], row[0]
+            return g
+    raise AssertionError("grid has no two different cells in a row")
+
+
+def _crypt_numbers(p: Puzzle) -> list[str]:
+    return re.findall(r"\d+", p.metadata["solution"])
+
+
+def _mapping(p: Puzzle, numbers: list[str], sep: str) -> str:
+    words = re.findall(r"[A-Z]+", p.metadata["equation"])
+    digit = dict(zip("".join(words), "".join(numbers), strict=True))
+    return sep.join(f"{letter}={d}" for letter, d in sorted(digit.items()))
+
+
+@dataclass(frozen=True)
+class Forms:
+    """How one family's answers are written: the reference answer of a generated puzzle (as
+    the judge reads it), the ways to write an answer, corruptions, and the judge's meaning."""
+
+    reference: Callable[[Puzzle], Any]
+    write: Callable[[Puzzle, Any], list[str]]
+    corrupt: Callable[[Puzzle, Any], list[Any]]
+    meaning: Callable[[Any], Any] = lambda answer: answer
+    write_right_only: Callable[[Puzzle, Any], list[str]] = lambda p, answer: []
+
+
+def _dyck_forms(p: Puzzle, closing: str) -> list[str]:
+    spaced, seq = " ".join(closing), p.metadata["sequence"]
+    return [
+        spaced,
+        closing,
+        f"{seq} {spaced}",  # the whole completed sequence
+        seq.replace(" ", "") + closing,
+        str(list(closing)),
+        ", ".join(closing),
+        "\\boxed{" + spaced.replace("}", "\\}") + "}",
+        spaced.replace(">", "\\rangle"),
+        f"Answer: {spaced}.",
+    ]
+
+
+def _choice_forms(word: str) -> list[str]:
+    return [
+        word,
+        word.lower() + ".",
+        word.upper(),
+        f"**{word}**",
+        f"\\boxed{{\\text{{{word}}}}}",
+        f"Answer: {word}",
+        f"`{word}`",
+        f"'{word}'",
+    ]
+
+
+def _g24_forms(p: Puzzle, e: str) -> list[str]:
+    t = p.metadata["result"]
+    return [
+        e,
+        f"{e} = {t}",
+        f"{t} = {e}",
+        e.replace("*", "×").replace("/", "÷").replace("-", "−"),
+        "$" + e.replace("*", " \\times ").replace("/", " \\div ") + "$",
+        f"{e}.",
+        "\\boxed{" + e + "}",
+    ]
+
+
+def _crypt_forms(p: Puzzle, numbers: list[str]) -> list[str]:
+    *addends, total = numbers
+    width = len(total) + 2
+    column = [a.rjust(width) for a in addends[:-1]] + ["+ " + addends[-1].rjust(width - 2)]
+    return [
+        f"{' + '.join(addends)} = {total}",
+        f"{'+'.join(addends)}={total}",
+        f"${' + '.join(addends)} = {total}$.",
+        "\n".join([*column, "-" * width, total.rjust(width)]),
+    ]
+
+
+FORMS: dict[str, Forms] = {
+    "dyck_language": Forms(
+        lambda p: dyck_completions(p.metadata["sequence"].replace(" ", "")).pop(),
+        _dyck_forms,
+        lambda p, c: [c[:-1], c + c[-1], c[::-1]],
+    ),
+    "boolean_expressions": Forms(
+        lambda p: _bool(ast.parse(p.metadata["expression"], mode="eval").body),
+        lambda p, v: _choice_forms(str(v)),
+        lambda p, v: [not v],
+    ),
+    "web_of_lies": Forms(
+        lies_answer,
+        lambda p, a: [
+            *_choice_forms(a.capitalize()),
+            f"{a.capitalize()}, {p.metadata['people'][-1]} "
+            + ("tells the truth." if a == "yes" else "lies."),
+        ],
+        lambda p, a: [{"yes": "no", "no": "yes"}[a]],
+    ),
+    "word_sorting": Forms(
+        lambda p: sorted(p.metadata["words"], key=str.casefold),
+        lambda p, ws: [
+            " ".join(ws),
+            ", ".join(ws),
+            "\n".join(ws),
+            "\n".join(f"{i}. {w}" for i, w in enumerate(ws, 1)),
+            "\n".join(f"- {w}" for w in ws),
+            str(ws),
+            '["' + '", "'.join(ws) + '"]',
+            ", ".join(ws[:-1]) + f", and {ws[-1]}.",
+            " ".join(w.capitalize() for w in ws),
+            " < ".join(ws),
+        ],
+        lambda p, ws: [[ws[1], ws[0], *ws[2:]], ws[:-1], [*ws, ws[0]]],
+    ),
+    "game_of_24": Forms(
+        lambda p: p.metadata["solutions"][0],
+        _g24_forms,
+        lambda p, e: [f"{e} + 1", f"({e}) * 2", f"{e} - {e}"],
+        meaning=lambda e: [e],
+    ),
+    "cryptarithm": Forms(
+        _crypt_numbers,
+        _crypt_forms,
+        lambda p, ns: [[*ns[:-1], str(int(ns[-1]) + 1)], [*ns[:-1], ns[-1][::-1]]],
+        write_right_only=lambda p, ns: [_mapping(p, ns, ", "), _mapping(p, ns, "; ")],
+    ),
+    "minesweeper": Forms(
+        lambda p: [(r + 1, c + 1) for r, c in p.metadata["solution"]],
+        lambda p, cells: _cells_forms(cells),
+        lambda p, cells: [cells[:-1], [*cells, cells[0]], [(r, c + 100) for r, c in cells]],
+    ),
+    "star_placement_puzzle": Forms(
+        lambda p: [(r + 1, c + 1) for r, c in p.metadata["solution"]],
+        lambda p, cells: _cells_forms(cells),
+        lambda p, cells: [cells[:-1], [(c, r) for r, c in cells], [(r, r) for r, _ in cells]],
+    ),
+    **{
+        name: Forms(
+            lambda p: p.metadata["solution"],
+            lambda p, g: _grid_forms(g),
+            lambda p, g: [_swap_first_difference(g), g[:-1]],
+        )
+        for name in ("sudoku", "futoshiki", "skyscraper_puzzle", "kukurasu")
+    },
+}
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_generated_puzzles_every_form_right_and_wrong(family):
+    forms = FORMS[family]
+    checked = 0
+    for level in (1, 2, 3):
+        for index in range(2):
+            p = generate(family, 19, level, index)
+            right = forms.reference(p)
+            assert judge(p, forms.meaning(right)), "the reference solution is wrong"
+            for text in forms.write(p, right) + forms.write_right_only(p, right):
+                assert verify(p, tagged(text)) == 1.0, (level, text)
+                checked += 1
+            wrongs = 0
+            for other in forms.corrupt(p, right):
+                if other == right or other in ("", []):  # nothing to write
+                    continue
+                # A corruption can happen to be another solution (rule-checked families
+                # accept any): the judge decides, and the grader must agree in every form.
+                expected = 1.0 if judge(p, forms.meaning(other)) else 0.0
+                for text in forms.write(p, other):
+                    assert verify(p, tagged(text)) == expected, (level, text)
+                if expected:
+                    continue
+                wrong, wrongs = other, wrongs + 1
+                # Hedges: the right answer beside a wrong one is not an answer.
+                r0, w0 = forms.write(p, right)[0], forms.write(p, wrong)[0]
+                for text in (f"{r0} or {w0}", f"{w0}\n{r0}", f"{r0}\n\nor\n\n{w0}"):
+                    assert verify(p, tagged(text)) == 0.0, (level, text)
+                checked += 1
+            assert wrongs, f"no corruption of level {level} puzzle {index} is wrong"
+    assert checked >= 30
