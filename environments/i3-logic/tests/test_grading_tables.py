@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import itertools
 import operator
+import random
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -147,7 +148,11 @@ def judge_24(p: Puzzle, meaning: list[str]) -> bool:
     target, uses = Fraction(p.metadata["result"]), []
     for side in meaning:
         numbers: list[int] = []
-        if _value(ast.parse(side, mode="eval").body, numbers) != target:
+        try:
+            value = _value(ast.parse(side, mode="eval").body, numbers)
+        except ZeroDivisionError:
+            return False
+        if value != target:
             return False
         uses.append(sorted(numbers) == sorted(p.metadata["numbers"]))
     return any(uses)
@@ -900,3 +905,71 @@ def test_generated_puzzles_every_form_right_and_wrong(family):
                 checked += 1
             assert wrongs, f"no corruption of level {level} puzzle {index} is wrong"
     assert checked >= 30
+
+
+# -- differential: random near-miss candidates, grader against judge ------------------------------
+def _near(rng: random.Random, p: Puzzle, right: Any) -> Any:
+    """A random candidate close to the right answer (often wrong, sometimes another solution)."""
+    family = p.task
+    if family == "dyck_language":
+        return "".join(rng.choice(")]}>") if rng.random() < 0.3 else ch for ch in right)
+    if family in ("boolean_expressions",):
+        return rng.random() < 0.5
+    if family == "web_of_lies":
+        return rng.choice(("yes", "no"))
+    if family == "word_sorting":
+        words = right[:]
+        i = rng.randrange(len(words) - 1)
+        words[i], words[i + 1] = words[i + 1], words[i]
+        return words if rng.random() < 0.8 else right
+    if family == "game_of_24":
+        numbers = re.findall(r"\d+", right)
+        rng.shuffle(numbers)
+        it = iter(numbers)
+        return re.sub(r"\d+", lambda m: next(it), right)
+    if family == "cryptarithm":
+        addends = right[:-1]
+        i = rng.randrange(len(addends))
+        digits = list(addends[i])
+        j = rng.randrange(len(digits))
+        digits[j] = str(rng.randrange(10))
+        addends[i] = "".join(digits)
+        return [*addends, str(sum(map(int, addends)))]
+    if family == "minesweeper":
+        hidden = [
+            (r + 1, c + 1)
+            for r, row in enumerate(p.metadata["board"])
+            for c, v in enumerate(row)
+            if v < 0
+        ]
+        cells = right[:]
+        cells[rng.randrange(len(cells))] = rng.choice(hidden)
+        return cells
+    if family == "star_placement_puzzle":
+        cols = [c for _, c in right]
+        i, j = rng.sample(range(len(cols)), 2)
+        cols[i], cols[j] = cols[j], cols[i]
+        return [(r, c) for (r, _), c in zip(right, cols, strict=True)]
+    grid = [row[:] for row in right]  # grids: change one cell
+    r, c = rng.randrange(len(grid)), rng.randrange(len(grid[0]))
+    grid[r][c] = rng.choice([v for v in {*grid[r], 0, 1} if v != grid[r][c]] or [grid[r][c]])
+    return grid
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_grader_agrees_with_the_judge_on_random_near_misses(family):
+    rng = random.Random(f"near-miss:{family}")
+    forms = FORMS[family]
+    verdicts = Counter()
+    for level in (1, 2, 3):
+        for index in range(4):
+            p = generate(family, 23, level, index)
+            right = forms.reference(p)
+            for _ in range(8):
+                candidate = _near(rng, p, right)
+                expected = 1.0 if judge(p, forms.meaning(candidate)) else 0.0
+                written = forms.write(p, candidate)
+                for text in (written[0], rng.choice(written)):
+                    assert verify(p, tagged(text)) == expected, (level, text)
+                verdicts[expected] += 1
+    assert verdicts[0.0] >= 20  # the candidates do probe wrong answers
