@@ -241,7 +241,11 @@ def parse_grid(text: str, rows: int, cols: int) -> list[list[int]]:
         if value is not None:
             if not isinstance(value, list) or not all(isinstance(r, list) for r in value):
                 raise AnswerError("grid must be a list of rows")
-            grid = value
+            # [["1", "2"], ...]: digit strings are the digits they spell.
+            grid = [
+                [int(v) if isinstance(v, str) and v.isascii() and v.isdigit() else v for v in r]
+                for r in value
+            ]
     if grid is None:
         lines = text.splitlines()
         if len(lines) == 1 and ";" in text:

@@ -27,10 +27,11 @@ from i3_logic.puzzle import (
 NAME = "cryptarithm"
 ALIASES = ()
 LEVELS = {1: ((3, 3),), 2: ((4, 4),), 3: ((4, 5), (4, 5), (4, 5))}
-_EQUATION = re.compile(r"^\s*(\d+(?:\s*\+\s*\d+)+)\s*=\s*(\d+)\s*$")
-_COLUMN_LINE = re.compile(r"\+?\s*(\d+)")
+# ASCII digits only: "١" (Arabic-Indic one) is not a second way to write 1 for another letter.
+_EQUATION = re.compile(r"^\s*(\d+(?:\s*\+\s*\d+)+)\s*=\s*(\d+)\s*$", re.ASCII)
+_COLUMN_LINE = re.compile(r"\+?\s*(\d+)", re.ASCII)
 _RULE = re.compile(r"[-_=\u2014\u2013\u2500]+")
-_MAPPING = re.compile(r"\b([A-Za-z])\s*(?:=|:|->|\u2192|=>)\s*(\d)\b")
+_MAPPING = re.compile(r"\b([A-Za-z])\s*(?:=|:|->|\u2192|=>)\s*(\d)\b", re.ASCII)
 _MAPPING_FILLER = re.compile(r"[\s,;.]*")
 _WORD_EQUATION = re.compile(r"^[A-Z]+(?: \+ [A-Z]+)+ = [A-Z]+$")
 
@@ -86,7 +87,7 @@ def _numbers(answer: str, words: list[str]) -> list[str] | None:
     if len(lines) >= 3 and _RULE.fullmatch(lines[-2]):
         # Column form: addends one per line (the last with a "+"), a rule, then the sum.
         addends = [_COLUMN_LINE.fullmatch(ln) for ln in lines[:-2]]
-        if all(addends) and lines[-1].isdigit():
+        if all(addends) and lines[-1].isascii() and lines[-1].isdigit():
             return [m.group(1) for m in addends if m] + [lines[-1]]
         return None
     pairs = _MAPPING.findall(text)
