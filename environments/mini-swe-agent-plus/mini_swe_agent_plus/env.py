@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import posixpath
 import re
-import shlex
 import time
 import uuid
 from collections.abc import Sequence
@@ -15,11 +14,14 @@ from typing import Any
 from datasets import Dataset
 
 import verifiers as vf
-from mini_swe_agent_plus.grading import (
-    decide,
-    grading_tree,
-    parse_pytest_summary,
-    truncate_middle,
+from mini_swe_agent_plus.grading import decide, grading_tree, truncate_middle
+from mini_swe_agent_plus.runner import (
+    REPORT_PLUGIN,
+    config_file,
+    make_canaries,
+    pytest_command,
+    statuses,
+    tampering,
 )
 from mini_swe_agent_plus.tasks import SWETask
 from verifiers.errors import ConfigError, SandboxError
@@ -429,11 +431,15 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
         except OSError:  # the agent removed the repository: grade what is left (nothing)
             agent_files = {}
         tree = grading_tree(task.repo_files, agent_files, task.hidden_tests)
-        # a fresh folder the agent could not have prepared (it can no longer act); inside the
-        # sandbox's private workspace, so no other sandbox can read it on any provider
-        grade_dir = f"vf-grade-{uuid.uuid4().hex}"
+        # a fresh folder outside the agent's workspace, written now that the agent can no
+        # longer act (the sandbox kills every background job when its command ends); nothing
+        # above it is read as configuration (explicit -c / --rootdir / --confcutdir)
+        root = f"/tmp/vf-grade-{uuid.uuid4().hex}"
+        grade_dir, vf_dir = f"{root}/repo", f"{root}/_vf"
+        canaries = make_canaries(task.test_files)
         try:
             await box.write_dir(grade_dir, tree.files)
+            await box.write_dir(vf_dir, {"vf_report.py": REPORT_PLUGIN, "pytest.ini": "[pytest]\n"})
         except OSError as e:  # a disk the agent filled: its doing, not the infrastructure's
             state["grading"] = {
                 "solved": False,
@@ -443,9 +449,9 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
             }
             return state["grading"]
         if task.test_patch:
-            await box.write_file(f"{grade_dir}/.vf-test.patch", task.test_patch)
+            await box.write_file(f"{root}/test.patch", task.test_patch)
             r = await box.exec(
-                ["patch", "-p1", "--batch", "--forward", "-i", ".vf-test.patch"],
+                ["patch", "-p1", "--batch", "--forward", "-i", f"{root}/test.patch"],
                 timeout=60,
                 cwd=grade_dir,
             )
@@ -454,41 +460,42 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
                     f"{task.instance_id}: test_patch does not apply to the repository: "
                     f"{(r.stdout + r.stderr)[-500:]}"
                 )
-        # pytest is imported before the repository goes on sys.path, in isolated mode (no
-        # user site, no PYTHON* variables), so agent files cannot replace the runner
-        runner = (
-            "import sys, pytest; sys.path.insert(0, sys.argv[1]); "
-            "sys.exit(pytest.main(sys.argv[2:]))"
-        )
-        # "$PWD" (the grading folder) stays unquoted by shlex; conftest files above it ignored
-        command = " ".join(
-            [
-                "python -I -B -c", shlex.quote(runner), '"$PWD"',
-                "-rA -p no:cacheprovider --color=no",
-                '--rootdir "$PWD" --confcutdir "$PWD"',
-                shlex.join(task.test_files), "2>&1",
-            ]
-        )  # fmt: skip
+        await box.write_file(f"{grade_dir}/{canaries.path}", canaries.source)
+        own_config = config_file(task.repo_files)
+        ini = f"{grade_dir}/{own_config}" if own_config else f"{vf_dir}/pytest.ini"
+        report_path = f"{root}/report-{uuid.uuid4().hex}.jsonl"
+        command = pytest_command(vf_dir, grade_dir, ini, [*task.test_files, canaries.path])
         env = {
             "CI": "1",
             "PYTEST_ADDOPTS": "",
+            "PYTEST_PLUGINS": "",
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
             "COLUMNS": "200",
+            "VF_REPORT": report_path,
         }
         t0 = time.perf_counter()
         r = await box.exec(command, timeout=self.test_timeout, cwd=grade_dir, env=env)
         log = r.stdout + r.stderr
-        if "No module named pytest" in log:
+        if "No module named pytest" in log or "No module named 'pytest'" in log:
             raise SandboxError("pytest is not installed in the sandbox runtime")
-        results = {} if r.timed_out else parse_pytest_summary(log)
+        try:
+            report = (await box.read_file(report_path)).decode("utf-8", "replace")
+        except OSError:
+            report = ""  # the run died before the plugin started (or the file was removed)
+        observed = {} if r.timed_out else statuses(report)
+        canary_set = set(canaries.nodeids)
+        results = {k: v for k, v in observed.items() if k not in canary_set}
         verdict = decide(task, results)
-        reason = (
-            f"the hidden tests timed out after {self.test_timeout:g} s"
-            if r.timed_out
-            else verdict.reason
-        )
+        tampered = None if r.timed_out else tampering(canaries, observed, r.exit_code)
+        if r.timed_out:
+            reason = f"the hidden tests timed out after {self.test_timeout:g} s"
+        elif verdict.solved and tampered:
+            reason = f"the test run was tampered with: {tampered}"
+        else:
+            reason = verdict.reason
         state["grading"] = {
-            "solved": verdict.solved and not r.timed_out,
+            "solved": verdict.solved and not r.timed_out and tampered is None,
+            "tampered": tampered,
             "reason": reason,
             "statuses": verdict.statuses,
             "exit_code": r.exit_code,

@@ -26,7 +26,9 @@ CONFIG_NAMES = frozenset(
 )
 TEST_DIRS = frozenset({"tests", "test", "testing"})
 # Top-level modules that would shadow the test runner itself if the agent created them.
-RUNNER_MODULES = frozenset({"pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py"})
+RUNNER_MODULES = frozenset(
+    {"pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py", "pygments", "vf_report"}
+)
 JUNK_PARTS = frozenset({"__pycache__", ".pytest_cache"})
 
 PASSING = frozenset({"PASSED", "XFAIL"})

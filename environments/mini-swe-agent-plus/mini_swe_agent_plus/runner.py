@@ -1,0 +1,164 @@
+"""How the hidden tests are run so that the agent's code cannot decide its own verdict.
+
+The agent's source is imported by the tests, so it runs inside the pytest process; anything
+that process prints or writes (its summary, a junit file, its exit status) can be forged by
+that code. The verdict is therefore built on this side (the trusted parent, which never
+imports the agent's code) from three things:
+
+1. **Fixed configuration**: pytest is started with an explicit ini (`-c`: the repository's
+   pristine one, else our own empty one), `--rootdir`/`--confcutdir` on a fresh grading folder
+   outside the agent's workspace, `-p no:cacheprovider`, `PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`,
+   `--import-mode=append` and `python -I`: no file the agent left anywhere is read as
+   configuration, no plugin of its choosing loads, and the repository sits on `sys.path`
+   *after* the standard library, so `pdb.py`, `difflib.py`, `unittest/` ... cannot replace
+   modules pytest imports later.
+2. **Per-test outcomes from a reporting plugin** written by us and imported before any
+   repository code (`vf_report`), not parsed from the text summary.
+3. **Canary tests**: tests that must fail (random names, in a random-named file next to the
+   hidden tests) run in the same session. Anything that turns failures into passes without
+   telling the canaries apart (patched reports, hooks, an always-passing `pytest_runtest_call`,
+   swallowed `AssertionError`s, `os._exit(0)`, a rewritten report file, a forged exit status)
+   also passes a canary or breaks the session's bookkeeping, and the rollout scores 0.
+
+What remains possible, stated plainly: code written against this grader that inspects each
+collected test's source to skip the canaries. It would have to be aimed at this exact
+mechanism (random names, bodies that look like ordinary asserts), not a generic trick."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+# Loaded with `-p vf_report` from the grading folder's `_vf/`, which is first on sys.path and
+# imported before the repository is on it, so a repository `vf_report.py` cannot stand in.
+REPORT_PLUGIN = '''\
+"""Per-test outcomes for the grader (one JSON object per line)."""
+import json, os
+
+_out = open(os.environ["VF_REPORT"], "w", buffering=1, encoding="utf-8")
+
+
+def _write(report, when):
+    _out.write(json.dumps({"nodeid": report.nodeid, "when": when, "outcome": report.outcome,
+                           "xfail": hasattr(report, "wasxfail")}) + "\\n")
+
+
+def pytest_runtest_logreport(report):
+    _write(report, report.when)
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _write(report, "collect")
+'''
+
+# Python that starts pytest: the plugin and pytest first, then the repository after the
+# standard library (before site-packages, so the repository wins over an installed copy of
+# itself but never over the stdlib).
+RUNNER = (
+    "import sys; sys.path.insert(0, sys.argv[1]); import pytest, vf_report; "
+    "i = next((k for k, p in enumerate(sys.path) if p.endswith(('site-packages', "
+    "'dist-packages'))), len(sys.path)); sys.path.insert(i, sys.argv[2]); "
+    "sys.exit(pytest.main(sys.argv[3:]))"
+)
+
+# The repository's own pytest configuration, in pytest's order of precedence; a file counts
+# only when it holds a pytest section (as pytest decides).
+CONFIG_FILES = (
+    ("pytest.ini", ""),
+    (".pytest.ini", ""),
+    ("pyproject.toml", "[tool.pytest"),
+    ("tox.ini", "[pytest]"),
+    ("setup.cfg", "[tool:pytest]"),
+)
+EXIT_TESTS_FAILED = 1  # pytest's exit status when some test failed (the canaries always do)
+
+
+def config_file(original: Mapping[str, str]) -> str | None:
+    """The pristine root configuration file pytest should use, if the repository has one."""
+    for name, marker in CONFIG_FILES:
+        text = original.get(name)
+        if text is not None and (not marker or marker in text):
+            return name
+    return None
+
+
+@dataclass
+class Canaries:
+    path: str  # relative to the repository root
+    source: str
+    nodeids: list[str]
+
+
+def _word() -> str:
+    return "".join(secrets.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(10))
+
+
+def make_canaries(test_files: Iterable[str], count: int = 2) -> Canaries:
+    """A random-named test file of `count` failing tests, next to the first graded file."""
+    files = list(test_files)
+    folder = files[0].rpartition("/")[0] if files else ""
+    path = f"{folder}/test_{_word()}.py" if folder else f"test_{_word()}.py"
+    names = [f"test_{_word()}" for _ in range(count)]
+    bodies = []
+    for name in names:
+        n = secrets.randbelow(10_000)
+        bodies.append(f"def {name}():\n    assert {n} + 1 == {n}\n")
+    nodeids = [f"{path}::{name}" for name in names]
+    return Canaries(path, "\n\n".join(bodies), nodeids)
+
+
+def pytest_command(vf_dir: str, tree: str, ini: str, files: Iterable[str]) -> str:
+    return " ".join(
+        [
+            "python -I -B -c", shlex.quote(RUNNER), shlex.quote(vf_dir), shlex.quote(tree),
+            "-c", shlex.quote(ini), "--rootdir", shlex.quote(tree),
+            "--confcutdir", shlex.quote(tree), "-p no:cacheprovider -p vf_report",
+            "--import-mode=append -rA --color=no", shlex.join(list(files)), "2>&1",
+        ]
+    )  # fmt: skip
+
+
+def statuses(report: str) -> dict[str, str]:
+    """``{node id: status}`` (pytest's -rA words) from the plugin's records; a test whose call
+    never reported (the process died) is absent, i.e. not run."""
+    phases: dict[str, dict[str, dict]] = {}
+    for line in report.splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a torn last line
+        if isinstance(rec, dict) and isinstance(rec.get("nodeid"), str):
+            phases.setdefault(rec["nodeid"], {})[str(rec.get("when"))] = rec
+    out: dict[str, str] = {}
+    for nodeid, p in phases.items():
+        setup, call, teardown = p.get("setup"), p.get("call"), p.get("teardown")
+        if "collect" in p or (setup and setup.get("outcome") == "failed"):
+            status = "ERROR"
+        elif setup and setup.get("outcome") == "skipped":
+            status = "XFAIL" if setup.get("xfail") else "SKIPPED"
+        elif call is None:
+            continue
+        elif call.get("outcome") == "failed":
+            status = "FAILED"
+        elif call.get("outcome") == "skipped":
+            status = "XFAIL" if call.get("xfail") else "SKIPPED"
+        else:
+            status = "XPASS" if call.get("xfail") else "PASSED"
+        if status == "PASSED" and teardown and teardown.get("outcome") == "failed":
+            status = "ERROR"
+        out[nodeid] = status
+    return out
+
+
+def tampering(canaries: Canaries, results: Mapping[str, str], exit_code: int) -> str | None:
+    """Why the run cannot be trusted, or None: every canary failed and pytest said so."""
+    for nodeid in canaries.nodeids:
+        if results.get(nodeid) != "FAILED":
+            return f"canary test {nodeid!r} reported {results.get(nodeid)}, but it must fail"
+    if exit_code != EXIT_TESTS_FAILED:
+        return f"pytest exited {exit_code} although tests failed"
+    return None
