@@ -491,6 +491,9 @@ TABLE += rows(
     ("  9567\n+ 1085\n------\n 10652", MONEY, 1),  # set out in columns
     ("S=9, E=5, N=6, D=7, M=1, O=0, R=8, Y=2", MONEY, 1),  # the assignment itself
     ("D = 7; E = 5; M = 1; N = 6; O = 0; R = 8; S = 9; Y = 2", MONEY, 1),
+    ("9567 + 1085 = 10652 (S=9, E=5, N=6, D=7, M=1, O=0, R=8, Y=2)", MONEY, 1),  # both, agreeing
+    ("S=9, E=5, N=6, D=7, M=1, O=0, R=8, Y=2\n9567 + 1085 = 10652", MONEY, 1),
+    ("9567 + 1085 = 10652 (S=9, E=5, N=6, D=7, M=1, O=0, R=8, Y=3)", HEDGE, 0),  # disagreeing
     ("9567 + 1085 = 10653", ["9567", "1085", "10653"], 0),
     ("9567 + 1085 = 10662", ["9567", "1085", "10662"], 0),  # E would be 5 and 6
     ("9567+1085", HEDGE, 0),  # no sum
@@ -853,7 +856,11 @@ FORMS: dict[str, Forms] = {
         _crypt_numbers,
         _crypt_forms,
         lambda p, ns: [[*ns[:-1], str(int(ns[-1]) + 1)], [*ns[:-1], ns[-1][::-1]]],
-        write_right_only=lambda p, ns: [_mapping(p, ns, ", "), _mapping(p, ns, "; ")],
+        write_right_only=lambda p, ns: [
+            _mapping(p, ns, ", "),
+            _mapping(p, ns, "; "),
+            f"{_crypt_forms(p, ns)[0]} ({_mapping(p, ns, ', ')})",
+        ],
     ),
     "minesweeper": Forms(
         lambda p: [(r + 1, c + 1) for r, c in p.metadata["solution"]],

@@ -4,7 +4,8 @@ Different letters are different digits and no multi-letter word starts with zero
 two 3-digit words, level 2 two 4-digit words, level 3 three words of 4-5 digits. Puzzles come
 from real sums, so each has at least one solution. The answer is the addition written with
 digits (``123 + 456 = 579``, or set out in columns with a rule above the sum), or the
-letter-to-digit assignment itself (``A=1, B=2, ...``, every letter once); the verifier checks
+letter-to-digit assignment itself (``A=1, B=2, ...``, every letter once), or both when they
+agree; the verifier checks
 that it spells the puzzle under one consistent letter-to-digit assignment and that the sum is
 right, so any valid solution scores 1.
 """
@@ -32,7 +33,8 @@ _EQUATION = re.compile(r"^\s*(\d+(?:\s*\+\s*\d+)+)\s*=\s*(\d+)\s*$", re.ASCII)
 _COLUMN_LINE = re.compile(r"\+?\s*(\d+)", re.ASCII)
 _RULE = re.compile(r"[-_=\u2014\u2013\u2500]+")
 _MAPPING = re.compile(r"\b([A-Za-z])\s*(?:=|:|->|\u2192|=>)\s*(\d)\b", re.ASCII)
-_MAPPING_FILLER = re.compile(r"[\s,;.]*")
+# What may stand between the pairs of an assignment (and around it, beside an addition).
+_MAPPING_REST = re.compile(r"[,;()\[\]]")
 _WORD_EQUATION = re.compile(r"^[A-Z]+(?: \+ [A-Z]+)+ = [A-Z]+$")
 
 
@@ -78,26 +80,34 @@ def check(puzzle: Puzzle) -> None:
 
 
 def _numbers(answer: str, words: list[str]) -> list[str] | None:
-    """The numbers (addends, then the sum) an answer writes, in any accepted form; else None."""
+    """The numbers (addends, then the sum) an answer writes; None when it writes none, or when
+    it writes both an addition and an assignment that disagree."""
     text = answer.replace("$", "").replace("\\,", "")
+    pairs = _MAPPING.findall(text)
+    if not pairs:
+        return _addition(text)
+    # The assignment: every letter exactly once (a letter given twice is a hedge).
+    letters = [letter.upper() for letter, _ in pairs]
+    if len(set(letters)) != len(letters) or set(letters) != set("".join(words)):
+        return None
+    digit = {letter.upper(): d for letter, d in pairs}
+    mapped = ["".join(digit[ch] for ch in word) for word in words]
+    rest = _MAPPING_REST.sub(" ", _MAPPING.sub(" ", text)).strip(" .\n")
+    if not rest:
+        return mapped
+    return mapped if _addition(rest) == mapped else None  # both written: they must agree
+
+
+def _addition(text: str) -> list[str] | None:
+    """``a + b = c`` on one line, or set out in columns with a rule above the sum."""
     m = _EQUATION.match(text)
     if m:
         return [s.strip() for s in m.group(1).split("+")] + [m.group(2)]
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if len(lines) >= 3 and _RULE.fullmatch(lines[-2]):
-        # Column form: addends one per line (the last with a "+"), a rule, then the sum.
         addends = [_COLUMN_LINE.fullmatch(ln) for ln in lines[:-2]]
         if all(addends) and lines[-1].isascii() and lines[-1].isdigit():
             return [m.group(1) for m in addends if m] + [lines[-1]]
-        return None
-    pairs = _MAPPING.findall(text)
-    if pairs and _MAPPING_FILLER.fullmatch(_MAPPING.sub("", text)):
-        # The assignment itself: every letter exactly once (a repeated letter is a hedge).
-        letters = [letter.upper() for letter, _ in pairs]
-        if len(set(letters)) != len(letters) or set(letters) != set("".join(words)):
-            return None
-        digit = {letter.upper(): d for letter, d in pairs}
-        return ["".join(digit[ch] for ch in word) for word in words]
     return None
 
 
