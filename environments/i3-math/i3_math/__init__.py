@@ -90,6 +90,7 @@ def load_environment(
     require_think_close: bool = False,
     math_verify_timeout: float = 5.0,
     math_verify_workers: int | None = None,
+    numeric_rel_tol: float = 0.0,
     judge_model: str | None = None,
     judge_base_url: str | None = None,
     judge_api_key_var: str | None = None,
@@ -117,6 +118,8 @@ def load_environment(
             templates that open ``<think>`` in the prompt and return raw completions).
         math_verify_timeout: math-verify's per-operation timeout in seconds.
         math_verify_workers: grading processes (default: the machine's CPU count).
+        numeric_rel_tol: relative tolerance within which a decimal answer matches a
+            non-integer gold (default 0: only exactly, so 1.5707963 is not pi/2).
         judge_model: enable the LLM-judge fallback with this model (default None: off).
         judge_base_url: the judge's OpenAI-compatible endpoint (default: ``OPENAI_BASE_URL``).
         judge_api_key_var: environment variable holding the judge's API key (must be set).
@@ -148,6 +151,7 @@ def load_environment(
         max_answer_chars=max_answer_chars,
         math_verify_timeout=math_verify_timeout,
         math_verify_workers=math_verify_workers,
+        numeric_rel_tol=numeric_rel_tol,
         **judge_parts(
             parser,
             JUDGE_PROMPT,

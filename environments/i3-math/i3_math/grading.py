@@ -1,4 +1,5 @@
-"""Grading for i3-math: math-verify first (`vf.MathRubric`), an optional LLM judge second.
+"""Grading for i3-math: math-verify with the SDK's exact layer first (`vf.MathRubric`), an
+optional LLM judge second.
 
 The reward is one function, ``correct_answer`` (weight 1): 1.0 when math-verify finds the final
 ``\\boxed{}`` answer equal to the gold answer, or, with the judge enabled, when math-verify
@@ -75,17 +76,21 @@ class HybridMathRubric(vf.JudgeFallbackRubric):
         math_verify_timeout: float = 5.0,
         math_verify_workers: int | None = None,
         judge: vf.JudgeRubric | None = None,
+        numeric_rel_tol: float = 0.0,
     ) -> None:
         super().__init__(parser=parser, judge=judge, max_answer_chars=max_answer_chars)
+        if not 0.0 <= numeric_rel_tol < 1.0:
+            raise vf.ConfigError(f"numeric_rel_tol must be in [0, 1), got {numeric_rel_tol}")
         self.math = vf.MathRubric(
             parser=parser,
             max_workers=math_verify_workers,
             timeout_seconds=math_verify_timeout,
             max_verify_chars=max_answer_chars,
+            numeric_rel_tol=numeric_rel_tol,
         )
 
     async def check(self, prompt, completion, answer, response, state) -> tuple[float, bool]:
-        return await self.math.correct_answer(completion, answer, state), False
+        return await self.math.correct_answer(completion, answer, state, prompt), False
 
     async def teardown(self) -> None:
         await self.math.teardown()

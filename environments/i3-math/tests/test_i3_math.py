@@ -57,8 +57,8 @@ TABLE = [
     ("1000", "1{,}000", 1.0),
     ("3", "x=3", 1.0),
     ("10\\%", "0.1", 1.0),
-    ("\\pi/2", "1.5707963", 1.0),
-    ("\\frac{4}{11}", "0.\\overline{36}", 0.0),  # math-verify does not read repeating decimals
+    ("\\pi/2", "1.5707963", 0.0),  # a decimal is not pi/2 (math-verify rounds: equal)
+    ("\\frac{4}{11}", "0.\\overline{36}", 1.0),  # repeating decimal read exactly
     ("(1,2)", "(2,1)", 0.0),
     ("[0,1)", "(0,1]", 0.0),
     ("\\pi/2", "1.57", 0.0),

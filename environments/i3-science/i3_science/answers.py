@@ -119,7 +119,7 @@ def close(gold: float, value: float, inexact: bool, rel_tol: float) -> bool:
 
 
 # -- text answers ---------------------------------------------------------------------------------
-_COMMAND = re.compile(r"\\[A-Za-z]+")
+_COMMAND = re.compile(r"\\(?:begin|end)\s*\{[A-Za-z*]+\}|\\[A-Za-z]+")  # \begin{pmatrix}: no word
 _WORD = re.compile(r"[A-Za-z]{3,}")
 
 
@@ -137,23 +137,17 @@ def normalize_text(text: str) -> str:
 
 
 # -- the checker ----------------------------------------------------------------------------------
-def _numeric_value(text: str, timeout_s: int) -> float | None:
-    """The value of a LaTeX expression without free symbols (``\\frac{22}{7}``, ``2\\pi``)."""
-    from math_verify import parse
-
-    try:
-        for candidate in parse("\\boxed{" + text + "}", parsing_timeout=timeout_s):
-            if hasattr(candidate, "free_symbols") and not candidate.free_symbols:
-                return float(candidate.evalf())
-    except Exception:  # unparseable, or not a real number
-        return None
-    return None
-
-
 def check_answer(
     gold: str, response: str, question: str, timeout_s: int, rel_tol: float
 ) -> tuple[float, bool, str, bool]:
-    """``(score, timed_out, kind, final)`` for ``response`` against ``gold`` (see module doc)."""
+    """``(score, timed_out, kind, final)`` for ``response`` against ``gold`` (see module doc).
+
+    Option letters and words are decided here; numbers, quantities and formulas by the SDK's
+    grader (`verifiers.rubrics.math_rubric.grade_math_answer`: math-verify with the exact
+    layer), with this environment's tolerance for decimals and units held strictly: a
+    quantity in another unit scores only when the layer converts it exactly (``1 m`` =
+    ``100 cm``), else 0 and the judge may still read it.
+    """
     from verifiers.rubrics.math_rubric import grade_math_answer
 
     letter = choice_letter(gold, question)
@@ -167,31 +161,12 @@ def check_answer(
             given = matches[0]
         return (1.0 if given == letter else 0.0), False, "choice", True
 
-    gold_q = quantity(gold)
-    if gold_q is not None:
-        g_value, g_unit, inexact = gold_q
-        resp_q = quantity(response)
-        if resp_q is not None:
-            r_value, r_unit, _ = resp_q
-            if g_unit and r_unit and g_unit != r_unit:
-                return 0.0, False, "quantity", False  # other units: a conversion is for the judge
-            ok = close(g_value, r_value, inexact, rel_tol)
-            return (1.0 if ok else 0.0), False, "quantity", False
-        if inexact:
-            value = _numeric_value(response, timeout_s)
-            if value is not None:
-                return (
-                    (1.0 if close(g_value, value, True, rel_tol) else 0.0),
-                    False,
-                    "quantity",
-                    False,
-                )
-        score, timed_out = grade_math_answer(gold, response, timeout_s)
-        return score, timed_out, "quantity", False
-
-    if is_text(gold):
+    kind = "quantity" if quantity(gold) is not None else "math"
+    if kind == "math" and is_text(gold):
         same = normalize_text(gold) == normalize_text(response)
         return (1.0 if same else 0.0), False, "text", False
 
-    score, timed_out = grade_math_answer(gold, response, timeout_s)
-    return score, timed_out, "math", False
+    score, timed_out = grade_math_answer(
+        gold, response, timeout_s, rel_tol=rel_tol, question=question, strict_units=True
+    )
+    return score, timed_out, kind, False

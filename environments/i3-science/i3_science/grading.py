@@ -1,8 +1,8 @@
 """Grading for i3-science: rules and math-verify first, an optional LLM judge second.
 
 The reward is one function, ``correct_answer`` (weight 1): 1.0 when the rule-based checker
-(`i3_science.answers.check_answer`: option letters, numbers with units, text, and math-verify
-for formulas) accepts the final ``\\boxed{}`` answer, or, with the judge enabled, when the rules
+(`i3_science.answers.check_answer`: option letters and words here; numbers, units and formulas
+by the SDK's math-verify grader with its exact layer) accepts the final ``\\boxed{}`` answer, or, with the judge enabled, when the rules
 did not accept it (and did not settle it for good, as a wrong option letter does) and the judge
 grades it "A". ``rule_score`` and ``judge_score`` are weight-0 metrics of the same grading.
 """
@@ -98,20 +98,23 @@ class HybridScienceRubric(vf.JudgeFallbackRubric):
             max_verify_chars=max_answer_chars,
         )
 
-    async def check(self, prompt, completion, answer, response, state) -> tuple[float, bool]:
+    def check_args(self, prompt: Any, answer: Any, response: str) -> tuple | None:
+        """The arguments of `check_answer` for a rollout's boxed ``response`` (None without a
+        gold answer); public so that a table can be graded in-process as the pool grades it."""
         gold = "" if answer is None else str(answer).strip()
         if not gold:
+            return None
+        question = _question_text(prompt)
+        return gold, response, question, self.math.signal_timeout, self.numeric_rel_tol
+
+    async def check(self, prompt, completion, answer, response, state) -> tuple[float, bool]:
+        args = self.check_args(prompt, answer, response)
+        if args is None:
             return 0.0, True  # nothing to compare with, and nothing to show a judge
         math = self.math
         try:
             score, timed_out, kind, final = await math.pool.run(
-                check_answer,
-                gold,
-                response,
-                _question_text(prompt),
-                math.signal_timeout,
-                self.numeric_rel_tol,
-                timeout=math.hard_timeout_seconds,
+                check_answer, *args, timeout=math.hard_timeout_seconds
             )
         except WorkerTimeoutError:
             score, timed_out, kind, final = 0.0, True, "timeout", False

@@ -16,11 +16,12 @@ from itertools import product
 from typing import Any
 
 from verifiers.parsers import MaybeThinkParser
+from verifiers.parsers.parser import content_text
 from verifiers.rubrics.rubric import Rubric
 from verifiers.utils.answers import extract_boxed_answer
 from verifiers.utils.process_pool import ProcessPool, WorkerTimeoutError
 
-__all__ = ["MathRubric", "grade_math_answer", "strict_boxed_answer"]
+__all__ = ["MathRubric", "grade_math_answer", "question_text", "strict_boxed_answer"]
 
 TIMEOUT_STATE_KEY = "math_verify_timeout"
 MAX_QUEUED_GRADINGS = 1_000_000
@@ -38,39 +39,83 @@ def strict_boxed_answer(text: str) -> str:
     return extract_boxed_answer(text, strict=True)
 
 
-def grade_math_answer(gold: str, response: str, timeout_s: int) -> tuple[float, bool]:
+def grade_math_answer(
+    gold: str,
+    response: str,
+    timeout_s: int,
+    rel_tol: float = 0.0,
+    question: str = "",
+    strict_units: bool = False,
+) -> tuple[float, bool]:
     """``(score, timed_out)`` for ``response`` against ``gold``; runs in a pool worker.
 
-    Same result as ``verify(parse(gold), parse(response))`` with both wrapped in
-    ``\\boxed{}`` (gold first: verify is not symmetric), but each pair is compared
-    separately so that a math-verify timeout can be told apart from a wrong answer.
+    math-verify's ``verify(parse(gold), parse(response))`` with both wrapped in ``\\boxed{}``
+    (gold first: verify is not symmetric), each pair compared separately so that a timeout
+    can be told apart from a wrong answer, and the exact layer
+    (`verifiers.utils.exact_answers`) deciding first the cases math-verify gets wrong.
+    ``rel_tol`` is the relative tolerance within which a decimal matches a non-integer gold
+    (0: exactly); ``question`` tells whether a percentage is asked for; ``strict_units``
+    makes different units that the layer cannot convert wrong rather than math-verify's call.
     """
     from math_verify import parse, verify
     from math_verify.errors import TimeoutException
 
+    from verifiers.utils.exact_answers import (
+        ExactChecker,
+        LayerTimeout,
+        normalize_latex,
+        percent_question,
+    )
+
     timed_out = False
+    parsed: dict[str, list[Any]] = {}
 
     def parse_boxed(text: str) -> list[Any]:
         nonlocal timed_out
+        if text in parsed:
+            return parsed[text]
+        result: list[Any] = []
         try:
-            return parse("\\boxed{" + text + "}", parsing_timeout=timeout_s, raise_on_error=True)
+            result = parse("\\boxed{" + text + "}", parsing_timeout=timeout_s, raise_on_error=True)
         except TimeoutException:  # a BaseException: math-verify's alarm fired
             timed_out = True
         except Exception:
             pass  # unparseable counts as no answer, as with raise_on_error=False
-        return []
+        parsed[text] = result
+        return result
 
-    golds = parse_boxed(gold)
-    targets = parse_boxed(response) if golds else []
-    for g, t in product(golds, targets):
-        try:
-            if verify(g, t, timeout_seconds=timeout_s, raise_on_error=True):
-                return 1.0, timed_out
-        except TimeoutException:
-            timed_out = True
-        except Exception:
-            pass
-    return 0.0, timed_out
+    def math_verify(g_text: str, r_text: str) -> bool:
+        nonlocal timed_out
+        golds = parse_boxed(g_text)
+        targets = parse_boxed(r_text) if golds else []
+        for g, t in product(golds, targets):
+            try:
+                if verify(g, t, timeout_seconds=timeout_s, raise_on_error=True):
+                    return True
+            except TimeoutException:
+                timed_out = True
+            except Exception:
+                pass
+        return False
+
+    g_text, r_text = normalize_latex(gold), normalize_latex(response)
+    if not parse_boxed(g_text) or not parse_boxed(r_text):
+        return 0.0, timed_out  # no answer (or a timeout) on either side
+    checker = ExactChecker(
+        parse_boxed,
+        math_verify,
+        rel_tol=rel_tol,
+        strict_units=strict_units,
+        percent_question=percent_question(question),
+        time_limit=float(timeout_s),
+    )
+    try:
+        decided = checker.verdict(g_text, r_text)
+    except LayerTimeout:
+        decided = None  # the layer ran out of time: math-verify's verdict stands
+    if decided is None:
+        decided = math_verify(g_text, r_text)
+    return (1.0 if decided else 0.0), timed_out
 
 
 def warm_up() -> None:
@@ -81,9 +126,23 @@ def warm_up() -> None:
     grade_math_answer("\\{1,2\\}", "\\{2,1\\}", 30)
 
 
+def question_text(prompt: Any) -> str:
+    """Text of the prompt's last user message (what the answer is asked for)."""
+    if isinstance(prompt, str):
+        return prompt
+    users = [m for m in prompt or [] if isinstance(m, dict) and m.get("role") == "user"]
+    return content_text(users[-1]) if users else ""
+
+
 class MathRubric(Rubric):
-    """Adds ``correct_answer`` (weight 1): 1.0 iff math-verify finds the boxed answer equal
-    to the gold answer.
+    """Adds ``correct_answer`` (weight 1): 1.0 iff the boxed answer equals the gold answer,
+    per math-verify with the exact layer (`verifiers.utils.exact_answers`) deciding first
+    the cases math-verify gets wrong (structure, decimals, percentages, degrees, units).
+
+    ``numeric_rel_tol`` is the tolerance this rubric states for decimals: a decimal answer
+    matches a non-integer gold within that relative error (default 0: only exactly, so
+    ``1.5707963`` is not ``\\frac{\\pi}{2}``). ``strict_units``: different units that cannot be
+    converted are wrong (default: math-verify's verdict, which ignores units).
 
     Scores 0.0 for: no final ``\\boxed{}`` (strict, after the last ``</think>``), an answer
     longer than ``max_verify_chars``, a wrong answer, or a grading that timed out. A timeout
@@ -93,7 +152,7 @@ class MathRubric(Rubric):
 
     ``timeout_seconds`` is math-verify's per-operation limit (``signal.alarm`` takes whole
     seconds: it is rounded up); the worker is killed after ``hard_timeout_seconds``
-    (3 × that + 1: two parses and the comparisons).
+    (4 × that + 1: two parses, the exact layer and the comparisons).
     """
 
     def __init__(
@@ -104,6 +163,8 @@ class MathRubric(Rubric):
         max_workers: int | None = None,
         timeout_seconds: float = 5.0,
         max_verify_chars: int = 50_000,
+        numeric_rel_tol: float = 0.0,
+        strict_units: bool = False,
         **kwargs: Any,
     ) -> None:
         if parser is None:
@@ -116,7 +177,11 @@ class MathRubric(Rubric):
         # A float here would make signal.alarm raise inside math-verify, which swallows it
         # and returns "no answer": every grading would silently score 0.
         self.signal_timeout = max(1, math.ceil(timeout_seconds))
-        self.hard_timeout_seconds = 3.0 * self.signal_timeout + 1.0
+        self.hard_timeout_seconds = 4.0 * self.signal_timeout + 1.0
+        if not 0.0 <= numeric_rel_tol < 1.0:
+            raise ValueError(f"numeric_rel_tol must be in [0, 1), got {numeric_rel_tol}")
+        self.numeric_rel_tol = numeric_rel_tol
+        self.strict_units = strict_units
         self.max_verify_chars = max_verify_chars
         self.timeouts = 0
         self._pool: ProcessPool | None = None
@@ -137,21 +202,33 @@ class MathRubric(Rubric):
             )
         return self._pool
 
-    async def correct_answer(
-        self, completion: Any, answer: Any, state: Any = None, **kwargs: Any
-    ) -> float:
-        """1.0 if the final boxed answer equals ``answer`` per math-verify, else 0.0."""
+    def grading_args(self, completion: Any, answer: Any, prompt: Any = None) -> tuple | None:
+        """The arguments of `grade_math_answer` for this rollout, or None when it scores 0
+        without grading (no final box, no gold, an answer over ``max_verify_chars``).
+        Public so that a table can be graded in-process exactly as the pool grades it."""
         response = self.parser.parse_answer(completion) or ""
         gold = "" if answer is None else str(answer).strip()
         if not response or not gold or len(response) > self.max_verify_chars:
+            return None
+        return (
+            gold,
+            response,
+            self.signal_timeout,
+            self.numeric_rel_tol,
+            question_text(prompt),
+            self.strict_units,
+        )
+
+    async def correct_answer(
+        self, completion: Any, answer: Any, state: Any = None, prompt: Any = None, **kwargs: Any
+    ) -> float:
+        """1.0 if the final boxed answer equals ``answer`` (see the class doc), else 0.0."""
+        args = self.grading_args(completion, answer, prompt)
+        if args is None:
             return 0.0
         try:
             score, timed_out = await self.pool.run(
-                grade_math_answer,
-                gold,
-                response,
-                self.signal_timeout,
-                timeout=self.hard_timeout_seconds,
+                grade_math_answer, *args, timeout=self.hard_timeout_seconds
             )
         except WorkerTimeoutError:
             score, timed_out = 0.0, True
