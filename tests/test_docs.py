@@ -4,9 +4,10 @@
   (tests/docs_runner.py), except those marked as below. A page is followed as a reader would:
   in a scratch folder of its own (with links to the repository's docs/, packages/ and
   environments/, for commands written "from the repository root"), against a FRESH prime-hub
-  of its own, with a fresh `prime` configuration, and with one virtualenv per session that
+  of its own, with a fresh `prime` configuration, and with a fresh virtualenv of its own that
   holds what `make sync` gives a reader (our SDK and the reference environments) and is the
-  active one (`VIRTUAL_ENV`).
+  active one (`VIRTUAL_ENV`). (Pages with Python blocks only install nothing; they share one
+  such virtualenv and get no hub.)
 * ```bash / sh / shell blocks of a page run in order in ONE bash (so `cd` and `export`
   carry over), under `set -eo pipefail`; ```python blocks then run in order in one fresh
   interpreter of that virtualenv and one namespace (`__name__` is not "__main__", so an
@@ -46,12 +47,12 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
 from docs_runner import PythonRunner, blocks, pages, run_shell, substitute
-from e2e_kit import BIN, base_env, free_port, install_sdk, uv, wait_port
+from e2e_kit import BIN, base_env, free_port, uv, wait_port
 
 import verifiers as vf
 from verifiers.testing import Reply, ScriptedServer, ScriptResponder
@@ -69,25 +70,36 @@ OFFLINE = {"HF_HUB_OFFLINE": "1"}  # no network here: reference datasets use the
 
 # ------------------------------------------------------------------ every page's code blocks
 @pytest.fixture(scope="session")
-def reader_venv(tmp_path_factory: pytest.TempPathFactory, verifiers_wheel: Path) -> Path:
+def reader_wheels(tmp_path_factory: pytest.TempPathFactory, verifiers_wheel: Path) -> list[Path]:
+    """Our SDK and every reference environment as wheels, built once: a reader virtualenv is
+    then installed from files in about a second."""
+    out = tmp_path_factory.mktemp("docs-wheels")
+    for pyproject in sorted((ROOT / "environments").glob("*/pyproject.toml")):
+        cmd = [uv(), "build", "--wheel", "-q", "-o", str(out), str(pyproject.parent)]
+        subprocess.run(cmd, check=True, env=base_env(), capture_output=True)
+    return [verifiers_wheel, *sorted(out.glob("*.whl"))]
+
+
+def make_reader_venv(venv: Path, wheels: list[Path]) -> Path:
     """The reader's environment after `make sync`: our SDK and the reference environments
-    (installed from their folders, without the workspace's editable links to the SDK)."""
-    venv = tmp_path_factory.mktemp("docs-reader") / "venv"
+    (not editable, so nothing a page does reaches the checkout)."""
     subprocess.run([uv(), "venv", "-q", "--seed", str(venv)], check=True, env=base_env())
-    python = venv / "bin" / "python"
-    install_sdk(python, verifiers_wheel)
-    envs = [str(p.parent) for p in sorted((ROOT / "environments").glob("*/pyproject.toml"))]
-    cmd = [uv(), "pip", "install", "-q", "--no-sources", "--python", str(python), *envs]
+    cmd = [uv(), "pip", "install", "-q", "--python", str(venv / "bin" / "python")]
+    cmd += [str(w) for w in wheels]
     for extra in (["--offline"], []):
         r = subprocess.run(cmd + extra, env=base_env(), capture_output=True, text=True)
         if r.returncode == 0:
             return venv
-    raise AssertionError(f"installing the reference environments failed: {r.stderr}")
+    raise AssertionError(f"installing the SDK and the reference environments failed: {r.stderr}")
 
 
 @pytest.fixture(scope="session")
-def python_runner(reader_venv: Path) -> Iterator[PythonRunner]:
-    runner = PythonRunner(reader_venv / "bin" / "python", base_env() | OFFLINE)
+def python_runner(
+    tmp_path_factory: pytest.TempPathFactory, reader_wheels: list[Path]
+) -> Iterator[PythonRunner]:
+    """Pages with Python blocks only share one reader environment (they install nothing)."""
+    venv = make_reader_venv(tmp_path_factory.mktemp("docs-reader") / "venv", reader_wheels)
+    runner = PythonRunner(venv / "bin" / "python", base_env() | OFFLINE)
     yield runner
     runner.close()
 
@@ -127,15 +139,22 @@ def test_page_blocks_run(page: Path, tmp_path: Path, request: pytest.FixtureRequ
     runnable = [b for b in found if b.no_run is None and b.kind != "shown"]
     if not runnable:
         return
-    venv: Path = request.getfixturevalue("reader_venv")
     model_url: str = request.getfixturevalue("scripted_model")
     work = tmp_path / "work"
     work.mkdir()
     for shared in READ_ONLY:  # what commands "from the repository root" read
         (work / shared).symlink_to(ROOT / shared)
     (tmp_path / "hub").mkdir()
-    needs_hub = any(b.kind == "shell" for b in runnable)  # Python-only pages skip the start-up
-    with fresh_hub(tmp_path / "hub") if needs_hub else nullcontext("http://127.0.0.1:9") as hub:
+    # A page with shell blocks may install things: it gets a hub and a virtualenv of its own,
+    # and its Python blocks run in that virtualenv after its shell blocks.
+    shell = [b for b in runnable if b.kind == "shell"]
+    python = [b for b in runnable if b.kind == "python"]
+    with ExitStack() as stack:
+        if shell:
+            hub = stack.enter_context(fresh_hub(tmp_path / "hub"))
+            venv = make_reader_venv(tmp_path / "venv", request.getfixturevalue("reader_wheels"))
+        else:
+            hub, venv = "http://127.0.0.1:9", None  # nothing listens: no hub for this page
         values = {
             "http://localhost:8000/v1": model_url,
             "-b URL": f"-b {model_url}",
@@ -146,27 +165,29 @@ def test_page_blocks_run(page: Path, tmp_path: Path, request: pytest.FixtureRequ
                 (work / b.file_name).parent.mkdir(parents=True, exist_ok=True)
                 (work / b.file_name).write_text(substitute(b.code, values))
         env = base_env() | {
-            "PATH": f"{venv / 'bin'}{os.pathsep}{base_env()['PATH']}",
-            "VIRTUAL_ENV": str(venv),
             "PRIME_HUB_URL": hub,
             "PRIME_HUB_DATA_DIR": str(tmp_path / "hub"),
             "PRIME_CONFIG_DIR": str(tmp_path / "prime-config"),
             "PRIME_CACHE_DIR": str(tmp_path / "prime-cache"),
             **OFFLINE,
         }
-        for kind in ("shell", "python"):
-            chosen = [b for b in runnable if b.kind == kind]
-            if not chosen:
-                continue
-            if kind == "shell":
-                r = run_shell(chosen, work, env, values, PAGE_TIMEOUT)
-            else:
+        results = []
+        if shell:
+            assert venv is not None
+            env |= {"VIRTUAL_ENV": str(venv), "PATH": f"{venv / 'bin'}{os.pathsep}{env['PATH']}"}
+            results.append(("shell", run_shell(shell, work, env, values, PAGE_TIMEOUT)))
+        if python and (not results or results[-1][1].returncode == 0):
+            if venv is None:
                 runner: PythonRunner = request.getfixturevalue("python_runner")
-                r = runner.run(chosen, work, env, values, PAGE_TIMEOUT)
-            assert r.returncode == 0, (
-                f"{_page_id(page)}: {kind} blocks failed (exit {r.returncode})\n"
-                f"--- stdout (tail)\n{r.stdout[-3000:]}\n--- stderr (tail)\n{r.stderr[-6000:]}"
-            )
+            else:
+                runner = PythonRunner(venv / "bin" / "python", env)
+                stack.callback(runner.close)
+            results.append(("python", runner.run(python, work, env, values, PAGE_TIMEOUT)))
+    for kind, r in results:
+        assert r.returncode == 0, (
+            f"{_page_id(page)}: {kind} blocks failed (exit {r.returncode})\n"
+            f"--- stdout (tail)\n{r.stdout[-3000:]}\n--- stderr (tail)\n{r.stderr[-6000:]}"
+        )
 
 
 # ------------------------------------------------------------------ the tutorial examples
