@@ -436,7 +436,10 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
         # above it is read as configuration (explicit -c / --rootdir / --confcutdir)
         root = f"/tmp/vf-grade-{uuid.uuid4().hex}"
         grade_dir, vf_dir = f"{root}/repo", f"{root}/_vf"
-        canaries = make_canaries(task.test_files)
+        names = [*task.graded_tests, *(task.expected_output or {})]
+        canaries = make_canaries(task.test_files, names)
+        while canaries.path in tree.files or canaries.path in task.test_files:
+            canaries = make_canaries(task.test_files, names)  # never replace a real file
         try:
             await box.write_dir(grade_dir, tree.files)
             await box.write_dir(vf_dir, {"vf_report.py": REPORT_PLUGIN, "pytest.ini": "[pytest]\n"})

@@ -14,8 +14,8 @@ imports the agent's code) from three things:
    modules pytest imports later.
 2. **Per-test outcomes from a reporting plugin** written by us and imported before any
    repository code (`vf_report`), not parsed from the text summary.
-3. **Canary tests**: tests that must fail (random names, in a random-named file next to the
-   hidden tests) run in the same session. Anything that turns failures into passes without
+3. **Canary tests**: tests that must fail (names made of the task's own test-name words, in a
+   fresh file next to the hidden tests) run in the same session. Anything that turns failures into passes without
    telling the canaries apart (patched reports, hooks, an always-passing `pytest_runtest_call`,
    swallowed `AssertionError`s, `os._exit(0)`, a rewritten report file, a forged exit status)
    also passes a canary or breaks the session's bookkeeping, and the rollout scores 0.
@@ -27,6 +27,7 @@ mechanism (random names, bodies that look like ordinary asserts), not a generic 
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import shlex
 from collections.abc import Iterable, Mapping
@@ -93,22 +94,55 @@ class Canaries:
     nodeids: list[str]
 
 
-def _word() -> str:
-    return "".join(secrets.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(10))
+GENERIC_WORDS = (
+    "value", "empty", "single", "order", "limit", "parse", "format", "default", "edge", "case",
+    "large", "small", "none", "zero", "negative", "unicode", "round", "trip", "keeps", "returns",
+)  # fmt: skip
+_NAME_WORD = re.compile(r"[a-z][a-z0-9]+")
 
 
-def make_canaries(test_files: Iterable[str], count: int = 2) -> Canaries:
-    """A random-named test file of `count` failing tests, next to the first graded file."""
+def _name(words: list[str], taken: set[str]) -> str:
+    """A test-like name (`clamp_large_returns`) made of the task's own words."""
+    while True:
+        picked = [secrets.choice(words) for _ in range(2 + secrets.randbelow(3))]
+        name = "_".join(picked)
+        if name not in taken:
+            taken.add(name)
+            return name
+
+
+def _false_assert() -> str:
+    a = secrets.randbelow(1000)
+    b = a + 1 + secrets.randbelow(50)
+    return secrets.choice(
+        [
+            f"assert {a} + 1 == {a}",
+            f"assert sorted([{b}, {a}]) == [{b}, {a}]",
+            f"assert str({a}) == {str(b)!r}",
+            f"assert len({'x' * (a % 7)!r}) == {a % 7 + 1}",
+            f"assert {{{a}}} == {{{b}}}",
+        ]
+    )
+
+
+def make_canaries(
+    test_files: Iterable[str], test_names: Iterable[str] = (), count: int = 2
+) -> Canaries:
+    """A test file of `count` failing tests next to the first graded file, its file and test
+    names built from the words of the task's own test names, so that nothing but reading
+    their bodies tells them from the hidden tests."""
     files = list(test_files)
+    words = sorted(
+        {w for n in test_names for w in _NAME_WORD.findall(n.rpartition("::")[2]) if w != "test"}
+    )
+    words = words + list(GENERIC_WORDS) if len(words) < 6 else words
+    taken = {n.rpartition("::")[2] for n in test_names}
     folder = files[0].rpartition("/")[0] if files else ""
-    path = f"{folder}/test_{_word()}.py" if folder else f"test_{_word()}.py"
-    names = [f"test_{_word()}" for _ in range(count)]
-    bodies = []
-    for name in names:
-        n = secrets.randbelow(10_000)
-        bodies.append(f"def {name}():\n    assert {n} + 1 == {n}\n")
-    nodeids = [f"{path}::{name}" for name in names]
-    return Canaries(path, "\n\n".join(bodies), nodeids)
+    stem = f"test_{_name(words, taken)}.py"
+    path = f"{folder}/{stem}" if folder else stem
+    names = [f"test_{_name(words, taken)}" for _ in range(count)]
+    source = "\n\n".join(f"def {name}():\n    {_false_assert()}\n" for name in names)
+    return Canaries(path, source, [f"{path}::{name}" for name in names])
 
 
 def pytest_command(vf_dir: str, tree: str, ini: str, files: Iterable[str]) -> str:

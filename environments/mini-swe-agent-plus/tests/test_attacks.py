@@ -361,11 +361,15 @@ def test_config_file_is_the_repositorys_own_pytest_section():
     assert config_file({}) is None
 
 
-def test_canaries_are_fresh_and_fail():
+def test_canaries_are_fresh_look_like_the_tasks_tests_and_fail():
     from mini_swe_agent_plus.runner import make_canaries
 
-    a, b = make_canaries(["tests/test_x.py"]), make_canaries(["tests/test_x.py"])
+    a, b = make_canaries(["tests/test_x.py"], GRADED), make_canaries(["tests/test_x.py"], GRADED)
     assert a.path != b.path and a.path.startswith("tests/test_") and len(a.nodeids) == 2
+    words = {w for n in GRADED for w in n.rpartition("::")[2].split("_")}
+    for nodeid in a.nodeids:
+        assert set(nodeid.rpartition("::")[2].split("_")) <= words  # the task's own words
+        assert nodeid not in GRADED
     namespace: dict = {}
     exec(a.source, namespace)
     for nodeid in a.nodeids:
