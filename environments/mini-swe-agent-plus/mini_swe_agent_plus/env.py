@@ -20,8 +20,10 @@ from mini_swe_agent_plus.runner import (
     config_file,
     make_canaries,
     pytest_command,
+    repo_imports,
     statuses,
     tampering,
+    top_level_modules,
 )
 from mini_swe_agent_plus.tasks import SWETask
 from verifiers.errors import ConfigError, SandboxError
@@ -437,9 +439,11 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
         root = f"/tmp/vf-grade-{uuid.uuid4().hex}"
         grade_dir, vf_dir = f"{root}/repo", f"{root}/_vf"
         names = [*task.graded_tests, *(task.expected_output or {})]
-        canaries = make_canaries(task.test_files, names)
+        added = [ln[1:].strip() for ln in (task.test_patch or "").splitlines() if ln[:1] == "+"]
+        imports = repo_imports([*task.hidden_tests.values(), *added], top_level_modules(tree.files))
+        canaries = make_canaries(task.test_files, names, imports)
         while canaries.path in tree.files or canaries.path in task.test_files:
-            canaries = make_canaries(task.test_files, names)  # never replace a real file
+            canaries = make_canaries(task.test_files, names, imports)  # never over a real file
         try:
             await box.write_dir(grade_dir, tree.files)
             await box.write_dir(vf_dir, {"vf_report.py": REPORT_PLUGIN, "pytest.ini": "[pytest]\n"})
