@@ -95,6 +95,12 @@ def test_problem_overrides_and_bad_input():
         comparison_from(base, "{nope")
     with pytest.raises(ConfigError, match="non-negative"):
         Comparison(float_rel_tol=-1)
+    with pytest.raises(ConfigError, match="true or false"):
+        comparison_from(base, {"int_accepts_float": "yes"})
+    with pytest.raises(ConfigError, match="numbers"):
+        comparison_from(base, {"float_abs_tol": "0.1"})
+    with pytest.raises(ConfigError, match="non-negative"):
+        Comparison(float_abs_tol=float("nan"))
     with pytest.raises(ConfigError, match="strings"):
         Comparison(strings="loose")  # type: ignore[arg-type]
 

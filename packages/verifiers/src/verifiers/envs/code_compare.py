@@ -41,8 +41,15 @@ class Comparison:
     def __post_init__(self) -> None:
         from verifiers.errors import ConfigError
 
-        if not (self.float_rel_tol >= 0 and self.float_abs_tol >= 0):
+        tols = (self.float_rel_tol, self.float_abs_tol)
+        if not all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in tols):
+            raise ConfigError(f"float tolerances must be numbers, got {tols!r}")
+        if not all(t >= 0 for t in tols):  # also refuses NaN
             raise ConfigError("float tolerances must be non-negative numbers")
+        if not isinstance(self.int_accepts_float, bool):
+            raise ConfigError(
+                f"int_accepts_float must be true or false, got {self.int_accepts_float!r}"
+            )
         if self.strings not in ("exact", "tokens"):
             raise ConfigError(f"strings must be 'exact' or 'tokens', got {self.strings!r}")
 
