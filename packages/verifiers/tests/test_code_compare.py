@@ -89,6 +89,7 @@ def test_problem_overrides_and_bad_input():
     assert comparison_from(base, None) is base and comparison_from(base, "{}") == base
     assert comparison_from(base, json.dumps({"int_accepts_float": True})).int_accepts_float
     assert comparison_from(base, {"float_rel_tol": 0.1}).float_rel_tol == 0.1
+    assert comparison_from(base, '{"int_accepts_float": null}') == base  # null: not set
     with pytest.raises(ConfigError, match="unknown field"):
         comparison_from(base, {"tolerance": 1})
     with pytest.raises(ConfigError, match="JSON"):

@@ -118,6 +118,8 @@ def comparison_from(base: Comparison, overrides: Any) -> Comparison:
             raise ConfigError(f"info['comparison'] is not valid JSON: {e}") from None
     if not isinstance(overrides, dict):
         raise ConfigError("info['comparison'] must be an object")
+    # null means "not set" (Arrow fills the fields one row has into every row's struct)
+    overrides = {k: v for k, v in overrides.items() if v is not None}
     known = {f.name for f in fields(Comparison)}
     unknown = sorted(set(overrides) - known)
     if unknown:
