@@ -1,4 +1,5 @@
-"""`prime-hub --help` explains every command, option and setting (an operator's first read)."""
+"""`prime-hub` tells an operator what it does: every command, option and setting explained in
+`--help`, and a failure to reach the database as one clear line."""
 
 from __future__ import annotations
 
@@ -49,3 +50,17 @@ def test_serve_help_lists_every_setting_with_its_variable_default_and_meaning():
         assert f"PRIME_HUB_{name.upper()}  (default: " in out, name
     # list settings are shown as the JSON an environment variable takes
     assert 'PRIME_HUB_LOCAL_ONLY_NAMES  (default: ["verifiers"])' in out
+
+
+@pytest.mark.parametrize("command", [["migrate"], ["admin", "create-user", "x"]])
+def test_an_unreachable_database_is_one_clear_line_not_a_traceback(command, tmp_path):
+    from prime_hub_testkit import free_port
+
+    url = f"postgresql+psycopg://hub:s3cret@127.0.0.1:{free_port()}/hub"  # nothing listens
+    env = {"PATH": "/usr/bin:/bin", "PRIME_HUB_DATABASE_URL": url, "HOME": str(tmp_path)}
+    r = subprocess.run(
+        [sys.executable, "-m", "prime_hub.cli", *command], capture_output=True, text=True, env=env
+    )
+    assert r.returncode == 1
+    assert "error: cannot use the database at postgresql+psycopg://hub:***@127.0.0.1" in r.stderr
+    assert "Traceback" not in r.stderr and "s3cret" not in r.stderr

@@ -7,6 +7,9 @@ import json
 import sys
 import textwrap
 
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
+
 from .errors import HubError
 from .settings import Settings
 
@@ -202,6 +205,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"revoked token {args.token_id}")
     except HubError as exc:
         print(f"error: {exc.detail}", file=sys.stderr)
+        return 1
+    except OperationalError as exc:  # the database is unreachable or refuses us
+        url = make_url(settings.resolved_database_url).render_as_string(hide_password=True)
+        print(f"error: cannot use the database at {url}: {exc.orig}", file=sys.stderr)
+        print("(set PRIME_HUB_DATABASE_URL, or PRIME_HUB_DATA_DIR for SQLite)", file=sys.stderr)
         return 1
     return 0
 
