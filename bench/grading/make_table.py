@@ -160,6 +160,8 @@ for gold, resp, g, r in [
     ("\\frac{1}{7}", "0.\\overline{142857}", "R(1,7)", "R(142857,999999)"),
     ("\\frac{1}{6}", "0.1\\overline{6}", "R(1,6)", "R(1,10) + R(6,90)"),
     ("\\frac{1}{6}", "0.1\\overline{7}", "R(1,6)", "R(1,10) + R(7,90)"),
+    ("\\frac{1}{3}", "x = 0.3333333", "R(1,3)", "R(3333333,10000000)"),
+    ("\\frac{1}{2}", "x = 0.5", "R(1,2)", "R(1,2)"),
 ]:
     num("fraction", gold, resp, g, r)
 num("fraction", "\\frac{1}{3}", "0.3333333", "R(1,3)", "R(3333333,10000000)", rel_tol=0.01)
@@ -585,7 +587,8 @@ def bare_math_verify(gold: str, completion: str) -> int:
     from math_verify import parse, verify
 
     try:
-        return int(bool(verify(parse("\\boxed{" + gold + "}"), parse(completion))))
+        golds = parse("\\boxed{" + gold + "}", parsing_timeout=60)
+        return int(bool(verify(golds, parse(completion, parsing_timeout=60), timeout_seconds=60)))
     except Exception:
         return 0
 

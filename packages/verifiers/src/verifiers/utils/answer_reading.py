@@ -148,6 +148,8 @@ _NUMBER = re.compile(
         \s*(?P<rest>.*)$""",
     re.X | re.S,
 )
+# 1\times10^{999999999} is not computed here (math-verify's own timeout handles it)
+MAX_EXPONENT = 400
 _DECIMAL = re.compile(r"\d\.\d|(?<![\d.])\.\d|\\times\s*10\s*\^|\\cdot\s*10\s*\^")
 _WRAPPED = re.compile(r"\\(?:text|textrm|mathrm|mbox|textnormal|operatorname)\s*\{([^{}]*)\}")
 _SPACING = re.compile(r"\\[,;: ]|\\quad|\\qquad|~")
@@ -257,7 +259,7 @@ def _literal(m: re.Match[str]) -> Fraction:
     value = Fraction(mantissa if not mantissa.endswith(".") else mantissa[:-1])
     exponent = m.group("exp1") or m.group("exp2")
     if exponent is not None:
-        value *= Fraction(10) ** int(exponent.replace("−", "-"))
+        value *= Fraction(10) ** int(exponent.replace("−", "-"))  # |exponent| <= MAX_EXPONENT
     return -value if m.group("sign") in ("-", "−") else value
 
 
@@ -295,7 +297,8 @@ def read_answer(text: str) -> Reading:
             else:
                 unit = word
             rest = ""
-        if not rest:
+        exponent = number.group("exp1") or number.group("exp2") or "0"
+        if not rest and abs(int(exponent.replace("−", "-"))) <= MAX_EXPONENT:
             literal = _literal(number)
             body = body[: number.start("rest")].strip()
             if number.group("currency"):

@@ -1,14 +1,20 @@
 """Answer extraction helpers: ``\\boxed{...}`` (math), boxed option letters, ``#### ...``
-(GSM8K), and the final part of a response after its reasoning."""
+(GSM8K), and the final part of a response after its reasoning; and, re-exported, the exact
+checking layer around math-verify (`ExactChecker`, `normalize_latex`)."""
 
 from __future__ import annotations
 
 import re
 
+# The exact checking layer math graders use around math-verify (see its module).
+from verifiers.utils.exact_answers import ExactChecker, normalize_latex
+
 __all__ = [
+    "ExactChecker",
     "extract_boxed_answer",
     "extract_boxed_choice",
     "extract_hash_answer",
+    "normalize_latex",
     "parse_grade",
     "strip_reasoning",
 ]

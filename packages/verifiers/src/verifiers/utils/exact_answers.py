@@ -52,8 +52,9 @@ _WORDS = re.compile(r"[A-Za-z][A-Za-z' -]*")
 _ZERO = 1e-40
 
 
-class LayerTimeout(Exception):
-    """The layer's own time bound fired (the caller falls back to math-verify's verdict)."""
+class LayerTimeout(BaseException):
+    """The layer's own time bound fired (the caller falls back to math-verify's verdict).
+    A BaseException so that no ``except Exception`` in sympy swallows it."""
 
 
 def percent_question(question: str) -> bool:
@@ -178,8 +179,10 @@ class ExactChecker:
         import sympy
 
         if reading.literal is not None:
-            return sympy.Rational(reading.literal.numerator, reading.literal.denominator)
+            return reading.literal  # a Fraction: two written numbers never touch sympy
         for candidate in self.parse(reading.body):
+            if isinstance(candidate, sympy.Eq) and candidate.lhs.is_Symbol:
+                candidate = candidate.rhs  # x = 0.5: the value is 0.5
             if isinstance(candidate, sympy.Expr) and not candidate.free_symbols:
                 return _exact(candidate)
             break
@@ -188,14 +191,17 @@ class ExactChecker:
     def _compare(self, ga: Reading, ra: Reading, gv: Any, rv: Any) -> bool | None:
         import sympy
 
+        if isinstance(gv, Fraction) != isinstance(rv, Fraction):  # one exact expression
+            gv, rv = _sympy(gv), _sympy(rv)
         if ga.unit and ra.unit and ga.unit != ra.unit:
             g_scale, r_scale = unit_scale(ga.unit), unit_scale(ra.unit)
             if g_scale is None or r_scale is None:
                 return False if self.strict_units else None
             if g_scale[0] != r_scale[0]:
                 return False  # another dimension: 5 dollars is not 5 cents
-            rv = rv * _rational(r_scale[1] / g_scale[1])
-        if ga.degree != ra.degree:
+            ratio = r_scale[1] / g_scale[1]
+            rv = rv * (ratio if isinstance(rv, Fraction) else _sympy(ratio))
+        if ga.degree != ra.degree and not isinstance(gv, Fraction):
             radians = rv if ga.degree else gv
             if radians.has(sympy.pi):
                 if ga.degree:
@@ -241,10 +247,12 @@ def _has_equations(items: Sequence[str]) -> bool:
     )
 
 
-def _rational(f: Fraction) -> Any:
+def _sympy(value: Any) -> Any:
     import sympy
 
-    return sympy.Rational(f.numerator, f.denominator)
+    if isinstance(value, Fraction):
+        return sympy.Rational(value.numerator, value.denominator)
+    return value
 
 
 def _exact(expr: Any) -> Any:
@@ -262,6 +270,10 @@ def _same_number(g: Any, r: Any, rel_tol: float) -> bool | None:
     """Exactly equal (or within ``rel_tol`` of ``g``): True/False, None when undecided."""
     import sympy
 
+    if isinstance(g, Fraction) or (g.is_Rational and r.is_Rational):  # no evalf needed
+        g, r = Fraction(str(g)), Fraction(str(r))
+        diff = abs(g - r)
+        return diff == 0 or (rel_tol > 0 and diff <= Fraction(rel_tol) * abs(g))
     try:
         diff = sympy.simplify(g - r) if (g - r).has(sympy.Symbol) else g - r
         if diff == 0:
