@@ -198,8 +198,12 @@ for gold, resp, g, r in [
     ("44.1", "44.2", "R(441,10)", "R(442,10)"),
     ("44.1", "45", "R(441,10)", "45"),
     ("2.718", "e", "R(2718,1000)", "E"),
+    ("0.33", "0.333", "R(33,100)", "R(333,1000)"),
 ]:
     num("decimal", gold, resp, g, r, rel_tol=0.01)
+# a decimal gold is not a rounding instruction: 0.5 may be exactly one half, so 0.54 is wrong
+num("decimal", "0.33", "0.333", "R(33,100)", "R(333,1000)")
+num("decimal", "0.5", "0.54", "R(1,2)", "R(54,100)")
 
 # -- radicals ----------------------------------------------------------------------------------
 for gold, resp, g, r in [
@@ -405,7 +409,6 @@ for gold, resp, g, r in [
     ("2, 3", "x=2 \\text{ or } x=3", "FiniteSet(2,3)", "FiniteSet(2,3)"),
     ("2, 3", "2 \\text{ and } 3", "FiniteSet(2,3)", "FiniteSet(2,3)"),
     ("2, 3", "\\{2,3\\}", "FiniteSet(2,3)", "FiniteSet(2,3)"),
-    ("2, 3", "(2,3)", "FiniteSet(2,3)", "Tuple(2,3)"),
     ("2, 3", "(3,2)", "FiniteSet(2,3)", "Tuple(3,2)"),
     ("-1, 4", "4, -1", "FiniteSet(-1,4)", "FiniteSet(4,-1)"),
     ("-1, 4", "1, 4", "FiniteSet(-1,4)", "FiniteSet(1,4)"),
@@ -415,6 +418,14 @@ for gold, resp, g, r in [
     ("1, 2, 3", "1, 2", "FiniteSet(1,2,3)", "FiniteSet(1,2)"),
 ]:
     obj("multiple", gold, resp, g, r)
+
+hand(
+    "multiple",
+    "2, 3",
+    "(2,3)",
+    1,
+    "hand: a bare list 2, 3 may name a point; (2,3) gives the same values in the same order",
+)
 
 # -- percentages -------------------------------------------------------------------------------
 # what each answer means in context: a percentage is its number / 100, and a bare number

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 __all__ = ["Reading", "Shape", "normalize_latex", "read_answer", "read_shape", "unit_scale"]
 
@@ -37,6 +38,7 @@ def _repeating_to_fraction(m: re.Match[str]) -> str:
     return f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
 
 
+@lru_cache(maxsize=8192)  # pure: the same gold is read for every rollout of its group
 def normalize_latex(text: str) -> str:
     """LaTeX with spacing noise removed and notations math-verify misreads rewritten to
     equivalent ones it reads: ``6.02e23`` → ``6.02\\times10^{23}``, ``45°``/``45^{\\circ}`` →
@@ -122,6 +124,7 @@ def _balanced_prefixes(inner: str) -> bool:
     return True
 
 
+@lru_cache(maxsize=8192)  # pure: the same gold is read for every rollout of its group
 def read_shape(text: str) -> Shape:
     """The outer structure of a normalised answer (see `Shape`)."""
     t = text.strip()
@@ -263,6 +266,7 @@ def _literal(m: re.Match[str]) -> Fraction:
     return -value if m.group("sign") in ("-", "−") else value
 
 
+@lru_cache(maxsize=8192)  # pure: the same gold is read for every rollout of its group
 def read_answer(text: str) -> Reading:
     """Read one normalised scalar answer (see `Reading`)."""
     body = text.strip()

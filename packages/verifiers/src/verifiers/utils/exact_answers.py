@@ -130,9 +130,14 @@ class ExactChecker:
 
     # -- structure ------------------------------------------------------------------------------
     def _structure(self, gs: Any, rs: Any) -> bool | None:
-        answers = gs.kind == "set" or (gs.kind == "list" and not _has_equations(gs.items))
-        if answers and len(gs.items) >= 2 and rs.kind == "bracket":
-            return False  # a pair, tuple or interval is not a set of answers
+        if gs.kind == "set" and len(gs.items) >= 2 and rs.kind == "bracket":
+            return False  # a pair, tuple or interval is not a set
+        if gs.kind == "list" and rs.kind == "bracket" and rs.delimiters == "()":
+            # "2, 3" may be a point as well as two answers: (2,3) is accepted, but only in
+            # that order (math-verify reads both as sets and accepts (3,2))
+            if _has_equations(gs.items) or len(gs.items) != len(rs.items):
+                return None
+            return self._items(gs.items, rs.items, ordered=True)
         if gs.kind == "bracket" and rs.kind == "set" and len(rs.items) >= 2:
             return False  # a set is not a pair, tuple or interval
         if gs.kind == "bracket" and len(gs.items) >= 3 and rs.kind in ("list", "set"):
