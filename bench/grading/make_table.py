@@ -124,6 +124,8 @@ for gold, resp, g, r in [
     ("2", "2!", "2", "factorial(2)"),
     ("6", "3!", "6", "factorial(3)"),
     ("5", "\\sqrt{25}", "5", "sqrt(25)"),
+    ("120", "120.", "120", "120"),
+    ("1000000", "1e6", "1000000", "10**6"),
 ]:
     num("integer", gold, resp, g, r)
 num("integer", "3", "3.0000001", "3", "R(30000001, 10000000)", rel_tol=0.01)
@@ -162,6 +164,7 @@ for gold, resp, g, r in [
     ("\\frac{1}{6}", "0.1\\overline{7}", "R(1,6)", "R(1,10) + R(7,90)"),
     ("\\frac{1}{3}", "x = 0.3333333", "R(1,3)", "R(3333333,10000000)"),
     ("\\frac{1}{2}", "x = 0.5", "R(1,2)", "R(1,2)"),
+    ("\\frac{1}{3}", "0.3\\overline{3}", "R(1,3)", "R(3,10) + R(3,90)"),
 ]:
     num("fraction", gold, resp, g, r)
 num("fraction", "\\frac{1}{3}", "0.3333333", "R(1,3)", "R(3333333,10000000)", rel_tol=0.01)
@@ -287,6 +290,8 @@ for gold, resp, g, r in [
      "Union(Interval(-oo,-1), Interval(1,oo))"),
     ("(-2,3)", "-2<x<3", "Interval.open(-2,3)", "And(-2<x, x<3).as_set()"),
     ("(-2,3)", "(-2,3]", "Interval.open(-2,3)", "Interval.Lopen(-2,3)"),
+    ("[0.5, 1]", "[0.5000001, 1]", "Interval(R(1,2),1)", "Interval(R(5000001,10**7),1)"),
+    ("[0.5, 1]", "[\\frac{1}{2}, 1]", "Interval(R(1,2),1)", "Interval(R(1,2),1)"),
 ]:  # fmt: skip
     obj("interval", gold, resp, g, r)
 
@@ -354,6 +359,9 @@ for gold, resp, g, r in [
     ("(2, -3)", "(-3,2)", "Tuple(2,-3)", "Tuple(-3,2)"),
     ("(1,2,3,4)", "\\{1,2,3,4\\}", "Tuple(1,2,3,4)", "FiniteSet(1,2,3,4)"),
     ("(0.5, 1.5)", "(\\frac12, \\frac32)", "Tuple(R(1,2),R(3,2))", "Tuple(R(1,2),R(3,2))"),
+    ("a=2, b=3", "(2,3)", "Tuple(2,3)", "Tuple(2,3)"),
+    ("a=2, b=3", "(3,2)", "Tuple(2,3)", "Tuple(3,2)"),
+    ("y=4, x=3", "(3,4)", "Tuple(3,4)", "Tuple(3,4)"),
 ]:  # fmt: skip
     obj("tuple", gold, resp, g, r)
 
@@ -466,6 +474,7 @@ for gold, resp, g, r in [
     ("\\$5", "5\\text{ cents}", "5", "R(5,100)"),
     ("\\$12", "12", "12", "12"),
     ("\\$12.50", "\\$12.5", "R(25,2)", "R(25,2)"),
+    ("\\$1.50", "150\\text{ cents}", "R(3,2)", "R(150,100)"),
     ("3\\text{ kg}", "3000\\text{ g}", "3", "3"),
     ("3\\text{ kg}", "3\\text{ g}", "3", "R(3,1000)"),
     ("12\\text{ cm}^2", "12\\text{ cm}^2", "R(12,10000)", "R(12,10000)"),
@@ -491,6 +500,7 @@ for gold, resp, g, r in [
     ("45^{\\circ}", "\\frac{\\pi}{3}", "pi/4", "pi/3"),
     ("120^\\circ", "\\frac{2\\pi}{3}", "2*pi/3", "2*pi/3"),
     ("120^\\circ", "\\frac{3\\pi}{2}", "2*pi/3", "3*pi/2"),
+    ("\\frac{\\pi}{3}", "60^\\circ", "pi/3", "pi/3"),
 ]:
     num("degree", gold, resp, g, r)
 
@@ -567,6 +577,7 @@ for gold, resp, same in [
     ("\\text{even}", "\\textbf{even}", 1),
     ("\\text{isosceles}", "\\text{Isosceles}", 1),
     ("\\text{isosceles}", "\\text{scalene}", 0),
+    ("\\text{yes}", "\\text{yes}.", 1),
 ]:
     word = "the same word (case and markup aside)" if same else "different words"
     hand("text", gold, resp, same, f"hand: {word}")

@@ -18,6 +18,7 @@ from functools import lru_cache
 __all__ = ["Reading", "Shape", "normalize_latex", "read_answer", "read_shape", "unit_scale"]
 
 # -- normalisation (also what math-verify is given) ---------------------------------------------
+_FULL_STOP = re.compile(r"(?<=[\d})])\s*\.$")  # "120." ends a sentence: the answer is 120
 _MATH_DOLLAR = re.compile(r"(?<!\\)\$")  # $...$ math delimiters, not an escaped \$ (dollars)
 _NOISE = re.compile(r"\\displaystyle|\\left(?![a-zA-Z])|\\right(?![a-zA-Z])|\\!")
 _DEGREE_SIGN = re.compile(r"\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree|°)")
@@ -44,6 +45,7 @@ def normalize_latex(text: str) -> str:
     equivalent ones it reads: ``6.02e23`` → ``6.02\\times10^{23}``, ``45°``/``45^{\\circ}`` →
     ``45^\\circ``, ``0.\\overline{36}`` → ``\\frac{4}{11}`` (exact)."""
     text = _NOISE.sub("", _MATH_DOLLAR.sub("", text)).strip()
+    text = _FULL_STOP.sub("", text)
     text = _DEGREE_SIGN.sub("^\\\\circ", text)
     text = _GROUPING.sub("", text.replace("{.}", "."))
     text = _REPEATING.sub(_repeating_to_fraction, text)

@@ -134,10 +134,12 @@ class ExactChecker:
             return False  # a pair, tuple or interval is not a set
         if gs.kind == "list" and rs.kind == "bracket" and rs.delimiters == "()":
             # "2, 3" may be a point as well as two answers: (2,3) is accepted, but only in
-            # that order (math-verify reads both as sets and accepts (3,2))
-            if _has_equations(gs.items) or len(gs.items) != len(rs.items):
+            # that order (math-verify reads both as sets and accepts (3,2)); "y=4, x=3" is the
+            # point (3,4), its coordinates in the order of their variables' names
+            golds = _coordinates(gs.items)
+            if golds is None or len(golds) != len(rs.items):
                 return None
-            return self._items(gs.items, rs.items, ordered=True)
+            return self._items(golds, rs.items, ordered=True)
         if gs.kind == "bracket" and rs.kind == "set" and len(rs.items) >= 2:
             return False  # a set is not a pair, tuple or interval
         if gs.kind == "bracket" and len(gs.items) >= 3 and rs.kind in ("list", "set"):
@@ -243,6 +245,20 @@ class ExactChecker:
                 return bool(rels[0].as_set() == sets[0])
             except Exception:  # sympy cannot solve it: leave it to math-verify
                 return None
+
+
+_COORDINATE = re.compile(r"\s*([A-Za-z])\s*=\s*(\S.*)")
+
+
+def _coordinates(items: Sequence[str]) -> list[str] | None:
+    """Items as the coordinates of a point: as written, or, when every item is ``v = value``
+    with a one-letter variable, the values ordered by variable (x, y, z); None when mixed."""
+    matches = [_COORDINATE.fullmatch(t) for t in items]
+    if all(m is None for m in matches):
+        return None if _has_equations(items) else list(items)
+    if any(m is None for m in matches) or len({m.group(1) for m in matches}) != len(matches):
+        return None
+    return [m.group(2) for m in sorted(matches, key=lambda m: m.group(1))]
 
 
 def _has_equations(items: Sequence[str]) -> bool:
