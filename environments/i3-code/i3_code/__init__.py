@@ -14,12 +14,12 @@ import hashlib
 import json
 import logging
 import re
-from decimal import Decimal, InvalidOperation, localcontext
+from decimal import Decimal, localcontext
 from pathlib import Path
 from typing import Any
 
 import verifiers as vf
-from verifiers.envs.code_compare import INT_LITERAL, MAX_EXPONENT, NUMBER_LITERAL, Comparison
+from verifiers.envs.code_compare import INT_LITERAL, Comparison, parse_number
 from verifiers.envs.code_env import extract_code
 from verifiers.parsers.parser import content_text
 from verifiers.sandbox.base import MiB, RuntimeSpec, SandboxSpec
@@ -89,18 +89,8 @@ strip_reasoning = vf.strip_reasoning
 
 
 # -- comparing output -------------------------------------------------------------------------
-def _decimal(token: str) -> Decimal | None:
-    if not NUMBER_LITERAL.fullmatch(token):  # `nan`, `inf`, `1_000`, `0x1f` are text
-        return None
-    try:
-        value = Decimal(token)
-    except InvalidOperation:
-        return None
-    return value if abs(value.adjusted()) <= MAX_EXPONENT else None
-
-
 def _token_matches(actual: str, expected: str, tol: Decimal, int_accepts_float: bool) -> bool:
-    da, de = _decimal(actual), _decimal(expected)
+    da, de = parse_number(actual), parse_number(expected)
     if da is None or de is None:
         return False
     if INT_LITERAL.fullmatch(expected) and not int_accepts_float:

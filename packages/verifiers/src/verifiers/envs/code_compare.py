@@ -22,7 +22,16 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
-__all__ = ["Comparison", "numbers_equal", "outputs_match", "tokens_equal", "values_equal"]
+__all__ = [
+    "INT_LITERAL",
+    "NUMBER_LITERAL",
+    "Comparison",
+    "numbers_equal",
+    "outputs_match",
+    "parse_number",
+    "tokens_equal",
+    "values_equal",
+]
 
 INT_LITERAL = re.compile(r"[+-]?\d+")
 NUMBER_LITERAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
@@ -84,7 +93,9 @@ def numbers_equal(actual: Any, expected: Any, cmp: Comparison = DEFAULT) -> bool
     return False
 
 
-def _decimal(token: str) -> Decimal | None:
+def parse_number(token: str) -> Decimal | None:
+    """An output token as an exact number: only plain decimal literals (`nan`, `inf`,
+    `1_000`, `0x1f` are text) with an exponent of at most MAX_EXPONENT; else None."""
     if not NUMBER_LITERAL.fullmatch(token):
         return None
     try:
@@ -98,8 +109,8 @@ def tokens_equal(actual: str, expected: str, cmp: Comparison = DEFAULT) -> bool:
     """One output token against the expected one: text, or numbers by the rules above."""
     if actual == expected:
         return True
-    e = _decimal(expected)
-    a = _decimal(actual)
+    e = parse_number(expected)
+    a = parse_number(actual)
     if e is None or a is None:
         return False
     if INT_LITERAL.fullmatch(expected):
