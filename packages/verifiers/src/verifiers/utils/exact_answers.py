@@ -187,11 +187,13 @@ class ExactChecker:
 
         if reading.literal is not None:
             return reading.literal  # a Fraction: two written numbers never touch sympy
-        for candidate in self.parse(reading.body):
+        # decimals written as exact fractions before parsing: sympy evaluates e^{0.5} to a
+        # float, whose digits are no longer the ones written
+        for candidate in self.parse(_DECIMAL_LITERAL.sub(_as_fraction, reading.body)):
             if isinstance(candidate, sympy.Eq) and candidate.lhs.is_Symbol:
                 candidate = candidate.rhs  # x = 0.5: the value is 0.5
             if isinstance(candidate, sympy.Expr) and not candidate.free_symbols:
-                return _exact(candidate)
+                return None if candidate.atoms(sympy.Float) else candidate
             break
         return None
 
@@ -276,15 +278,12 @@ def _sympy(value: Any) -> Any:
     return value
 
 
-def _exact(expr: Any) -> Any:
-    """``expr`` with every float replaced by the exact decimal it was written as (math-verify
-    keeps a literal's digits in the Float's precision, so its repr gives them back)."""
-    import sympy
+_DECIMAL_LITERAL = re.compile(r"(?<![\d.])(\d*)\.(\d+)(?![\d.])")
 
-    floats = expr.atoms(sympy.Float)
-    if not floats:
-        return expr
-    return expr.xreplace({f: sympy.Rational(str(f)) for f in floats})
+
+def _as_fraction(m: re.Match[str]) -> str:
+    digits = m.group(1) + m.group(2)
+    return f"(\\frac{{{int(digits)}}}{{{10 ** len(m.group(2))}}})"  # not {}: a set
 
 
 def _same_number(g: Any, r: Any, rel_tol: float) -> bool | None:
