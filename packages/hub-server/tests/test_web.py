@@ -111,3 +111,25 @@ def test_login_sets_cookie_and_forms_need_csrf(server, env):
         assert forged.status_code == 403
         # the cookie does not authenticate the JSON API
         assert c.get("/api/v1/whoami").status_code == 401
+
+
+def test_every_first_path_segment_the_hub_routes_is_a_reserved_owner_name(tmp_path):
+    """An owner named like one of the hub's own URLs would be unreachable (or shadow them):
+    the class, read from the app's routes, not a list kept by hand."""
+    from prime_hub.app import create_app
+    from prime_hub.settings import Settings
+
+    def paths(routes):  # type: ignore[no-untyped-def]
+        for route in routes:
+            if hasattr(route, "original_router"):  # an included router (no extra prefix here)
+                yield from paths(route.original_router.routes)
+            elif getattr(route, "path", None):
+                yield route.path
+
+    app = create_app(Settings(data_dir=tmp_path))
+    segments = {path.strip("/").split("/")[0] for path in paths(app.routes)}
+    fixed = {s for s in segments if s and not s.startswith("{")}
+    assert {"api", "dashboard", "simple"} <= fixed
+    for segment in fixed:  # reserved, or not a valid owner name at all ("openapi.json")
+        with pytest.raises(BadRequest):
+            validate_slug(segment)
