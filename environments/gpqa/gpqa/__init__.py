@@ -29,9 +29,17 @@ __all__ = [
 ]
 
 HUB_ID = "Idavidrein/gpqa"
-HUB_CONFIG = "gpqa_diamond"
 HUB_SPLIT = "train"
-SAMPLE = Path(__file__).parent / "data" / "sample.jsonl"
+DATA_DIR = Path(__file__).parent / "data"
+#: diamond -> (hub config, bundled sample). Upstream's ``diamond=False`` is the main set (448).
+SUBSETS = {
+    True: ("gpqa_diamond", DATA_DIR / "sample.jsonl"),
+    False: ("gpqa_main", DATA_DIR / "sample_main.jsonl"),
+}
+#: upstream's ``verifier`` values -> our answer_format (upstream's "exact-match" is the boxed
+#: letter, its "regex" a final "Answer: X" style line).
+SAMPLE = SUBSETS[True][1]
+VERIFIERS = {"exact-match": "boxed", "regex": "answer_line"}
 LETTERS = "ABCD"
 QUESTION = "Question"
 CORRECT = "Correct Answer"
@@ -132,28 +140,44 @@ def _build_rows(
     return rows
 
 
-def _load_raw(source: Any) -> tuple[list[dict[str, Any]], str]:
+def _load_raw(source: Any, diamond: bool) -> tuple[list[dict[str, Any]], str]:
     # Rows as dicts (a list source as given), so _build_rows reports a bad row by row.
+    config, sample = SUBSETS[diamond]
     return vf.load_source_rows(
         HUB_ID,
         source=source,
-        sample=SAMPLE,
+        sample=sample,
         split=HUB_SPLIT,
-        config=HUB_CONFIG,
+        config=config,
         required_columns=[QUESTION, CORRECT, *INCORRECT],
     )
 
 
 def load_environment(
+    diamond: bool = True,
+    system_prompt: str | None = None,
+    verifier: str | None = None,
+    instruction_prompt: str | None = None,
     source: Any = "auto",
     shuffle_seed: int = 0,
     answer_format: str = "boxed",
-    system_prompt: str | None = None,
-    **kwargs: Any,
+    sampling_args: dict[str, Any] | None = None,
 ) -> vf.Environment:
-    """GPQA Diamond as a single-turn environment.
+    """GPQA (Diamond by default) as a single-turn environment.
+
+    No ``**kwargs``: an argument this function does not name is a TypeError (and a ConfigError
+    listing the accepted ones through ``vf.load_environment``), never silently stored.
 
     Args:
+        diamond: True (upstream's default): the Diamond set (``gpqa_diamond``, 198 questions);
+            False: the main set (``gpqa_main``, 448). The bundled sample has rows of each.
+        system_prompt: an optional system message (none by default, as upstream).
+        verifier: upstream's name for the grading mode: "exact-match" (the letter in
+            ``\\boxed{}``, = answer_format "boxed") or "regex" (a final answer line, =
+            "answer_line"). Upstream's "judge" is not offered (see README). None: use
+            ``answer_format``.
+        instruction_prompt: replaces the instruction put before the question (upstream's
+            meaning); None: the answer format's own instruction.
         source: "auto" (the real dataset when reachable, else the bundled sample, with a
             warning), "hub" (``Idavidrein/gpqa``/``gpqa_diamond`` or an error; the dataset is
             gated, so log in to Hugging Face first), "sample", a local file / folder, a list
@@ -162,9 +186,25 @@ def load_environment(
             a question everywhere).
         answer_format: "boxed" (the letter in ``\\boxed{}``; the INTELLECT-3 prompt) or
             "answer_line" (a final ``Answer: X`` line).
-        system_prompt: an optional system message (none by default).
-        **kwargs: passed to ``vf.SingleTurnEnv`` (e.g. ``sampling_args``).
+        sampling_args: default sampling arguments of the environment.
     """
+    if not isinstance(diamond, bool):
+        raise ConfigError(f"diamond must be True or False, got {diamond!r}")
+    if verifier is not None:
+        if verifier not in VERIFIERS:
+            raise ConfigError(
+                f"verifier must be one of {', '.join(map(repr, VERIFIERS))}; got {verifier!r}"
+                + (
+                    " (a judge-graded GPQA is not offered: letters are graded exactly)"
+                    if verifier == "judge"
+                    else ""
+                )
+            )
+        if answer_format != "boxed" and answer_format != VERIFIERS[verifier]:
+            raise ConfigError(
+                f"verifier={verifier!r} and answer_format={answer_format!r} disagree; pass one"
+            )
+        answer_format = VERIFIERS[verifier]
     if answer_format not in ANSWER_FORMATS:
         raise ConfigError(
             f"answer_format must be one of {', '.join(map(repr, ANSWER_FORMATS))}; "
@@ -172,8 +212,13 @@ def load_environment(
         )
     if isinstance(shuffle_seed, bool) or not isinstance(shuffle_seed, int):
         raise ConfigError(f"shuffle_seed must be an integer, got {shuffle_seed!r}")
-    raw, what = _load_raw(source)
-    rows = _build_rows(raw, shuffle_seed, ANSWER_FORMATS[answer_format], what)
+    if instruction_prompt is not None and not isinstance(instruction_prompt, str):
+        raise ConfigError("instruction_prompt must be a string")
+    instruction = (
+        ANSWER_FORMATS[answer_format] if instruction_prompt is None else instruction_prompt
+    )
+    raw, what = _load_raw(source, diamond)
+    rows = _build_rows(raw, shuffle_seed, instruction, what)
     if not rows:
         raise ConfigError("the GPQA dataset has no rows")
     extract = extract_boxed_letter if answer_format == "boxed" else extract_answer_line_letter
@@ -196,5 +241,5 @@ def load_environment(
         system_prompt=system_prompt,
         parser=parser,
         rubric=rubric,
-        **kwargs,
+        sampling_args=sampling_args,
     )

@@ -8,6 +8,7 @@ from collections import Counter
 import gpqa
 import pytest
 
+import verifiers as vf
 from verifiers.errors import ConfigError
 from verifiers.testing import ScriptedServer, run_vf_eval
 from verifiers.testing.responders import last_text
@@ -272,3 +273,48 @@ def test_answer_line_format_end_to_end():
         outputs = env.evaluate_sync(server.base_url, "m", num_examples=4)["outputs"]
     got = {o["info"]["record_id"]: o["reward"] for o in outputs}
     assert got == EXPECTED
+
+
+# -- upstream's load_environment arguments ----------------------------------------------------
+MAIN_ROWS = [json.loads(line) for line in gpqa.SUBSETS[False][1].read_text().splitlines()]
+
+
+def record_ids(env):
+    return [i["record_id"] for i in env.dataset["info"]]
+
+
+def test_diamond_selects_the_subset():
+    diamond = record_ids(gpqa.load_environment(source="sample"))
+    main = record_ids(gpqa.load_environment(diamond=False, source="sample"))
+    assert diamond == [r["Record ID"] for r in SAMPLE_ROWS]
+    assert main == [r["Record ID"] for r in MAIN_ROWS]
+    assert not set(diamond) & set(main)
+    assert gpqa.SUBSETS[True][0] == "gpqa_diamond" and gpqa.SUBSETS[False][0] == "gpqa_main"
+
+
+def test_upstream_verifier_names_map_to_formats():
+    exact = gpqa.load_environment(source="sample", verifier="exact-match")
+    regex = gpqa.load_environment(source="sample", verifier="regex")
+    assert exact.dataset["question"][0].startswith(gpqa.ANSWER_FORMATS["boxed"])
+    assert regex.dataset["question"][0].startswith(gpqa.ANSWER_FORMATS["answer_line"])
+    assert regex.parser.parse_answer("Answer: C") == "C"
+    assert exact.parser.parse_answer("Answer: C") == ""
+    with pytest.raises(ConfigError, match="judge-graded GPQA is not offered"):
+        gpqa.load_environment(source="sample", verifier="judge")
+    with pytest.raises(ConfigError, match="disagree"):
+        gpqa.load_environment(source="sample", verifier="exact-match", answer_format="answer_line")
+
+
+def test_instruction_prompt_and_system_prompt():
+    env = gpqa.load_environment(
+        source="sample", instruction_prompt="Pick one.", system_prompt="Be brief."
+    )
+    assert env.dataset["question"][0].startswith("Pick one.\n\nQuestion: ")
+    assert env.system_prompt == "Be brief."
+
+
+def test_unknown_argument_is_a_clear_error():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'subset'"):
+        gpqa.load_environment(source="sample", subset="main")
+    with pytest.raises(ConfigError, match="does not take 'subset'.*diamond"):
+        vf.load_environment("gpqa", source="sample", subset="main")
