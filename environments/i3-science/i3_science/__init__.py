@@ -8,6 +8,7 @@ rules do not accept. See README.md for the exact reward.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +126,8 @@ def load_environment(
             power of ten (integers are compared exactly).
         judge_model: enable the LLM-judge fallback with this model (default None: off).
         judge_base_url: the judge's OpenAI-compatible endpoint (default: ``OPENAI_BASE_URL``).
-        judge_api_key_var: environment variable holding the judge's API key (must be set).
+        judge_api_key_var: environment variable holding the judge's API key (must be set when
+            given; None: the key "EMPTY", as upstream, for a local judge without one).
         judge_sampling_args: sampling arguments for judge requests.
         judge_timeout / judge_max_concurrent: per-request timeout (s) and requests in flight.
     """
@@ -194,14 +196,28 @@ def judge_parts(
         if base_url is not None or api_key_var is not None:
             raise vf.ConfigError("judge_base_url / judge_api_key_var need judge_model")
         return {}
+    endpoint: dict[str, Any]
+    if api_key_var is None:
+        # Upstream's meaning: no key variable means the key "EMPTY" (a local judge such as
+        # vLLM needs none), never OPENAI_API_KEY picked up from the environment.
+        endpoint = {"judge_client": _keyless_client(base_url)}
+    else:
+        endpoint = {"judge_base_url": base_url, "judge_api_key_var": api_key_var}
     judge = vf.JudgeRubric(
         parser=parser,
         judge_model=model,
-        judge_base_url=base_url,  # None: OPENAI_BASE_URL, read when the judge is first asked
-        judge_api_key_var=api_key_var,  # None: OPENAI_API_KEY; else it must be set now
+        **endpoint,
         judge_sampling_args=sampling_args,
         judge_prompt=prompt,
         judge_timeout=timeout,
         judge_max_concurrent=max_concurrent,
     )
     return {"judge": judge}
+
+
+def _keyless_client(base_url: str | None) -> Any:
+    """An OpenAI client for ``base_url`` (else ``OPENAI_BASE_URL``, else OpenAI) with key "EMPTY"."""
+    import openai
+
+    url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+    return openai.AsyncOpenAI(base_url=url, api_key="EMPTY")

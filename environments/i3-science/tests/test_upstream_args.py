@@ -1,0 +1,112 @@
+"""i3-science takes upstream's load_environment arguments (prime-environments i3_science,
+2025-12)
+with upstream's meaning and defaults (one deliberate exception, difficulty_key); each one changes what is loaded or how it is judged."""
+
+import inspect
+import json
+from pathlib import Path
+
+import pytest
+from i3_science import load_environment
+
+import verifiers as vf
+
+# name -> upstream default
+UPSTREAM = {
+    "dataset_name": "PrimeIntellect/INTELLECT-3-RL",
+    "dataset_subset": "science",
+    "dataset_split": "train",
+    "dataset_shuffle": False,
+    "min_avg_reward": 0.0,
+    "max_avg_reward": 1.0,
+    "judge_model": None,
+    "judge_base_url": None,
+    "judge_sampling_args": {},
+    "judge_api_key_var": None,
+}
+
+
+def problems(env: vf.Environment) -> list[str]:
+    return [q.split("\n\n", 1)[1] for q in env.dataset["question"]]
+
+
+def test_every_upstream_argument_has_upstream_default():
+    params = inspect.signature(load_environment).parameters
+    ours = {k: params[k].default for k in UPSTREAM}
+    ours["judge_sampling_args"] = ours["judge_sampling_args"] or {}  # None means {}
+    assert ours == UPSTREAM
+    env = load_environment(source="sample", **UPSTREAM)
+    assert len(env.dataset) == 16  # the defaults filter nothing
+    # upstream's default key names a column the science config lacks (every row read as 0);
+    # ours names the real one, and a window on a missing column is an error
+    assert params["difficulty_key"].default == "avg@16_qwen3_4b_instruct_2507"
+
+
+def test_pass_rate_window_and_difficulty_key_change_the_rows():
+    all_rows = problems(load_environment(source="sample"))
+    hard = problems(load_environment(source="sample", min_avg_reward=0.0, max_avg_reward=0.5))
+    assert 0 < len(hard) < len(all_rows) and set(hard) < set(all_rows)
+    easy = problems(load_environment(source="sample", min_avg_reward=0.9))
+    assert easy and not set(easy) & set(hard)
+    with pytest.raises(vf.ConfigError, match="avg@8_qwen3_4b_instruct_2507"):
+        load_environment(
+            source="sample", difficulty_key="avg@8_qwen3_4b_instruct_2507", max_avg_reward=0.5
+        )
+
+
+def test_dataset_shuffle_reorders_with_upstream_seed():
+    plain = problems(load_environment(source="sample"))
+    shuffled = problems(load_environment(source="sample", dataset_shuffle=True))
+    assert shuffled != plain and sorted(shuffled) == sorted(plain)
+    assert problems(load_environment(source="sample", dataset_shuffle=True, seed=42)) == shuffled
+
+
+@pytest.fixture
+def local_hub(tmp_path: Path, monkeypatch) -> Path:
+    """A dataset folder with two configs and two splits, loaded by `datasets` like a hub repo."""
+    for config in ("science", "other"):
+        for split in ("train", "test"):
+            (tmp_path / config).mkdir(exist_ok=True)
+            row = {"question": f"{config}-{split} problem", "answer": "1"}
+            (tmp_path / config / f"{split}.jsonl").write_text(json.dumps(row) + "\n")
+    configs = "".join(
+        f"- config_name: {c}\n  data_files:\n"
+        f"  - split: train\n    path: {c}/train.jsonl\n"
+        f"  - split: test\n    path: {c}/test.jsonl\n"
+        for c in ("science", "other")
+    )
+    (tmp_path / "README.md").write_text(f"---\nconfigs:\n{configs}---\n")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / ".cache"))
+    return tmp_path
+
+
+def test_dataset_name_subset_split_pick_the_rows(local_hub):
+    def load(**kw):
+        env = load_environment(source="hub", dataset_name=str(local_hub), difficulty_key=None, **kw)
+        return problems(env)
+
+    assert load() == ["science-train problem"]
+    assert load(dataset_subset="other", dataset_split="test") == ["other-test problem"]
+
+
+def test_judge_without_key_variable_sends_empty_like_upstream(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-the-judge")
+    env = load_environment(
+        source="sample",
+        judge_model="j",
+        judge_base_url="http://127.0.0.1:9/v1",
+        judge_sampling_args={"temperature": 0.3},
+    )
+    judge = env.rubric.judge_rubric
+    assert judge.judge_client.api_key == "EMPTY"
+    assert str(judge.judge_client.base_url).startswith("http://127.0.0.1:9/v1")
+    assert judge.judge_sampling_args == {"temperature": 0.3}
+    monkeypatch.setenv("I3_JUDGE_KEY", "sk-judge")
+    named = load_environment(source="sample", judge_model="j", judge_api_key_var="I3_JUDGE_KEY")
+    assert named.rubric.judge_rubric.judge_client.api_key == "sk-judge"
+
+
+def test_unknown_argument_is_refused_naming_the_accepted_ones():
+    with pytest.raises(vf.ConfigError, match=r"does not take 'diamond'.*dataset_shuffle"):
+        vf.load_environment("i3-science", source="sample", diamond=False)
