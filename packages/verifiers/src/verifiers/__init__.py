@@ -40,6 +40,7 @@ from verifiers.envs import (
     TextArenaEnv,
     ToolEnv,
 )
+from verifiers.envs.mixture import Mixture, PoolSpec, load_mixture
 from verifiers.errors import (
     ConfigError,
     EmptyModelResponseError,
@@ -160,6 +161,7 @@ __all__ = [
     "Message",
     "Messages",
     "MissingKeyError",
+    "Mixture",
     "ModelConnectionError",
     "ModelError",
     "ModelResponse",
@@ -171,6 +173,7 @@ __all__ = [
     "OverlongPromptError",
     "Parser",
     "PassRateFilter",
+    "PoolSpec",
     "ProcessedOutputs",
     "PythonEnv",
     "ReasoningGymEnv",
@@ -222,6 +225,7 @@ __all__ = [
     "load_dataset_source",
     "load_environment",
     "load_example_dataset",
+    "load_mixture",
     "load_source_rows",
     "log_level",
     "metric",

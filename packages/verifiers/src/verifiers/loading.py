@@ -149,10 +149,15 @@ def load_environment(env_id: str, **env_args: Any) -> Any:
     """Import the environment `env_id` and call its `load_environment(**env_args)`.
 
     An `owner/name[@version]` id that is not installed (or installed at another version) is
-    first installed from the hub with the `prime` CLI, unless VF_HUB_INSTALL=0.
+    first installed from the hub with the `prime` CLI, unless VF_HUB_INSTALL=0. A path ending
+    in `.toml` is a mixture config, loaded with `vf.load_mixture`.
     """
     from verifiers.envs.environment import Environment
 
+    if env_id.endswith(".toml"):  # a mixture config (docs/training.md, "Mixtures")
+        from verifiers.envs.mixture import load_mixture
+
+        return load_mixture(env_id, **env_args)
     loader = _find_loader(env_id)
     try:
         sig = inspect.signature(loader)
