@@ -26,7 +26,10 @@ __all__ = [
 ]
 
 HUB_ID = "TIGER-Lab/MMLU-Pro"
-SAMPLE = Path(__file__).parent / "data" / "sample.jsonl"
+DATA_DIR = Path(__file__).parent / "data"
+#: dataset_split -> the bundled sample standing in for it (so the split visibly selects rows).
+SAMPLES = {"test": DATA_DIR / "sample.jsonl", "validation": DATA_DIR / "sample_validation.jsonl"}
+SAMPLE = SAMPLES["test"]
 LETTERS = "ABCDEFGHIJ"
 #: The subjects of MMLU-Pro (the dataset's ``category`` values).
 CATEGORIES = (
@@ -142,6 +145,7 @@ def _build_rows(
                 "answer": answer,
                 "info": {
                     "question_id": None if qid is None else str(qid),
+                    "id": None if qid is None else str(qid),  # upstream's name for it
                     "category": category,
                     "src": row.get("src"),
                     "num_options": len(options),
@@ -152,46 +156,61 @@ def _build_rows(
     return rows
 
 
-def _load_raw(source: Any, split: str) -> tuple[list[dict[str, Any]], str]:
+def _load_raw(
+    source: Any, name: str, subset: str | None, split: str
+) -> tuple[list[dict[str, Any]], str]:
     # Rows as dicts (a list source as given), so _build_rows reports a bad row by row.
     return vf.load_source_rows(
-        HUB_ID,
+        name,
         source=source,
-        sample=SAMPLE,
+        sample=SAMPLES[split],
         split=split,
+        config=subset,
         required_columns=["question", "options", "answer", "category"],
     )
 
 
 def load_environment(
+    dataset_name: str = HUB_ID,
+    dataset_subset: str | None = "default",
+    dataset_split: str = "test",
+    system_prompt: str | None = None,
     source: Any = "auto",
-    split: str = "test",
     category: str | list[str] | None = None,
     answer_format: str = "boxed",
-    system_prompt: str | None = None,
-    **kwargs: Any,
+    sampling_args: dict[str, Any] | None = None,
 ) -> vf.Environment:
     """MMLU-Pro as a single-turn environment.
 
+    No ``**kwargs``: an argument this function does not name is a TypeError (and a ConfigError
+    listing the accepted ones through ``vf.load_environment``), never silently stored.
+
     Args:
+        dataset_name: the hub dataset read by source "auto"/"hub" (upstream's argument).
+        dataset_subset: its config ("default", upstream's default).
+        dataset_split: "test" (about 12,000 questions) or "validation" (70); with the bundled
+            sample it picks that split's sample file.
         source: "auto" (the real dataset when reachable, else the bundled sample, with a
             warning), "hub" (``TIGER-Lab/MMLU-Pro`` or an error), "sample", a local file /
             folder, a list of row dicts or a ``datasets.Dataset`` in the real dataset's columns.
-        split: the hub split, "test" (about 12,000 questions) or "validation" (70).
         category: keep only these subjects (a name or a list, case-insensitive; see
             ``CATEGORIES``); None keeps all.
         answer_format: "boxed" (the letter in ``\\boxed{}``; the INTELLECT-3 prompt) or
             "answer_is" (a final "The answer is (X)", as MMLU-Pro's own evaluation asks).
         system_prompt: an optional system message (none by default).
-        **kwargs: passed to ``vf.SingleTurnEnv`` (e.g. ``sampling_args``).
+        sampling_args: default sampling arguments of the environment.
     """
+    if dataset_split not in SAMPLES:
+        raise ConfigError(
+            f"dataset_split must be one of {', '.join(map(repr, SAMPLES))}; got {dataset_split!r}"
+        )
     if answer_format not in ANSWER_FORMATS:
         raise ConfigError(
             f"answer_format must be one of {', '.join(map(repr, ANSWER_FORMATS))}; "
             f"got {answer_format!r}"
         )
     categories = _parse_categories(category)
-    raw, what = _load_raw(source, split)
+    raw, what = _load_raw(source, dataset_name, dataset_subset, dataset_split)
     rows = _build_rows(raw, categories, ANSWER_FORMATS[answer_format], what)
     if not rows:
         chosen = f" in category {', '.join(sorted(categories))}" if categories else ""
@@ -220,5 +239,5 @@ def load_environment(
         system_prompt=system_prompt,
         parser=parser,
         rubric=rubric,
-        **kwargs,
+        sampling_args=sampling_args,
     )

@@ -236,3 +236,48 @@ def test_vf_eval_against_scripted_model(tmp_path):
         "history": {(0.0, 0.0)},
         "chemistry": {(0.0, 0.0)},
     }
+
+
+# -- upstream's load_environment arguments ----------------------------------------------------
+def question_ids(env):
+    return [i["id"] for i in env.dataset["info"]]
+
+
+def sample_ids(split):
+    lines = mmlu_pro.SAMPLES[split].read_text().splitlines()
+    return [str(json.loads(line)["question_id"]) for line in lines]
+
+
+def test_dataset_split_selects_the_sample():
+    test = question_ids(mmlu_pro.load_environment(source="sample"))
+    val = question_ids(mmlu_pro.load_environment(source="sample", dataset_split="validation"))
+    assert [str(i) for i in test] == sample_ids("test")
+    assert [str(i) for i in val] == sample_ids("validation")
+    assert not set(test) & set(val)
+    with pytest.raises(ConfigError, match="dataset_split must be one of 'test', 'validation'"):
+        mmlu_pro.load_environment(source="sample", dataset_split="train")
+
+
+def test_dataset_name_subset_split_reach_the_real_loader(tmp_path, monkeypatch):
+    """Upstream's three dataset arguments go to `datasets.load_dataset(name, subset, split)`:
+    a local folder stands in for the hub repository (offline mode skips the reachability
+    probe)."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    repo = tmp_path / "mmlu-pro-copy"
+    repo.mkdir()
+    for split, path in mmlu_pro.SAMPLES.items():
+        (repo / f"{split}.jsonl").write_text(path.read_text())
+    for split in mmlu_pro.SAMPLES:
+        env = mmlu_pro.load_environment(
+            dataset_name=str(repo), dataset_subset="default", dataset_split=split, source="hub"
+        )
+        assert [str(i) for i in question_ids(env)] == sample_ids(split)
+
+
+def test_unknown_argument_is_a_clear_error():
+    import verifiers as vf
+
+    with pytest.raises(TypeError, match="unexpected keyword argument 'split'"):
+        mmlu_pro.load_environment(source="sample", split="validation")
+    with pytest.raises(ConfigError, match="does not take 'split'.*dataset_split"):
+        vf.load_environment("mmlu-pro", source="sample", split="validation")
