@@ -15,7 +15,14 @@ from typing import Any, NamedTuple
 import verifiers as vf
 from verifiers.errors import ConfigError
 
-__all__ = ["INSTRUCTION", "YEARS", "load_environment", "normalize_answer"]
+__all__ = [
+    "INSTRUCTION",
+    "YEARS",
+    "load_aime2024",
+    "load_aime2025",
+    "load_environment",
+    "normalize_answer",
+]
 
 logger = logging.getLogger("aime")
 
@@ -111,7 +118,9 @@ def _load_year(year: int, source: Any) -> tuple[list[dict[str, Any]], str]:
     return list(ds), f"dataset {source}" if isinstance(source, str | Path) else "dataset"
 
 
-def _build_rows(raw: list[dict[str, Any]], year: int, what: str) -> list[dict[str, Any]]:
+def _build_rows(
+    raw: list[dict[str, Any]], year: int, what: str, pre: str, post: str
+) -> list[dict[str, Any]]:
     rows = []
     for i, row in enumerate(raw):
         question = next((row[c] for c in _QUESTION_COLUMNS if row.get(c) is not None), None)
@@ -134,7 +143,7 @@ def _build_rows(raw: list[dict[str, Any]], year: int, what: str) -> list[dict[st
         }
         rows.append(
             {
-                "question": question.strip() + "\n" + INSTRUCTION,
+                "question": pre + question.strip() + post,
                 "answer": answer,
                 "info": info,
                 "task": "aime",
@@ -149,9 +158,16 @@ def load_environment(
     system_prompt: str | None = None,
     math_verify_timeout: float = 5.0,
     max_workers: int | None = None,
-    **kwargs: Any,
+    instruction_prompt_pre: str = "",
+    instruction_prompt_post: str = "\n" + INSTRUCTION,
+    sampling_args: dict[str, Any] | None = None,
 ) -> vf.Environment:
     """The AIME benchmark as a single-turn environment.
+
+    No ``**kwargs``: an argument this function does not name is a TypeError (and a ConfigError
+    listing the accepted ones through ``vf.load_environment``), never silently stored. The
+    upstream ids ``aime2024`` / ``aime2025`` are entry points of this package
+    (`load_aime2024`, `load_aime2025`).
 
     Args:
         year: 2024, 2025, "both" (2024 then 2025), or a list of years.
@@ -162,8 +178,17 @@ def load_environment(
         system_prompt: an optional system message (the published evaluation uses none).
         math_verify_timeout: math-verify's per-operation time limit, in seconds.
         max_workers: size of the grading process pool (default: the SDK's choice).
-        **kwargs: passed to ``vf.SingleTurnEnv`` (e.g. ``sampling_args``).
+        instruction_prompt_pre / instruction_prompt_post: text put before / after the problem
+            (the later upstream's names; the defaults give the INTELLECT-3 prompt, problem +
+            newline + instruction).
+        sampling_args: default sampling arguments of the environment.
     """
+    for name, text in (
+        ("instruction_prompt_pre", instruction_prompt_pre),
+        ("instruction_prompt_post", instruction_prompt_post),
+    ):
+        if not isinstance(text, str):
+            raise ConfigError(f"{name} must be a string, got {text!r}")
     years = _parse_years(year)
     custom = source not in ("auto", "hub", "sample")
     if custom and len(years) > 1:
@@ -174,7 +199,7 @@ def load_environment(
     rows: list[dict[str, Any]] = []
     for y in years:
         raw, what = _load_year(y, source)
-        rows.extend(_build_rows(raw, y, what))
+        rows.extend(_build_rows(raw, y, what, instruction_prompt_pre, instruction_prompt_post))
     if not rows:
         raise ConfigError("the AIME dataset has no rows")
 
@@ -186,5 +211,42 @@ def load_environment(
         system_prompt=system_prompt,
         parser=rubric.parser,
         rubric=rubric,
-        **kwargs,
+        sampling_args=sampling_args,
+    )
+
+
+def load_aime2024(
+    system_prompt: str | None = None,
+    source: Any = "auto",
+    math_verify_timeout: float = 5.0,
+    max_workers: int | None = None,
+    sampling_args: dict[str, Any] | None = None,
+) -> vf.Environment:
+    """Upstream's ``aime2024`` environment id: `load_environment` with ``year=2024`` (upstream
+    takes only ``system_prompt``; the rest are ours)."""
+    return load_environment(
+        year=2024,
+        source=source,
+        system_prompt=system_prompt,
+        math_verify_timeout=math_verify_timeout,
+        max_workers=max_workers,
+        sampling_args=sampling_args,
+    )
+
+
+def load_aime2025(
+    system_prompt: str | None = None,
+    source: Any = "auto",
+    math_verify_timeout: float = 5.0,
+    max_workers: int | None = None,
+    sampling_args: dict[str, Any] | None = None,
+) -> vf.Environment:
+    """Upstream's ``aime2025`` environment id: `load_environment` with ``year=2025``."""
+    return load_environment(
+        year=2025,
+        source=source,
+        system_prompt=system_prompt,
+        math_verify_timeout=math_verify_timeout,
+        max_workers=max_workers,
+        sampling_args=sampling_args,
     )

@@ -187,3 +187,41 @@ def test_vf_eval_against_scripted_model(tmp_path):
         "35": {0.0},
     }
     assert meta["num_rollouts"] == 16
+
+
+# -- upstream's environment ids and arguments -------------------------------------------------
+def sample_questions(year):
+    lines = (aime.DATA_DIR / f"sample_{year}.jsonl").read_text().splitlines()
+    return [(json.loads(line).get("problem") or json.loads(line)["question"]) for line in lines]
+
+
+@pytest.mark.parametrize("year", [2024, 2025])
+def test_upstream_ids_load_their_year(year):
+    import verifiers as vf
+
+    env = vf.load_environment(f"aime{year}", source="sample", system_prompt="Be careful.")
+    assert [i["year"] for i in env.dataset["info"]] == [year] * len(env.dataset)
+    firsts = [q.split("\n")[0] for q in env.dataset["question"]]
+    assert firsts == [q.strip().split("\n")[0] for q in sample_questions(year)]
+    assert env.system_prompt == "Be careful."
+    with pytest.raises(ConfigError, match="does not take 'year'.*system_prompt"):
+        vf.load_environment(f"aime{year}", source="sample", year=2024)
+
+
+def test_instruction_prompt_pre_and_post():
+    env = aime.load_environment(
+        year=2024, source="sample", instruction_prompt_pre="PRE ", instruction_prompt_post=" POST"
+    )
+    q = env.dataset["question"][0]
+    assert q.startswith("PRE ") and q.endswith(" POST") and aime.INSTRUCTION not in q
+    default = aime.load_environment(year=2024, source="sample").dataset["question"][0]
+    assert default.endswith("\n" + aime.INSTRUCTION)
+
+
+def test_unknown_argument_is_a_clear_error():
+    import verifiers as vf
+
+    with pytest.raises(TypeError, match="unexpected keyword argument 'dataset_split'"):
+        aime.load_environment(source="sample", dataset_split="test")
+    with pytest.raises(ConfigError, match="does not take 'dataset_split'.*year"):
+        vf.load_environment("aime", source="sample", dataset_split="test")
