@@ -22,7 +22,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from verifiers.cli.eval_config import load_eval_config
+from verifiers.cli.eval_config import load_eval_config, mixture_name
 from verifiers.cli.eval_display import make_progress, print_errors, print_example, print_summary
 from verifiers.cli.eval_options import build_parser
 from verifiers.cli.eval_settings import (
@@ -85,6 +85,12 @@ def _setup_logging(args: argparse.Namespace) -> None:
 
 def eval_raws(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[dict[str, Any]]:
     """The evaluations to run, as upstream's config fields: the command line, or a config file."""
+    mixture = mixture_name(Path(args.env)) if args.env.endswith(".toml") else None
+    if mixture is not None:  # a mixture file is one environment; the command line applies
+        raw = raw_from_args(args)
+        raw["env_id"] = str(Path(args.env).resolve())
+        raw["name"] = raw.get("name") or mixture
+        return [raw]
     if not args.env.endswith(".toml"):
         return [raw_from_args(args)]
     try:

@@ -43,8 +43,6 @@ def load_eval_config(path: Path) -> list[dict[str, Any]]:
         raise ConfigError(f"TOML config file not found: {path}") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path} is not valid TOML: {e}") from None
-    if "mixture" in data:  # a mixture config: one evaluation of the whole mix
-        return [_mixture_eval(path, data)]
     evals, ablations = data.get("eval", []), data.get("ablation", [])
     for key, value in (("eval", evals), ("ablation", ablations)):
         if not isinstance(value, list):
@@ -76,23 +74,18 @@ def load_eval_config(path: Path) -> list[dict[str, Any]]:
     return configs
 
 
-def _mixture_eval(path: Path, data: dict[str, Any]) -> dict[str, Any]:
-    """`vf-eval mix.toml` for a `[mixture]` file: the mixture is the environment (loaded by
-    `vf.load_environment(<the file>)`); top-level keys are the eval's fields, as above."""
-    defaults = {k: v for k, v in data.items() if k != "mixture"}
-    for key in ("eval", "ablation", "env_id", "id", "args", "env_args"):
-        if key in defaults:
-            raise ConfigError(f"{path}: a [mixture] file sets no {key}; the mixture is the eval")
-    _check_fields(defaults, FIELDS, f"{path}: top level")
-    config = _env_args(_normalize(defaults, "top level"), "top level")
-    mixture = data["mixture"]
-    name = mixture.get("name") if isinstance(mixture, Mapping) else None
-    config.setdefault("name", name or path.stem)
-    config["env_id"] = str(path.resolve())
-    ep = config.get("endpoints_path")
-    if isinstance(ep, str) and not Path(ep).is_absolute():
-        config["endpoints_path"] = str((path.parent / ep).resolve())
-    return config
+def mixture_name(path: Path) -> str | None:
+    """The name of the mixture a `[mixture]` file describes (its `name`, else the file's stem),
+    or None for any other file. `vf-eval mix.toml` runs such a file as one environment."""
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return None  # load_eval_config reports it
+    mixture = data.get("mixture")
+    if not isinstance(mixture, Mapping):
+        return None
+    name = mixture.get("name")
+    return name if isinstance(name, str) and name else path.stem
 
 
 def _table(value: Any, section: str) -> dict[str, Any]:
