@@ -10,9 +10,11 @@ infra error (masked, reward NaN), never a 0.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
+import os
 import re
 from decimal import Decimal, localcontext
 from pathlib import Path
@@ -241,6 +243,8 @@ def load_environment(
     dataset_name: str = DATASET,
     dataset_subset: str = "code",
     dataset_split: str = "train",
+    dataset_shuffle: bool = False,
+    dataset_num_proc: int = 1,
     difficulty_key: str | None = DIFFICULTY_KEY,
     min_solve_rate: float = 0.0,
     max_solve_rate: float = 1.0,
@@ -258,11 +262,12 @@ def load_environment(
     int_accepts_float: bool = False,
     pass_rate_weight: float = 0.0,
     sandbox_retries: int = 2,
-    pool_size: int = 8,
+    docker_image: str | None = None,
+    pool_size: int = 10,
+    timeout_minutes: float = 360.0,
     memory_mb: int = 1024,
     runtime_packages: list[str] | tuple[str, ...] = (),
     provider: Any = None,
-    **kwargs: Any,
 ) -> vf.Environment:
     """Build the i3-code environment.
 
@@ -270,6 +275,8 @@ def load_environment(
         source: "auto" (the hub dataset when reachable, else the bundled sample), "hub",
             "sample", a local .jsonl/.parquet path or save_to_disk folder, or a list of rows.
         dataset_name / dataset_subset / dataset_split: the hub dataset, config and split.
+        dataset_shuffle: shuffle the rows (after filtering and processing) with ``seed``.
+        dataset_num_proc: processes that decode and check the rows (1: this process).
         difficulty_key: column with the proxy model's solve rate (None: no filter).
         min_solve_rate / max_solve_rate: keep rows with min <= rate <= max (inclusive).
         keep_unrated: with a narrower range, keep rows whose rate is empty (default: drop).
@@ -277,7 +284,7 @@ def load_environment(
         num_examples: keep at most this many rows after filtering (-1: all).
         max_num_tests: grade on at most this many tests per problem, chosen deterministically
             from (seed, question text) (None or 0: all tests).
-        seed: seed of the test subsample.
+        seed: seed of the test subsample and of ``dataset_shuffle``.
         timeout_per_test: wall-clock seconds per test (really applied; the whole process tree
             is killed at the deadline).
         stop_after_timeout: once a test times out, fail the remaining tests without running
@@ -292,7 +299,11 @@ def load_environment(
             for every problem (a problem may say so itself in `info["comparison"]`).
         pass_rate_weight: weight of the fraction of tests passed (0: a metric only).
         sandbox_retries: replacements of a failing sandbox before the rollout is an infra error.
+        docker_image: the image tests run in, for a provider that runs images (its
+            ``supports_images``); None: ``I3_CODE_DOCKER_IMAGE`` on such a provider, else the
+            local runtime (``runtime_packages``). An image on a local provider is an error.
         pool_size: warm sandboxes kept ready.
+        timeout_minutes: lifetime of one sandbox (the provider kills it after this long).
         memory_mb: memory limit of one sandbox (the cgroup counts the tmpfs workspace too).
         runtime_packages: extra PyPI packages for the sandbox's Python (e.g. ["numpy"]),
             installed once into a cached read-only runtime, never per rollout.
@@ -320,20 +331,35 @@ def load_environment(
         ds = ds.select(range(min(num_examples, len(ds))))
     if len(ds) == 0:
         raise vf.ConfigError("no i3-code rows left after skip_first and the difficulty filter")
-    rows = [
-        process_row(row, i, max_num_tests, seed, timeout_per_test, instruction_prompt)
-        for i, row in enumerate(ds.select_columns(["question", "info"]))
-    ]
+    if dataset_num_proc < 1:
+        raise vf.ConfigError(f"dataset_num_proc must be at least 1, got {dataset_num_proc}")
+    if timeout_minutes <= 0:
+        raise vf.ConfigError(f"timeout_minutes must be positive, got {timeout_minutes}")
+    image = _sandbox_image(docker_image, provider)
+    rows = _process_rows(
+        list(ds.select_columns(["question", "info"])),
+        dataset_num_proc,
+        functools.partial(
+            process_row,
+            max_num_tests=max_num_tests,
+            seed=seed,
+            timeout=timeout_per_test,
+            instruction=instruction_prompt,
+        ),
+    )
     from datasets import Dataset
 
     dataset = Dataset.from_list(rows)
+    if dataset_shuffle:
+        dataset = dataset.shuffle(seed=seed)
     spec = SandboxSpec(
         runtime=RuntimeSpec(packages=tuple(runtime_packages)),
+        image=image,
         cpu=1.0,
         memory=memory_mb * MiB,
         pids=64,
         disk=64 * MiB,
-        lifetime=3600,
+        lifetime=timeout_minutes * 60,
     )
     return I3CodeEnv(
         dataset=dataset,
@@ -350,5 +376,29 @@ def load_environment(
         spec=spec,
         pool_size=pool_size,
         rubric=vf.Rubric(funcs=[num_test_cases], weights=[0.0]),
-        **kwargs,
     )
+
+
+def _process_rows(rows: list[dict[str, Any]], num_proc: int, fn: Any) -> list[dict[str, Any]]:
+    """`fn(row, index)` over the rows, in ``num_proc`` worker processes when more than one."""
+    if num_proc == 1 or len(rows) < 2:
+        return [fn(row, i) for i, row in enumerate(rows)]
+    from concurrent.futures import ProcessPoolExecutor
+
+    chunk = max(1, len(rows) // (num_proc * 4))
+    with ProcessPoolExecutor(num_proc) as pool:
+        return list(pool.map(fn, rows, range(len(rows)), chunksize=chunk))
+
+
+def _sandbox_image(docker_image: str | None, provider: Any) -> str | None:
+    """The image for the sandbox spec: only a provider that runs images gets one."""
+    runs_images = bool(getattr(provider, "supports_images", False))
+    if docker_image is None:
+        return os.environ.get("I3_CODE_DOCKER_IMAGE") if runs_images else None
+    if not runs_images:
+        raise vf.ConfigError(
+            f"docker_image={docker_image!r} needs a provider that runs images "
+            "(supports_images); the local sandbox runs the local Python runtime, extended "
+            "with runtime_packages (upstream's default image adds numpy and pandas)"
+        )
+    return docker_image
