@@ -282,6 +282,41 @@ def _as_date(value: Any, what: str) -> date | None:
         raise vf.ConfigError(f"{what}: {value!r} is not an ISO date (YYYY-MM-DD)") from None
 
 
+def _window_date(value: Any, what: str) -> date | None:
+    """A start/end date argument: ISO (``2024-08-01``) or upstream's ``M/D/YYYY``
+    (``8/1/2024``)."""
+    if isinstance(value, str) and "/" in value:
+        try:
+            return datetime.strptime(value.strip(), "%m/%d/%Y").date()
+        except ValueError:
+            raise vf.ConfigError(
+                f"{what}: {value!r} is not a date (YYYY-MM-DD or upstream's M/D/YYYY)"
+            ) from None
+    return _as_date(value, what)
+
+
+#: upstream's ``version`` values: cumulative, ``vN`` = every release up to N (our
+#: ``release_vN``; our own ``vN`` is release N alone).
+UPSTREAM_VERSIONS = tuple(RELEASES)
+
+
+def resolve_release(version: str | None, release_version: str | None) -> str:
+    """The release selection from upstream's ``version`` and/or our ``release_version``."""
+    if release_version is not None:
+        if version not in (None, "v6"):
+            raise vf.ConfigError(
+                f"pass version={version!r} (upstream's cumulative name) or "
+                f"release_version={release_version!r}, not both"
+            )
+        return release_version
+    if version not in UPSTREAM_VERSIONS:
+        raise vf.ConfigError(
+            f"version must be one of {', '.join(UPSTREAM_VERSIONS)} (cumulative, as upstream), "
+            f"got {version!r}; release_version selects single releases or ranges"
+        )
+    return f"release_{version}"
+
+
 def release_files(release_version: str) -> list[str]:
     """`release_vN`: every file up to N (cumulative); `vN`: only release N's file;
     `vN_vM`: releases N..M."""
@@ -305,7 +340,7 @@ def _versions(release_version: str) -> set[str]:
     return {v for v, f in RELEASES.items() if f in files}
 
 
-def _load_rows(source: Any, release_version: str) -> tuple[Any, bool]:
+def _load_rows(source: Any, release_version: str, dataset_name: str) -> tuple[Any, bool]:
     """(dataset, whether rows carry a `version` column). The hub's jsonl files are read
     directly (the dataset's loading script is not supported by current `datasets`), each row
     tagged with the release it belongs to."""
@@ -319,15 +354,17 @@ def _load_rows(source: Any, release_version: str) -> tuple[Any, bool]:
                     continue
                 try:
                     part = datasets.load_dataset(
-                        "json", data_files=f"hf://datasets/{DATASET}/{name}", split="train"
+                        "json", data_files=f"hf://datasets/{dataset_name}/{name}", split="train"
                     )
                 except Exception as e:
-                    raise vf.ConfigError(f"could not load {DATASET}/{name}: {e}") from e
+                    raise vf.ConfigError(f"could not load {dataset_name}/{name}: {e}") from e
                 parts.append(part.add_column("version", [version] * len(part)))
             return datasets.concatenate_datasets(parts), True
         if source == "hub":
-            raise vf.ConfigError(f"could not load {DATASET}: the Hugging Face hub is unreachable")
-        logger.warning("using the bundled sample of %s: the hub is unreachable", DATASET)
+            raise vf.ConfigError(
+                f"could not load {dataset_name}: the Hugging Face hub is unreachable"
+            )
+        logger.warning("using the bundled sample of %s: the hub is unreachable", dataset_name)
         source = "sample"
     ds = vf.load_dataset_source(None, source=source, sample=SAMPLE, required_columns=COLUMNS)
     return ds, "version" in ds.column_names
@@ -436,36 +473,48 @@ def num_test_cases(info: dict[str, Any]) -> float:
 
 
 def load_environment(
-    source: Any = "auto",
-    release_version: str = "release_v6",
+    dataset_name: str = DATASET,
+    version: str | None = "v6",
+    difficulty: str | list[str] | None = None,
     start_date: str | None = "2024-08-01",
     end_date: str | None = "2025-05-01",
-    difficulty: str | list[str] | None = None,
+    system_prompt: str | None = SYSTEM_PROMPT,
+    timeout_per_test: float = 6.0,
+    max_retries: int = 5,
+    pool_size: int = 10,
+    source: Any = "auto",
+    release_version: str | None = None,
     platform: str | list[str] | None = None,
     num_examples: int = -1,
     max_num_tests: int | None = None,
     seed: int = 42,
-    timeout_per_test: float = 6.0,
     stop_after_timeout: bool = True,
     float_tol: float = 1e-6,
     int_accepts_float: bool = False,
-    system_prompt: str | None = SYSTEM_PROMPT,
-    sandbox_retries: int = 2,
-    pool_size: int = 8,
+    sandbox_retries: int | None = None,
     memory_mb: int = 1024,
     provider: Any = None,
-    **kwargs: Any,
+    sampling_args: dict[str, Any] | None = None,
 ) -> vf.Environment:
     """Build the LiveCodeBench code-generation environment.
 
+    No ``**kwargs``: an argument this function does not name is a TypeError (and a ConfigError
+    listing the accepted ones through ``vf.load_environment``), never silently stored. The
+    first nine arguments are upstream's, with its meanings and defaults.
+
     Args:
+        dataset_name: the hub dataset whose jsonl files source "auto"/"hub" reads.
+        version: upstream's release selection, cumulative: "vN" is every release up to N
+            (= release_version "release_vN"); "v6" by default.
         source: "auto" (the hub's jsonl files when reachable, else the bundled sample), "hub",
             "sample", a local .jsonl/.parquet path or save_to_disk folder, or a list of rows.
-        release_version: "release_v1".."release_v6" (cumulative, as the benchmark defines
-            them), "v1".."v6" (one release) or "vN_vM". Local rows are filtered by their
-            `version` column when they have one.
+        release_version: ours, overriding ``version``: "release_v1".."release_v6"
+            (cumulative, as the benchmark defines them), "v1".."v6" (one release) or "vN_vM".
+            Local rows are filtered by their `version` column when they have one.
         start_date / end_date: keep problems with start_date <= contest_date <= end_date
-            (ISO dates, inclusive; None: open).
+            (ISO dates or upstream's M/D/YYYY, inclusive; None: open).
+        max_retries: sandbox attempts per rollout (upstream's meaning: 5 attempts, i.e. up
+            to 4 replacements of a failing sandbox) before the rollout is an infra error.
         difficulty: keep only these difficulties ("easy", "medium", "hard").
         platform: keep only these platforms ("leetcode", "atcoder", "codeforces").
         num_examples: keep at most this many problems (-1: all).
@@ -479,15 +528,24 @@ def load_environment(
         int_accepts_float: accept a float equal to an expected integer (`5.0` for `5`), for
             every problem; a row may say so itself with `metadata.comparison`.
         system_prompt: the system message (None: none).
-        sandbox_retries: replacements of a failing sandbox before the rollout is an infra error.
-        pool_size: warm sandboxes kept ready.
+        sandbox_retries: ours, overriding ``max_retries``: replacements of a failing sandbox
+            (attempts - 1).
+        pool_size: warm sandboxes kept ready (upstream's default, 10).
         memory_mb: memory limit of one sandbox.
         provider: a `verifiers.sandbox` provider (default: bwrap, else the process tier).
+        sampling_args: default sampling arguments of the environment.
     """
-    ds, has_version = _load_rows(source, release_version)
+    release_version = resolve_release(version, release_version)
+    if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 1:
+        raise vf.ConfigError(f"max_retries must be an integer >= 1, got {max_retries!r}")
+    if sandbox_retries is None:
+        sandbox_retries = max_retries - 1
+    elif max_retries != 5:
+        raise vf.ConfigError("pass max_retries (attempts) or sandbox_retries, not both")
     wanted = _versions(release_version)
-    lo = _as_date(start_date, "start_date")
-    hi = _as_date(end_date, "end_date")
+    lo = _window_date(start_date, "start_date")
+    hi = _window_date(end_date, "end_date")
+    ds, has_version = _load_rows(source, release_version, dataset_name)
     difficulties = {difficulty} if isinstance(difficulty, str) else set(difficulty or ())
     platforms = {platform} if isinstance(platform, str) else set(platform or ())
     if not has_version:
@@ -532,5 +590,5 @@ def load_environment(
         spec=SandboxSpec(memory=memory_mb * MiB, pids=64, disk=64 * MiB, lifetime=3600),
         pool_size=pool_size,
         rubric=vf.Rubric(funcs=[num_test_cases], weights=[0.0]),
-        **kwargs,
+        sampling_args=sampling_args,
     )
