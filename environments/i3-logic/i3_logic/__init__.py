@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import random
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,8 @@ logger = logging.getLogger("i3_logic")
 
 HUB_ID = "PrimeIntellect/INTELLECT-3-RL"
 DIFFICULTY_KEY = "avg@16_qwen3_4b_instruct_2507"
+# Upstream drops these tasks from the loaded rows by default.
+TASKS_TO_SKIP: tuple[str, ...] = ("arc_agi", "arc_agi_2", "buggy_tables")
 SAMPLE = Path(__file__).parent / "data" / "sample.jsonl"
 
 
@@ -135,6 +138,7 @@ def load_rows(
     max_avg_reward: float = 1.0,
     invalid_rows: str = "error",
     keep_unrated: bool = False,
+    tasks_to_skip: Sequence[str] = TASKS_TO_SKIP,
 ) -> list[dict[str, Any]]:
     """Rows of the families this package verifies, validated; unknown tasks are skipped.
 
@@ -150,7 +154,7 @@ def load_rows(
     wanted = {f.name for f in _select(families)}
     pass_rate = vf.PassRateFilter(difficulty_key, min_avg_reward, max_avg_reward, keep_unrated)
     pass_rate.check_columns(dataset.column_names)
-    rows, skipped, invalid, filtered = [], Counter(), Counter(), 0
+    rows, skipped, invalid, filtered, unwanted = [], Counter(), Counter(), 0, set(tasks_to_skip)
     first_invalid = ""
     for i, row in enumerate(dataset):
         question = row.get("question")
@@ -158,6 +162,8 @@ def load_rows(
             raise vf.ConfigError(f"row {i}: 'question' must be non-empty text")
         info = row.get("info")
         task = _task_of(info, i)
+        if task in unwanted:
+            continue
         if task not in TASKS:
             skipped[task] += 1
             continue
@@ -216,17 +222,19 @@ def _task_of(info: Any, i: int) -> str:
 
 
 def load_environment(
+    source: Any = None,
+    dataset_name: str = HUB_ID,
+    dataset_subset: str | None = "logic",
+    dataset_split: str = "train",
+    dataset_shuffle: bool | None = None,
+    difficulty_key: str = DIFFICULTY_KEY,
+    min_avg_reward: float = 0.0,
+    max_avg_reward: float = 1.0,
+    tasks_to_skip: Sequence[str] = TASKS_TO_SKIP,
     families: list[str] | str | None = None,
     num_examples: int = 50,
     difficulty: int | str = 1,
     seed: int = 0,
-    shuffle: bool = True,
-    source: Any = None,
-    split: str = "train",
-    config: str | None = "logic",
-    difficulty_key: str = DIFFICULTY_KEY,
-    min_avg_reward: float = 0.0,
-    max_avg_reward: float = 1.0,
     keep_unrated: bool = False,
     invalid_rows: str = "error",
     system_prompt: str | None = None,
@@ -234,15 +242,18 @@ def load_environment(
     """Single-turn logic puzzles scored by per-family verifiers.
 
     Args:
+        source: None generates puzzles; "auto", "hub", "sample", a path, rows or a Dataset load
+            INTELLECT-3-RL-style rows (``question``, ``info``) via ``vf.load_dataset_source``.
+        dataset_name / dataset_subset / dataset_split: the hub dataset, config and split that
+            ``source="auto"``/``"hub"`` loads (upstream's names and defaults).
+        dataset_shuffle: shuffle the rows with ``seed``; None (default): loaded rows keep the
+            dataset's order (upstream's False), generated ones are interleaved across families.
+        difficulty_key, min_avg_reward, max_avg_reward: pass-rate filter for loaded rows.
+        tasks_to_skip: loaded rows of these tasks are dropped (upstream's default list).
         families: family names (list or comma-separated string); None = all of ``FAMILIES``.
         num_examples: generated puzzles per family (ignored when ``source`` is given).
         difficulty: 1/"easy", 2/"medium", 3/"hard", or "mixed" (generated puzzles only).
         seed: generator seed; the same seed gives the same puzzles.
-        shuffle: interleave the rows in a seeded random order (else grouped by family).
-        source: None generates puzzles; "auto", "hub", "sample", a path, rows or a Dataset load
-            INTELLECT-3-RL-style rows (``question``, ``info``) via ``vf.load_dataset_source``.
-        split, config: dataset split and config for ``source`` (hub default: ``logic``/``train``).
-        difficulty_key, min_avg_reward, max_avg_reward: pass-rate filter for loaded rows.
         keep_unrated: with a filter active, keep loaded rows whose pass rate is empty.
         invalid_rows: "error" (default) stops on a loaded row whose puzzle data its family
             cannot verify; "skip" drops such rows with a warning.
@@ -255,15 +266,17 @@ def load_environment(
             level(difficulty)
         except ValueError as e:
             raise vf.ConfigError(str(e)) from None
+    if isinstance(tasks_to_skip, str) or not all(isinstance(t, str) for t in tasks_to_skip):
+        raise vf.ConfigError(f"tasks_to_skip must be a list of task names; got {tasks_to_skip!r}")
     if source is None:
         rows = generate_rows(families, num_examples, difficulty, seed)
     else:
         dataset = vf.load_dataset_source(
-            HUB_ID,
+            dataset_name,
             source=source,
             sample=SAMPLE,
-            split=split,
-            config=config,
+            split=dataset_split,
+            config=dataset_subset,
             required_columns=["question", "info"],
         )
         rows = load_rows(
@@ -274,8 +287,9 @@ def load_environment(
             max_avg_reward,
             invalid_rows,
             keep_unrated,
+            tasks_to_skip,
         )
-    if shuffle:
+    if dataset_shuffle or (dataset_shuffle is None and source is None):
         random.Random(seed).shuffle(rows)
 
     from datasets import Dataset

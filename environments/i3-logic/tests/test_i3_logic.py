@@ -433,9 +433,9 @@ def test_filter_without_the_pass_rate_column_fails_loudly():
 def test_unrated_rows_are_dropped_by_an_active_filter_unless_kept():
     key = i3_logic.DIFFICULTY_KEY
     rows = [row() | {key: 0.2}, row() | {key: None}, row() | {key: 0.9}]
-    kept = load_environment(source=rows, max_avg_reward=0.5, shuffle=False).dataset
+    kept = load_environment(source=rows, max_avg_reward=0.5).dataset
     assert [r[key] for r in kept] == [0.2]
-    kept = load_environment(source=rows, max_avg_reward=0.5, keep_unrated=True, shuffle=False)
+    kept = load_environment(source=rows, max_avg_reward=0.5, keep_unrated=True)
     assert len(kept.dataset) == 2
     with pytest.raises(vf.ConfigError, match="holds 'hard'"):
         load_environment(source=[row() | {key: "hard"}], max_avg_reward=0.5)

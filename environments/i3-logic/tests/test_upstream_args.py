@@ -1,0 +1,109 @@
+"""i3-logic takes upstream's load_environment arguments (prime-environments i3_logic, 2025-12)
+with upstream's meaning and defaults, for the INTELLECT-3-RL rows it loads."""
+
+import inspect
+import json
+from pathlib import Path
+
+import pytest
+from i3_logic import SAMPLE, load_environment
+
+import verifiers as vf
+
+# name -> upstream default
+UPSTREAM = {
+    "dataset_name": "PrimeIntellect/INTELLECT-3-RL",
+    "dataset_subset": "logic",
+    "dataset_split": "train",
+    "dataset_shuffle": False,
+    "difficulty_key": "avg@16_qwen3_4b_instruct_2507",
+    "min_avg_reward": 0.0,
+    "max_avg_reward": 1.0,
+    "tasks_to_skip": ["arc_agi", "arc_agi_2", "buggy_tables"],
+}
+SAMPLE_ROWS = [json.loads(line) for line in SAMPLE.read_text().splitlines()]
+
+
+def task(row: dict) -> str:
+    return json.loads(row["info"])["task"]
+
+
+def tasks(env: vf.Environment) -> list[str]:
+    return [task(r) for r in env.dataset]
+
+
+def test_every_upstream_argument_has_upstream_default():
+    params = inspect.signature(load_environment).parameters
+    ours = {k: params[k].default for k in UPSTREAM}
+    ours["tasks_to_skip"] = list(ours["tasks_to_skip"])
+    assert ours["dataset_shuffle"] is None  # None: loaded rows keep their order, as False
+    ours["dataset_shuffle"] = False
+    assert ours == UPSTREAM
+    env = load_environment(source="sample", **UPSTREAM)
+    # every sample row, in the dataset's order (the defaults filter and shuffle nothing)
+    assert [r["question"] for r in env.dataset] == [r["question"] for r in SAMPLE_ROWS]
+
+
+def test_tasks_to_skip_drops_those_tasks():
+    rows = [dict(r) for r in SAMPLE_ROWS[:4]]
+    rows.append(dict(rows[0], info=json.dumps({"task": "arc_agi", "game_data_str": "{}"})))
+    assert tasks(load_environment(source=rows)) == [task(r) for r in rows[:4]]  # default skip
+    kept = tasks(load_environment(source=rows[:4], tasks_to_skip=[task(rows[0])]))
+    assert kept == [task(r) for r in rows[:4] if task(r) != task(rows[0])] and len(kept) < 4
+    with pytest.raises(vf.ConfigError, match="tasks_to_skip"):
+        load_environment(source="sample", tasks_to_skip="sudoku")
+
+
+def test_pass_rate_window_and_difficulty_key_change_the_rows():
+    every = load_environment(source="sample").dataset["question"]
+    hard = load_environment(source="sample", max_avg_reward=0.5).dataset["question"]
+    assert 0 < len(hard) < len(every) and set(hard) < set(every)
+    rows = [dict(r, other=1.0 - r["avg@16_qwen3_4b_instruct_2507"]) for r in SAMPLE_ROWS]
+    flipped = load_environment(source=rows, difficulty_key="other", min_avg_reward=0.5)
+    assert set(flipped.dataset["question"]) == set(hard)
+
+
+def test_dataset_shuffle_reorders_loaded_rows():
+    plain = load_environment(source="sample").dataset["question"]
+    shuffled = load_environment(source="sample", dataset_shuffle=True).dataset["question"]
+    assert shuffled != plain and sorted(shuffled) == sorted(plain)
+    grouped = tasks(
+        load_environment(families="sudoku,dyck_language", num_examples=3, dataset_shuffle=False)
+    )
+    assert grouped == ["sudoku"] * 3 + ["dyck_language"] * 3  # generated rows: not interleaved
+
+
+@pytest.fixture
+def local_hub(tmp_path: Path, monkeypatch) -> Path:
+    """A dataset folder with two configs and two splits, loaded by `datasets` like a hub repo."""
+    layout = {
+        ("logic", "train"): 0,
+        ("logic", "test"): 2,
+        ("other", "train"): 4,
+        ("other", "test"): 6,
+    }
+    for (config, split), i in layout.items():
+        (tmp_path / config).mkdir(exist_ok=True)
+        (tmp_path / config / f"{split}.jsonl").write_text(json.dumps(SAMPLE_ROWS[i]) + "\n")
+    configs = "".join(
+        f"- config_name: {c}\n  data_files:\n"
+        f"  - split: train\n    path: {c}/train.jsonl\n"
+        f"  - split: test\n    path: {c}/test.jsonl\n"
+        for c in ("logic", "other")
+    )
+    (tmp_path / "README.md").write_text(f"---\nconfigs:\n{configs}---\n")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return tmp_path
+
+
+def test_dataset_name_subset_split_pick_the_rows(local_hub):
+    def load(**kw) -> list[str]:
+        return load_environment(source="hub", dataset_name=str(local_hub), **kw).dataset["question"]
+
+    assert load() == [SAMPLE_ROWS[0]["question"]]
+    assert load(dataset_subset="other", dataset_split="test") == [SAMPLE_ROWS[6]["question"]]
+
+
+def test_unknown_argument_is_refused_naming_the_accepted_ones():
+    with pytest.raises(vf.ConfigError, match=r"does not take 'split'.*dataset_split"):
+        vf.load_environment("i3-logic", source="sample", split="test")
