@@ -20,7 +20,7 @@ from verifiers.envs.mixture import largest_remainder
 from verifiers.testing import ScriptedServer
 
 REPO = Path(__file__).resolve().parents[3]
-SHIPPED = REPO / "configs" / "intellect3-mix.toml"
+SHIPPED = REPO / "environments" / "intellect3-mix.toml"
 
 
 def echo_reward(completion, answer) -> float:

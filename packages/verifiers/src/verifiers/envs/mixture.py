@@ -147,6 +147,8 @@ def _cycle(items: Sequence[int], rng: random.Random) -> Iterator[int]:
 class Mixture(EnvGroup):
     """Several environments mixed by ``weights`` and difficulty pools (see module docs).
 
+    ``envs`` and ``env_names`` are `EnvGroup`'s (routing, scoring and records are the same).
+    ``seed`` picks which rows fill each share and their order (never the shares themselves).
     ``weights``: one per environment (any positive scale; default equal). ``pools``: one
     `PoolSpec` for all, or a mapping from environment name to its spec (missing: no filter).
     ``num_examples``: rows in the drawn dataset (default: all rows the filters keep, summed
