@@ -21,8 +21,11 @@ import verifiers as vf
 from verifiers.errors import ConfigError
 from verifiers.rubrics.judge_rubric import JudgeError
 
+from .tools import SERPER_URL, make_search, python
+
 __all__ = [
     "ANSWER_TYPES",
+    "BY_ANSWER_TYPE",
     "HUB_ID",
     "JUDGE_PROMPT",
     "JUDGE_RESPONSE_FORMAT",
@@ -33,6 +36,9 @@ __all__ = [
 ]
 
 HUB_ID = "cais/hle"
+#: system_prompt's default: the system message follows each row's answer type (see
+#: ANSWER_TYPES); any other string is used as the system message of every row.
+BY_ANSWER_TYPE = "by_answer_type"
 SAMPLE = Path(__file__).parent / "data" / "sample.jsonl"
 
 _FORMAT = (
@@ -166,15 +172,22 @@ def final_response(text: str) -> str:
 
 # -- data ------------------------------------------------------------------------------------
 def _build_rows(
-    raw: list[dict[str, Any]], categories: set[str] | None, what: str
+    raw: list[dict[str, Any]],
+    categories: set[str] | None,
+    what: str,
+    multimodal: bool = False,
+    system_prompt: str | None = BY_ANSWER_TYPE,
 ) -> tuple[list[dict[str, Any]], int]:
     rows, with_images = [], 0
     for i, row in enumerate(raw):
         rid = row.get("id")
         where = f"{what} row {i}" + (f" (id {rid})" if rid is not None else "")
-        if row.get("image"):
+        image = row.get("image")
+        if image and not multimodal:
             with_images += 1
             continue
+        if image and not isinstance(image, str):
+            raise ConfigError(f"{where}: 'image' must be an image URL or data URI string")
         category = row.get("category")
         if categories is not None and str(category or "").strip().lower() not in categories:
             continue
@@ -188,18 +201,22 @@ def _build_rows(
             raise ConfigError(
                 f"{where}: answer_type {answer_type!r} is not one of {', '.join(ANSWER_TYPES)}"
             )
+        # The image travels in info and is put into the prompt at rollout start (see
+        # _ImageParts): mixed text / parts content cannot share one Arrow column.
+        user = question.strip()
+        system = ANSWER_TYPES[answer_type] if system_prompt == BY_ANSWER_TYPE else system_prompt
+        prompt = [{"role": "system", "content": system}] if system is not None else []
         rows.append(
             {
-                "prompt": [
-                    {"role": "system", "content": ANSWER_TYPES[answer_type]},
-                    {"role": "user", "content": question.strip()},
-                ],
+                "prompt": [*prompt, {"role": "user", "content": user}],
                 "answer": answer.strip(),
                 "info": {
                     "id": None if rid is None else str(rid),
                     "answer_type": answer_type,
                     "category": category,
                     "raw_subject": row.get("raw_subject"),
+                    "has_image": bool(image),
+                    **({"image": image} if image else {}),
                 },
                 "task": "hle",
             }
@@ -207,14 +224,14 @@ def _build_rows(
     return rows, with_images
 
 
-def _load_raw(source: Any) -> tuple[list[dict[str, Any]], str]:
+def _load_raw(source: Any, name: str, split: str) -> tuple[list[dict[str, Any]], str]:
     # Rows as dicts (a list source as given), so _build_rows reports a bad row by row; the
-    # decoded images are not needed for text-only rows.
+    # decoded previews are not needed (the `image` column is a URL / data URI string).
     return vf.load_source_rows(
-        HUB_ID,
+        name,
         source=source,
         sample=SAMPLE,
-        split="test",
+        split=split,
         required_columns=["question", "answer", "answer_type"],
         drop_columns=["image_preview", "rationale_image"],
     )
@@ -229,10 +246,42 @@ def _parse_categories(category: Any) -> set[str] | None:
     return {str(c).strip().lower() for c in items}
 
 
+class _ImageParts:
+    """Puts a row's image (``info["image"]``) after its question as an ``image_url`` content
+    part, upstream's multimodal message shape."""
+
+    def new_state(self, input: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        state = super().new_state(input, *args, **kwargs)  # type: ignore[misc]
+        image = (state.get("info") or {}).get("image")
+        if image:
+            user = dict(state["prompt"][-1])
+            user["content"] = [
+                {"type": "text", "text": user["content"]},
+                {"type": "image_url", "image_url": {"url": image}},
+            ]
+            state["prompt"] = [*state["prompt"][:-1], user]
+        return state
+
+
+class HLEEnv(_ImageParts, vf.SingleTurnEnv):
+    """Single-turn HLE."""
+
+
+class HLEToolEnv(_ImageParts, vf.ToolEnv):
+    """HLE with tools."""
+
+
 def load_environment(
+    dataset_name: str = HUB_ID,
+    dataset_split: str = "test",
+    multimodal: bool = False,
+    tools: bool = False,
+    system_prompt: str | None = BY_ANSWER_TYPE,
+    judge_model: str = "gpt-4.1-mini",
+    max_turns: int = -1,
+    max_response_chars: int = 20_000,
     source: Any = "auto",
     category: str | list[str] | None = None,
-    judge_model: str = "gpt-4.1-mini",
     judge_base_url: str | None = None,
     judge_api_key_var: str | None = None,
     judge_structured_output: bool = True,
@@ -240,11 +289,29 @@ def load_environment(
     judge_max_concurrent: int = 32,
     judge_timeout: float = 300.0,
     judge_max_retries: int = 5,
-    **kwargs: Any,
+    search_api_key_var: str = "SERPER_API_KEY",
+    search_url: str = SERPER_URL,
+    sampling_args: dict[str, Any] | None = None,
 ) -> vf.Environment:
-    """Humanity's Last Exam, text-only questions, as a single-turn environment.
+    """Humanity's Last Exam (text-only by default) as a single-turn environment, or with
+    tools a multi-turn tool environment.
+
+    No ``**kwargs``: an argument this function does not name is a TypeError (and a ConfigError
+    listing the accepted ones through ``vf.load_environment``), never silently stored. The
+    first eight arguments are upstream's, with its meanings and defaults.
 
     Args:
+        dataset_name: the hub dataset read by source "auto"/"hub".
+        dataset_split: its split ("test").
+        multimodal: keep the questions with an image (sent as an ``image_url`` part after the
+            text); False (default): drop them.
+        tools: give the model a web ``search`` (Serper; needs ``search_api_key_var`` set,
+            checked at load) and an arithmetic-only ``python`` tool.
+        system_prompt: the system message of every row; the default, ``BY_ANSWER_TYPE``,
+            picks the Explanation / Answer / Confidence instruction by the row's answer type;
+            None: no system message.
+        max_turns: turn limit with tools (-1: none); without tools the environment is one turn.
+        max_response_chars: search results are cut to this many characters.
         source: "auto" (the real dataset when reachable, else the bundled sample, with a
             warning), "hub" (``cais/hle`` test split or an error; gated: log in to Hugging Face
             first), "sample", a local file / folder, a list of row dicts or a
@@ -254,8 +321,10 @@ def load_environment(
         judge_model: the judge model name.
         judge_base_url: the judge's OpenAI-compatible endpoint; None: ``OPENAI_BASE_URL`` (or
             OpenAI) with ``OPENAI_API_KEY``, resolved at the first judgement.
-        judge_api_key_var: environment variable holding the judge's API key; None:
-            ``OPENAI_API_KEY``, read at the first judgement. A named variable must be set.
+        judge_api_key_var: environment variable holding the judge's API key. None with a
+            ``judge_base_url``: the key "EMPTY" (a local judge needs none, and a real
+            ``OPENAI_API_KEY`` is not sent to it); None without one: ``OPENAI_API_KEY``. A
+            named variable must be set.
         judge_structured_output: ask the judge for a JSON-schema constrained reply
             (``response_format``); turn off for servers without structured output — the reply
             must still be the JSON verdict.
@@ -265,11 +334,20 @@ def load_environment(
         judge_max_retries: retries of a judge request that failed with 429/5xx, a timeout or
             no connection (with backoff); 0: one attempt, so an unreachable judge fails the
             rollout (an infrastructure error) at once.
-        **kwargs: passed to ``vf.SingleTurnEnv`` (e.g. ``sampling_args``).
+        search_api_key_var / search_url: the Serper key's variable and endpoint (tools only).
+        sampling_args: default sampling arguments of the environment.
     """
+    for name, flag in (("multimodal", multimodal), ("tools", tools)):
+        if not isinstance(flag, bool):
+            raise ConfigError(f"{name} must be True or False, got {flag!r}")
+    if system_prompt is not None and not isinstance(system_prompt, str):
+        raise ConfigError("system_prompt must be a string or None")
     categories = _parse_categories(category)
-    raw, what = _load_raw(source)
-    rows, with_images = _build_rows(raw, categories, what)
+    tool_list = (
+        [make_search(search_api_key_var, max_response_chars, search_url), python] if tools else []
+    )
+    raw, what = _load_raw(source, dataset_name, dataset_split)
+    rows, with_images = _build_rows(raw, categories, what, multimodal, system_prompt)
     if not rows:
         chosen = f" in category {', '.join(sorted(categories))}" if categories else ""
         images = f" ({with_images} with images dropped)" if with_images else ""
@@ -280,8 +358,21 @@ def load_environment(
         sampling["response_format"] = JUDGE_RESPONSE_FORMAT
     sampling.update(judge_sampling_args or {})
     parser = vf.Parser(extract_fn=final_response)
+    judge_client = None
+    if judge_base_url is not None and judge_api_key_var is None:
+        # upstream's rule for a named endpoint without a key variable: send "EMPTY"
+        import openai
+
+        judge_client = openai.AsyncOpenAI(
+            base_url=judge_base_url,
+            api_key="EMPTY",
+            max_retries=judge_max_retries,
+            timeout=judge_timeout,
+        )
+        judge_base_url = None
     rubric = vf.JudgeRubric(
         parser=parser,
+        judge_client=judge_client,
         judge_base_url=judge_base_url,
         judge_api_key_var=judge_api_key_var,
         judge_model=judge_model,
@@ -312,9 +403,19 @@ def load_environment(
 
     from datasets import Dataset
 
-    return vf.SingleTurnEnv(
-        dataset=Dataset.from_list(rows),
+    dataset = Dataset.from_list(rows)
+    if tools:
+        return HLEToolEnv(
+            dataset=dataset,
+            tools=tool_list,
+            max_turns=max_turns,
+            parser=parser,
+            rubric=vf.RubricGroup([rubric, vf.ToolRubric(tools=tool_list)]),
+            sampling_args=sampling_args,
+        )
+    return HLEEnv(
+        dataset=dataset,
         parser=parser,
         rubric=rubric,
-        **kwargs,
+        sampling_args=sampling_args,
     )
