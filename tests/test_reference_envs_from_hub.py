@@ -365,8 +365,12 @@ SCRIPTED = [
     "mini-swe-agent-plus",
     "mmlu-pro",
 ]
-# deepdive's judge client takes a retry count (hle's retries a dead judge with backoff)
-JUDGE_OPTS: dict[str, dict] = {"hle": {}, "deepdive": {"judge_max_retries": 0}}
+# deepdive's judge client takes a retry count (hle's retries a dead judge with backoff); its
+# oracle researcher answers with the finish tool, off by default as upstream
+JUDGE_OPTS: dict[str, dict] = {
+    "hle": {},
+    "deepdive": {"judge_max_retries": 0, "finish_with_tool": True},
+}
 RUNS = [
     *(EvalRun(name, "scripted") for name in SCRIPTED),
     EvalRun("i3-code", "oracle"),

@@ -119,24 +119,24 @@ def _backend(
     search_backend: Any,
     corpus: str | Path | None,
     search_url: str | None,
-    search_api_key_var: str | None,
-    search_timeout: float,
+    serper_api_key_var: str | None,
+    serper_timeout: float,
 ) -> SearchBackend:
     if isinstance(search_backend, SearchBackend):
         return search_backend
-    key = os.environ.get(search_api_key_var) if search_api_key_var else None
+    key = os.environ.get(serper_api_key_var) if serper_api_key_var else None
     if search_backend == "auto":
         search_backend = "http" if key else "local"
     if search_backend == "local":
         return LocalSearchBackend(load_corpus(corpus or CORPUS))
     if search_backend == "http":
-        if search_api_key_var and not key:
+        if serper_api_key_var and not key:
             raise MissingKeyError(
-                f"search_backend='http' needs an API key in ${search_api_key_var} "
-                "(or search_api_key_var=None for an endpoint without a key)"
+                f"search_backend='http' needs an API key in ${serper_api_key_var} "
+                "(or serper_api_key_var=None for an endpoint without a key)"
             )
         url = search_url or os.environ.get("DEEPDIVE_SEARCH_URL") or SERPER_URL
-        return HTTPSearchBackend(url, key, timeout=search_timeout)
+        return HTTPSearchBackend(url, key, timeout=serper_timeout)
     raise ConfigError(
         f"search_backend must be 'auto', 'local', 'http' or a SearchBackend, got {search_backend!r}"
     )
@@ -151,23 +151,23 @@ def load_environment(
     search_backend: Any = "auto",
     corpus: str | None = None,
     search_url: str | None = None,
-    search_api_key_var: str | None = "SERPER_API_KEY",
-    search_timeout: float = 15.0,
+    serper_api_key_var: str | None = "SERPER_API_KEY",
+    serper_timeout: float = 15.0,
     search_errors: str = "tool",
     max_turns: int = 32,
     max_search_results: int = 10,
     max_response_chars: int = 20_000,
     page_chars: int = 6_000,
-    finish_with_tool: bool = True,
+    finish_with_tool: bool = False,
     judge_model: str | None = "gpt-4.1-mini",
     judge_base_url: str | None = None,
-    judge_api_key_var: str | None = None,
+    judge_api_key_var: str | None = "OPENAI_API_KEY",
     judge_timeout: float = 120.0,
     judge_max_retries: int = 5,
     judge_max_concurrent: int = 128,
     redundancy_penalty_weight: float = 0.0,
     system_prompt: str | None = None,
-    **kwargs: Any,
+    debug: bool = False,
 ) -> vf.Environment:
     """The deepdive environment.
 
@@ -178,31 +178,33 @@ def load_environment(
         dataset_name / dataset_split: The hub dataset (`zai-org/DeepDive`, `qa_rl`).
         dataset_test_size / dataset_seed: Eval split of datasets with 20 rows or more
             (`train_test_split`); smaller ones (the sample) use the same rows for both.
-        search_backend: "auto" (HTTP when `$search_api_key_var` is set, else local), "local",
+        search_backend: "auto" (HTTP when `$serper_api_key_var` is set, else local), "local",
             "http", or a `SearchBackend` instance.
         corpus: Pages for the local backend: a folder of .md files or a .jsonl of
             {url, title, text}; default the bundled corpus.
         search_url: Serper-compatible endpoint (default `$DEEPDIVE_SEARCH_URL` or Serper).
-        search_api_key_var: Environment variable holding the search API key (None: no key).
-        search_timeout: Seconds per search API request.
+        serper_api_key_var: Environment variable holding the search API key (None: no key).
+        serper_timeout: Seconds per search API request.
         search_errors: "tool" (a failed search API call is an error message to the model) or
             "infra" (the rollout stops with an infrastructure error, masked by trainers).
         max_turns: Model turns per rollout.
         max_search_results: Cap on results per search.
         max_response_chars: Cap on every tool message (longer ones end in "[truncated]").
         page_chars: Characters per part of a long page (`open(url, page=n)`).
-        finish_with_tool: Offer `finish(final_answer)`; otherwise the answer is the \\boxed{}
-            of the model's last message.
+        finish_with_tool: Offer `finish(final_answer)` (default off, as upstream); otherwise
+            the answer is the \\boxed{} of the model's last message.
         judge_model: Judge model name; None grades by normalised exact match (offline).
         judge_base_url: OpenAI-compatible judge endpoint (None: ``OPENAI_BASE_URL``, else OpenAI).
-        judge_api_key_var: Environment variable holding the judge's API key (None:
-            ``OPENAI_API_KEY``, read at the first judgement; a named variable must be set).
+        judge_api_key_var: Environment variable holding the judge's API key (default
+            ``OPENAI_API_KEY``, read at the first judgement; another named variable must be
+            set at load; None: the key "EMPTY", for a local judge without one).
         judge_timeout / judge_max_retries / judge_max_concurrent: Per-request timeout,
             retries on 429/5xx/timeouts, concurrent judge calls.
         redundancy_penalty_weight: w in reward = judge − w · redundancy_penalty.
         system_prompt: Optional system message.
+        debug: Log every tool result (logger ``deepdive``, level INFO).
     """
-    backend = _backend(search_backend, corpus, search_url, search_api_key_var, search_timeout)
+    backend = _backend(search_backend, corpus, search_url, serper_api_key_var, serper_timeout)
     if isinstance(source, str) and source == "auto":
         # The bundled questions are about the bundled corpus: they only make sense with it, and
         # the real questions need the web.
@@ -227,8 +229,7 @@ def load_environment(
     else:
         rubric = vf.JudgeRubric(
             parser=parser,
-            judge_base_url=judge_base_url,
-            judge_api_key_var=judge_api_key_var,
+            **_judge_endpoint(judge_base_url, judge_api_key_var),
             judge_model=judge_model,
             judge_timeout=judge_timeout,
             judge_max_retries=judge_max_retries,
@@ -250,5 +251,19 @@ def load_environment(
         page_chars=page_chars,
         finish_with_tool=finish_with_tool,
         search_errors=search_errors,
-        **kwargs,
+        debug=debug,
     )
+
+
+def _judge_endpoint(base_url: str | None, api_key_var: str | None) -> dict[str, Any]:
+    """JudgeRubric arguments naming the judge's endpoint and key, with upstream's meanings."""
+    if api_key_var == "OPENAI_API_KEY":
+        # The SDK's default client reads the same variable, but at the first judgement: the
+        # environment loads (and runs without a judge call) where the key is not set.
+        return {"judge_base_url": base_url} if base_url is not None else {}
+    if api_key_var is None:  # no key variable: the key "EMPTY" (a local judge needs none)
+        import openai
+
+        url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        return {"judge_client": openai.AsyncOpenAI(base_url=url, api_key="EMPTY")}
+    return {"judge_base_url": base_url, "judge_api_key_var": api_key_var}

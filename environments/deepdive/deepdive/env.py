@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -13,6 +14,8 @@ from verifiers.state import error_record
 
 from .pages import Page, page_to_dict, split_text
 from .search import SearchAPIError, SearchBackend, format_search_results
+
+logger = logging.getLogger("deepdive")
 
 __all__ = [
     "DeepDiveEnv",
@@ -54,6 +57,7 @@ class DeepDiveEnv(vf.StatefulToolEnv):
         page_chars: int = 6_000,
         finish_with_tool: bool = True,
         search_errors: str = "tool",
+        debug: bool = False,
         **kwargs: Any,
     ) -> None:
         if search_errors not in ("tool", "infra"):
@@ -67,6 +71,7 @@ class DeepDiveEnv(vf.StatefulToolEnv):
         self.page_chars = page_chars
         self.finish_with_tool = finish_with_tool
         self.search_errors = search_errors
+        self.debug = debug
         self.add_tool(self.search, args_to_skip=["state"])
         self.add_tool(self.open, args_to_skip=["state"])
         self.add_tool(self.click, args_to_skip=["state"])
@@ -166,6 +171,9 @@ class DeepDiveEnv(vf.StatefulToolEnv):
     # -- the loop ------------------------------------------------------------------------------
     async def env_response(self, messages: vf.Messages, state: vf.State, **kwargs: Any):
         reply = await super().env_response(messages, state, **kwargs)
+        if self.debug:  # upstream's debug flag: show each tool result as it is produced
+            for message in reply if isinstance(reply, list) else [reply]:
+                logger.info("deepdive tool result: %s", _text(message)[:2000])
         failure = state.pop("search_api_error", None)
         if failure is not None:
             state["error"] = error_record(failure, "tool")

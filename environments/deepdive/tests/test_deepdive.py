@@ -98,6 +98,7 @@ async def judge():
 def make_env(judge_srv, **kw):
     kw.setdefault("source", "sample")
     kw.setdefault("search_backend", "local")
+    kw.setdefault("finish_with_tool", True)  # the scripted researchers answer with finish
     return dd.load_environment(judge_base_url=judge_srv.base_url, **kw)
 
 
@@ -307,7 +308,8 @@ def test_custom_corpus_and_rows(tmp_path):
 
 
 def test_sample_dataset_rows():
-    env = dd.load_environment(judge_model=None)  # no key, no network: local index + sample
+    # no key, no network: local index + sample
+    env = dd.load_environment(judge_model=None, finish_with_tool=True)
     assert isinstance(env.backend, dd.LocalSearchBackend)
     rows = env.eval_inputs()
     assert len(rows) == 8 and all(r["task"] == "deepdive" for r in rows)
@@ -567,6 +569,7 @@ async def test_judge_outage_is_an_infra_error_not_a_zero():
         source="sample",
         search_backend="local",
         judge_base_url="http://127.0.0.1:9/v1",  # nothing listens on the discard port
+        finish_with_tool=True,
         judge_timeout=2.0,
         judge_max_retries=0,
     )
@@ -652,7 +655,7 @@ async def test_http_backend_search_open_click(web_server, monkeypatch):
         source="sample",
         search_backend="auto",
         search_url=base + "/search",
-        search_api_key_var="DEEPDIVE_TEST_SEARCH_KEY",
+        serper_api_key_var="DEEPDIVE_TEST_SEARCH_KEY",
         judge_model=None,
     )
     assert isinstance(env.backend, dd.HTTPSearchBackend)
