@@ -243,3 +243,28 @@ def test_vf_eval_runs_the_shipped_mix(tmp_path):
     rows = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
     first_six = [r["task"] for r in vf.load_mixture(SHIPPED).get_dataset().select(range(6))]
     assert sorted(r["info"]["env_id"] for r in rows) == sorted(first_six)
+
+
+def test_a_mixture_file_as_the_id_of_an_eval_config(tmp_path):
+    """`[[eval]] id = "mix.toml"` works too: vf.load_environment builds the mixture."""
+    mix = tmp_path / "mix.toml"
+    mix.write_text(
+        "[mixture]\nseed = 2\nnum_examples = 8\n"
+        '[[mixture.env]]\nid = "arithmetic"\nname = "a"\nweight = 3\n'
+        '[[mixture.env]]\nid = "arithmetic"\nname = "b"\nweight = 1\nargs = {seed = 5}\n'
+    )
+    assert collections.Counter(vf.load_mixture(mix).get_dataset()["task"]) == {"a": 6, "b": 2}
+    with ScriptedServer() as srv:
+        evals = tmp_path / "evals.toml"
+        evals.write_text(
+            f'model = "m"\napi_base_url = "{srv.base_url}"\nnum_examples = 8\n'
+            f'rollouts_per_example = 1\n[[eval]]\nid = "{mix}"\nname = "mx"\n'
+        )
+        proc = subprocess.run(
+            [sys.executable, "-m", "verifiers.cli.eval", str(evals), "--no-progress"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=180,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (run,) = (tmp_path / "outputs" / "evals" / "mx--m").iterdir()
+    rows = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    assert collections.Counter(r["info"]["env_id"] for r in rows) == {"a": 6, "b": 2}
