@@ -45,22 +45,21 @@ DATASET = "R2E-Gym/R2E-Gym-Subset"
 def load_environment(
     source: Any = "sample",
     dataset_name: str = DATASET,
-    split: str = "train",
+    split: str | None = None,
     instance_ids: Sequence[str] | None = None,
     max_turns: int = 200,
+    total_timeout_minutes: float = 120.0,
     command_timeout: float = 90.0,
-    test_timeout: float = 300.0,
+    test_timeout: float = 3600.0,
     max_output_chars: int = 10_000,
     max_command_timeouts: int = 5,
     allow_git: bool = False,
-    cpu_cores: float = 1.0,
-    memory_gb: float = 2.0,
-    disk_size_gb: float = 1.0,
-    timeout_minutes: float = 120.0,
+    cpu_cores: float = 8.0,
+    memory_gb: float = 8.0,
+    disk_size_gb: float = 10.0,
     pool_size: int = 4,
     runtime_packages: Sequence[str] = ("pytest>=8,<10",),
     provider: Provider | None = None,
-    **kwargs: Any,
 ) -> vf.Environment:
     """Build the environment.
 
@@ -70,16 +69,19 @@ def load_environment(
             repository as files, see README), a local .jsonl/.json/.parquet path, a list of
             row dicts, or a `datasets.Dataset`.
         dataset_name: hub id used by "hub"/"auto".
-        split: dataset split for "hub"/"auto" and local folders.
+        split: dataset split for "hub"/"auto" and local folders (None: "test" when the
+            dataset name contains "bench", else "train", as upstream).
         instance_ids: keep only these tasks (in this order); unknown ids are an error.
         max_turns: model turns per rollout (1-200); reaching it without submitting scores 0.
+        total_timeout_minutes: lifetime of a rollout's sandbox (upstream's name).
         command_timeout: seconds before an `execute_bash` command is killed.
         test_timeout: seconds for the hidden test run at scoring time.
         max_output_chars: longer command output is shown as its first and last halves.
         max_command_timeouts: this many timed-out commands end the rollout (0: never).
         allow_git: allow `git` in commands (blocked by default, like ipython/jupyter/nohup).
-        cpu_cores, memory_gb, disk_size_gb, timeout_minutes: sandbox limits (disk is the size of
-            the writable workspace; timeout_minutes its lifetime).
+        cpu_cores, memory_gb, disk_size_gb: sandbox limits, upstream's 8 / 8 / 10 (caps, not
+            reservations: disk is the size cap of the writable tmpfs workspace, whose pages
+            count against the memory limit).
         pool_size: warm sandboxes kept ready.
         runtime_packages: Python packages of the sandbox runtime (built once, cached; must
             include pytest).
@@ -94,7 +96,7 @@ def load_environment(
             dataset_name,
             source=source,
             sample=SAMPLE,
-            split=split,
+            split=split if split is not None else _upstream_split(dataset_name),
             required_columns=["instance_id", "problem_statement"],
         )
     tasks = load_tasks(rows)
@@ -126,9 +128,13 @@ def load_environment(
         cpu_cores=cpu_cores,
         memory_gb=memory_gb,
         disk_size_gb=disk_size_gb,
-        timeout_minutes=timeout_minutes,
+        timeout_minutes=total_timeout_minutes,
         pool_size=pool_size,
         provider=provider,
-        **kwargs,
     )
     return env
+
+
+def _upstream_split(dataset_name: str) -> str:
+    """Upstream's split rule: the SWE-bench sets are test splits, the rest train."""
+    return "test" if "bench" in dataset_name.lower() else "train"
