@@ -109,3 +109,45 @@ def test_judge_without_key_variable_sends_empty_like_upstream(monkeypatch):
 def test_unknown_argument_is_refused_naming_the_accepted_ones():
     with pytest.raises(vf.ConfigError, match=r"does not take 'diamond'.*dataset_shuffle"):
         vf.load_environment("i3-math", source="sample", diamond=False)
+
+
+async def test_keyless_judge_request_carries_the_key_empty(monkeypatch):
+    """Through a real HTTP server: the Authorization header a local judge receives."""
+    from aiohttp import web
+
+    seen: list[str | None] = []
+
+    async def completions(request: web.Request) -> web.Response:
+        seen.append(request.headers.get("Authorization"))
+        message = {"role": "assistant", "content": "Final Judgment: \\boxed{A}"}
+        return web.json_response(
+            {
+                "id": "c",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "j",
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            }
+        )
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", completions)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-the-judge")
+    try:
+        env = load_environment(
+            source="sample", judge_model="j", judge_base_url=f"http://127.0.0.1:{port}/v1"
+        )
+        judge = env.rubric.judge_rubric
+        prompt = [{"role": "user", "content": "Solve it."}]
+        completion = [{"role": "assistant", "content": "\\boxed{\\text{one half}}"}]
+        reply = await judge.judge(prompt, completion, "1/2", {})
+        assert "boxed{A}" in reply
+        await judge.teardown()
+    finally:
+        await runner.cleanup()
+    assert seen == ["Bearer EMPTY"]
