@@ -1,6 +1,14 @@
-"""The table of puzzle families: each module has ``generate(rng, difficulty) -> Puzzle``,
-``verify(puzzle, text) -> float`` and ``check(puzzle)`` (raises ``PuzzleDataError`` when a
-stored puzzle lacks the ground truth its verifier needs).
+"""The table of puzzle families, one module each (SynLogic's task families).
+
+A family module defines:
+
+- ``NAME``: its SynLogic task key (``info["task"]`` of an INTELLECT-3-RL ``logic`` row);
+- ``ALIASES``: other task keys upstream scores with the same verifier (e.g. ``mathador``);
+- ``verify(puzzle, text) -> float``: 1.0 or 0.0 for a reply (reasoning already stripped);
+- ``check(puzzle)``: raises ``PuzzleDataError`` when a stored puzzle lacks the ground truth its
+  verifier needs (metadata in SynLogic's layout);
+- optionally ``generate(rng, difficulty) -> Puzzle``: a seeded generator (levels 1-3), for the
+  families this package can also make puzzles for.
 """
 
 from __future__ import annotations
@@ -10,20 +18,26 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
-from i3_logic.families import (
-    boolean_expressions,
-    cryptarithm,
-    dyck_language,
-    futoshiki,
-    game_of_24,
-    kukurasu,
-    minesweeper,
-    skyscraper_puzzle,
-    star_placement_puzzle,
-    sudoku,
-    web_of_lies,
-    word_sorting,
-)
+# One import line per family module, grouped by who maintains them; keep each group sorted.
+# isort: off
+# grids-a
+from i3_logic.families import futoshiki, kukurasu, sudoku
+
+# grids-b
+from i3_logic.families import minesweeper, skyscraper_puzzle, star_placement_puzzle
+
+# text-a
+from i3_logic.families import dyck_language, word_sorting
+
+# text-b
+from i3_logic.families import cryptarithm, game_of_24
+
+# reasoning
+from i3_logic.families import boolean_expressions, web_of_lies
+
+# corpus
+# (end of family imports)
+# isort: on
 from i3_logic.puzzle import Puzzle, PuzzleDataError
 
 LEVEL_NAMES = {"easy": 1, "medium": 2, "hard": 3}
@@ -33,7 +47,7 @@ LEVEL_NAMES = {"easy": 1, "medium": 2, "hard": 3}
 class Family:
     name: str
     aliases: tuple[str, ...]
-    generate: Callable[[random.Random, int], Puzzle]
+    generate: Callable[[random.Random, int], Puzzle] | None
     verify: Callable[[Puzzle, str], float]
     check: Callable[[Puzzle], None]
     summary: str
@@ -44,33 +58,38 @@ class Family:
         return cls(
             module.NAME,
             tuple(module.ALIASES),
-            module.generate,
+            getattr(module, "generate", None),
             module.verify,
             module.check,
             summary,
         )
 
 
-FAMILIES: dict[str, Family] = {
-    f.name: f
-    for f in map(
-        Family.from_module,
-        (
-            game_of_24,
-            sudoku,
-            dyck_language,
-            boolean_expressions,
-            word_sorting,
-            cryptarithm,
-            minesweeper,
-            futoshiki,
-            skyscraper_puzzle,
-            kukurasu,
-            star_placement_puzzle,
-            web_of_lies,
-        ),
-    )
-}
+_MODULES = (
+    # grids-a
+    sudoku,
+    futoshiki,
+    kukurasu,
+    # grids-b
+    minesweeper,
+    skyscraper_puzzle,
+    star_placement_puzzle,
+    # text-a
+    dyck_language,
+    word_sorting,
+    # text-b
+    game_of_24,
+    cryptarithm,
+    # reasoning
+    boolean_expressions,
+    web_of_lies,
+    # corpus
+)
+
+FAMILIES: dict[str, Family] = {f.name: f for f in map(Family.from_module, _MODULES)}
+
+#: Families with a generator (``load_environment(source=None)`` can make their puzzles).
+GENERATED: dict[str, Family] = {n: f for n, f in FAMILIES.items() if f.generate is not None}
 
 #: Task key (family name or alias, e.g. SynLogic's ``mathador``) -> family.
 TASKS: dict[str, Family] = {key: f for f in FAMILIES.values() for key in (f.name, *f.aliases)}
@@ -102,6 +121,11 @@ def puzzle_rng(seed: int, family: str, difficulty: int, index: int) -> random.Ra
 def generate(family: str, seed: int, difficulty: int | str = 1, index: int = 0) -> Puzzle:
     fam = get_family(family)
     lvl = level(difficulty)
+    if fam.generate is None:
+        raise PuzzleDataError(
+            f"family {fam.name!r} has no generator (its puzzles come from loaded rows); "
+            f"families with one: {', '.join(sorted(GENERATED))}"
+        )
     return fam.generate(puzzle_rng(seed, fam.name, lvl, index), lvl)
 
 
@@ -117,6 +141,7 @@ def verify(puzzle: Puzzle, text: str) -> float:
 
 __all__ = [
     "FAMILIES",
+    "GENERATED",
     "TASKS",
     "Family",
     "PuzzleDataError",
