@@ -1,4 +1,4 @@
-"""deepdive: multi-hop web research with search / open / click / finish tools and an LLM judge.
+"""deepdive: multi-hop web research with search / open / click (/ finish) tools and an LLM judge.
 
 `load_environment()` with no arguments runs fully offline: a BM25 index (SQLite FTS5) over a
 bundled corpus of self-written pages about fictional places, people and firms, and the bundled
@@ -157,7 +157,7 @@ def load_environment(
     max_turns: int = 32,
     max_search_results: int = 10,
     max_response_chars: int = 20_000,
-    page_chars: int = 6_000,
+    page_chars: int = 20_000,
     finish_with_tool: bool = False,
     judge_model: str | None = "gpt-4.1-mini",
     judge_base_url: str | None = None,
@@ -190,7 +190,7 @@ def load_environment(
         max_turns: Model turns per rollout.
         max_search_results: Cap on results per search.
         max_response_chars: Cap on every tool message (longer ones end in "[truncated]").
-        page_chars: Characters per part of a long page (`open(url, page=n)`).
+        page_chars: Cap on each page's text in `open` / `click` results (upstream: 20,000).
         finish_with_tool: Offer `finish(final_answer)` (default off, as upstream); otherwise
             the answer is the \\boxed{} of the model's last message.
         judge_model: Judge model name; None grades by normalised exact match (offline).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -12,8 +13,14 @@ from typing import Any
 import verifiers as vf
 from verifiers.state import error_record
 
-from .pages import Page, page_to_dict, split_text
-from .search import SearchAPIError, SearchBackend, format_search_results
+from .pages import Page
+from .search import (
+    PageFetchError,
+    PageNotFoundError,
+    SearchAPIError,
+    SearchBackend,
+    format_search_results,
+)
 
 logger = logging.getLogger("deepdive")
 
@@ -28,7 +35,7 @@ __all__ = [
     "search_queries",
 ]
 
-TRUNCATED = "\n[truncated]"
+TRUNCATED = "\n...\n[truncated]"  # upstream's sentinel
 
 
 def truncate(text: str, limit: int) -> str:
@@ -40,10 +47,10 @@ def truncate(text: str, limit: int) -> str:
 class DeepDiveEnv(vf.StatefulToolEnv):
     """A `StatefulToolEnv` whose tools browse through a `SearchBackend`.
 
-    Per rollout the state holds the last search (`last_search_result`), the page opened last
-    (`open_page`: url, title, numbered links) and, once `finish` is called, `final_answer`.
-    Tool failures (unknown page, bad link number, fetch error) come back to the model as tool
-    messages. A search-API failure does too, unless `search_errors="infra"`: then the rollout
+    Per rollout the state holds the last search (`last_search_result`, which `click` opens
+    by index), the pages read so far (`page_cache`) and, once `finish` is called,
+    `final_answer`. Tool failures (bad result index, empty query) come back to the model as tool
+    messages, and a page that cannot be fetched is an error text in its place. A search-API failure does too, unless `search_errors="infra"`: then the rollout
     stops with an infrastructure error (masked by a trainer) instead of going on without search.
     """
 
@@ -54,7 +61,7 @@ class DeepDiveEnv(vf.StatefulToolEnv):
         max_turns: int = 32,
         max_search_results: int = 10,
         max_response_chars: int = 20_000,
-        page_chars: int = 6_000,
+        page_chars: int = 20_000,
         finish_with_tool: bool = True,
         search_errors: str = "tool",
         debug: bool = False,
@@ -78,85 +85,91 @@ class DeepDiveEnv(vf.StatefulToolEnv):
         if finish_with_tool:
             self.add_tool(self.finish, args_to_skip=["state"])
 
-    # -- tools ---------------------------------------------------------------------------------
+    # -- tools (upstream's set and semantics: prime-environments deepdive, 2025-11) ---------
     async def search(self, query: str, num_results: int = 10, state: Any = None) -> str:
-        """Search the web and list the best-matching pages with their URLs and snippets.
+        """Search the web. Results are numbered from 0 (Result 0, Result 1, ...) with their
+        URL and snippet; click(result_indices) opens them by number.
 
         Args:
             query: What to search for, in a few keywords.
             num_results: How many results to list (at most 10).
         """
-        if not query.strip():
-            raise ValueError("the query is empty; search for a few keywords")
-        n = max(1, min(num_results, self.max_search_results))
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError("Search query must be a non-empty string.")
+        n = max(1, min(int(num_results), self.max_search_results))
         try:
-            data = await self.backend.search(query, n)
+            data = await self.backend.search(query.strip(), n)
         except SearchAPIError as e:
             if self.search_errors == "infra":
                 state["search_api_error"] = e
             raise
         state["last_search_result"] = data
-        return truncate(format_search_results(query, data, n), self.max_response_chars)
+        return truncate(format_search_results(query.strip(), data, n), self.max_response_chars)
 
-    async def open(self, url: str, page: int = 1, state: Any = None) -> str:
-        """Open a web page and read it. Long pages come in parts; links are numbered [n].
-
-        Args:
-            url: The page's URL, e.g. one from the search results.
-            page: Which part of a long page to read (1 = the beginning).
-        """
-        return await self._show(url, page, state)
-
-    async def click(self, link_id: int, state: Any = None) -> str:
-        """Follow a numbered link [n] of the page opened last.
+    async def open(self, urls: list[str], state: Any = None) -> str:
+        """Read web pages. Each page comes under its own heading, "# Open Result i", in the
+        order given; the links of a page are listed at its end.
 
         Args:
-            link_id: The number shown in brackets after the link's text.
+            urls: The URLs of the pages to read, e.g. from search results or page links.
         """
-        current = state.get("open_page")
-        if not current:
-            raise ValueError("no page is open: call open(url) first, then click its links")
-        links = current["links"]
-        if not 1 <= link_id <= len(links):
-            span = f"1 to {len(links)}" if links else "none: it has no links"
-            raise ValueError(f"link {link_id} does not exist on {current['url']} (links: {span})")
-        return await self._show(links[link_id - 1][1], 1, state)
+        if isinstance(urls, str):  # one URL given as a string, not a list: still one page
+            urls = [urls]
+        if not isinstance(urls, list) or not urls or not all(isinstance(u, str) for u in urls):
+            raise ValueError("urls must be a non-empty list of URL strings")
+        pages = await asyncio.gather(*(self._read(url, state) for url in urls))
+        return "\n\n".join(f"# Open Result {i}\n{text}" for i, text in enumerate(pages))
+
+    async def click(self, result_indices: list[int], state: Any = None) -> str:
+        """Read results of the last search by their numbers (Result 0 is the first). Each
+        comes under its own heading, "# Click Result i", in the order given.
+
+        Args:
+            result_indices: Numbers of the results of the last search to open.
+        """
+        if isinstance(result_indices, int) and not isinstance(result_indices, bool):
+            result_indices = [result_indices]
+        if not isinstance(result_indices, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in result_indices
+        ):
+            raise ValueError("result_indices must be a list of result numbers")
+        last = state.get("last_search_result")
+        if last is None:
+            raise ValueError("No previous search results to open!")
+        organic = [r for r in last.get("organic") or [] if isinstance(r, dict)]
+        if not all(0 <= i < len(organic) for i in result_indices):
+            raise ValueError("Result index out of range")
+        pages = await asyncio.gather(
+            *(self._read(str(organic[i].get("link", "")), state) for i in result_indices)
+        )
+        return "\n\n".join(f"# Click Result {i}\n{text}" for i, text in enumerate(pages))
 
     async def finish(self, final_answer: str, state: Any = None) -> str:
-        """Submit your final answer and end the research.
+        """Provide the final answer to the task. Stops execution.
 
         Args:
             final_answer: The answer to the question, as short as possible (a name, a number).
         """
         state["final_answer"] = final_answer
-        return "Final answer submitted."
+        return final_answer
 
-    async def _show(self, url: str, part: int, state: Any) -> str:
+    async def _read(self, url: str, state: Any) -> str:
+        """One page as the model reads it; a page that cannot be fetched is an error text in
+        its place (as upstream), so the other pages of the same call still arrive."""
         cache: dict[str, Page] = state.setdefault("page_cache", {})
         page = cache.get(url)
         if page is None:
-            page = await self.backend.fetch(url)
+            try:
+                page = await self.backend.fetch(url)
+            except (PageNotFoundError, PageFetchError) as e:
+                return f"Error fetching {url}: {e}"
             cache[url] = cache[page.url] = page
-        parts = split_text(page.text, self.page_chars)
-        if not 1 <= part <= len(parts):
-            raise ValueError(f"{page.url} has parts 1 to {len(parts)}, not {part}")
-        state["open_page"] = page_to_dict(page)
-        body = parts[part - 1]
-        header = [f"Title: {page.title}", f"URL: {page.url}"]
-        if len(parts) > 1:
-            more = (
-                f"; call open(url, page={part + 1}) for the next part" if part < len(parts) else ""
+        text = f"Title: {page.title}\nURL: {page.url}\n\n{page.text}"
+        if page.links:
+            text += "\n\nLinks (open(urls) reads them):\n" + "\n".join(
+                f"[{i}] {link.text} -> {link.url}" for i, link in enumerate(page.links, 1)
             )
-            header.append(f"Part {part} of {len(parts)}{more}")
-        shown = [
-            f"[{i}] {link.text} -> {link.url}"
-            for i, link in enumerate(page.links, 1)
-            if f"[{i}]" in body
-        ]
-        text = "\n".join(header) + "\n\n" + body
-        if shown:
-            text += "\n\nLinks in this part (click(link_id) follows one):\n" + "\n".join(shown)
-        return truncate(text, self.max_response_chars)
+        return truncate(text, self.page_chars)
 
     def update_tool_args(
         self,

@@ -1,7 +1,8 @@
 """Pages the agent reads: the bundled corpus (Markdown with links) and HTML from the web.
 
 A `Page` holds display text in which every link is followed by a numbered marker (`Osk River
-[3]`) and the numbered `links`; `click(3)` follows link 3 of the page that was opened last.
+[3]`) and the numbered `links`, listed with their URLs under the page when it is read, so the
+agent can `open` them.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import orjson
@@ -26,7 +26,6 @@ __all__ = [
     "html_to_page",
     "load_corpus",
     "markdown_to_page",
-    "split_text",
 ]
 
 #: Where the bundled corpus lives. `.example` is reserved (RFC 2606): it can never be real.
@@ -135,28 +134,6 @@ def load_corpus(path: str | Path, base_url: str = DEFAULT_BASE_URL) -> list[Page
     return pages
 
 
-def split_text(text: str, size: int) -> list[str]:
-    """`text` in parts of at most `size` characters, cut at line ends where possible."""
-    if size <= 0:
-        raise ValueError("part size must be positive")
-    parts: list[str] = []
-    current = ""
-    for line in text.splitlines(keepends=True):
-        while len(line) > size:  # a line longer than a part: cut it hard
-            if current:
-                parts.append(current)
-                current = ""
-            parts.append(line[:size])
-            line = line[size:]
-        if len(current) + len(line) > size:
-            parts.append(current)
-            current = ""
-        current += line
-    if current or not parts:
-        parts.append(current)
-    return [p.strip("\n") for p in parts]
-
-
 # -- HTML ------------------------------------------------------------------------------------
 _SKIP = {"script", "style", "noscript", "template", "svg", "head", "iframe"}
 _BLOCK = {
@@ -253,7 +230,3 @@ def html_to_page(url: str, markup: str) -> Page:
 def _fallback_title(url: str) -> str:
     parts = urlsplit(url)
     return (parts.path.rstrip("/").rsplit("/", 1)[-1] or parts.netloc or url).replace("_", " ")
-
-
-def page_to_dict(page: Page) -> dict[str, Any]:
-    return {"url": page.url, "title": page.title, "links": [[x.text, x.url] for x in page.links]}

@@ -257,31 +257,42 @@ class HTTPSearchBackend(SearchBackend):
 
 # -- what the model reads ------------------------------------------------------------------
 def format_search_results(query: str, data: dict[str, Any], num_results: int) -> str:
-    """Text for the model: a knowledge-graph block if any, then `Result i` blocks with title,
-    URL and snippet, then up to 3 related questions; sections separated by `---`."""
+    """Text for the model, in upstream's layout: a knowledge-graph block if any, then
+    `Result i` blocks numbered from 0 (the index `click` takes) with title, URL and snippet,
+    then up to 3 "People Also Ask" questions; sections separated by `---` lines."""
     sections: list[str] = []
     kg = data.get("knowledgeGraph")
-    if isinstance(kg, dict) and kg.get("title"):
-        lines = [f"Knowledge Graph: {kg['title']}"]
-        if kg.get("type"):
-            lines.append(f"Type: {kg['type']}")
-        if kg.get("description"):
-            lines.append(str(kg["description"]))
-        for key, value in (kg.get("attributes") or {}).items():
-            lines.append(f"{key}: {value}")
-        sections.append("\n".join(lines))
+    if isinstance(kg, dict):
+        lines = [f"Knowledge Graph: {kg['title'].strip()}"] if _text(kg.get("title")) else []
+        if _text(kg.get("description")):
+            lines.append(kg["description"].strip())
+        attributes = kg.get("attributes")
+        for key, value in (attributes if isinstance(attributes, dict) else {}).items():
+            if str(value).strip():
+                lines.append(f"{key}: {str(value).strip()}")
+        if lines:
+            sections.append("\n".join(lines))
     organic = [r for r in data.get("organic") or [] if isinstance(r, dict)]
-    for i, hit in enumerate(organic[: max(0, num_results)], 1):
-        lines = [f"Result {i}: {hit.get('title') or '(untitled)'}", f"URL: {hit.get('link', '')}"]
-        if hit.get("snippet"):
-            lines.append(str(hit["snippet"]))
+    for i, hit in enumerate(organic[: max(0, num_results)]):
+        lines = [f"Result {i}: {_text(hit.get('title')) or 'Untitled'}"]
+        if _text(hit.get("link")):
+            lines.append(f"URL: {hit['link'].strip()}")
+        if _text(hit.get("snippet")):
+            lines.append(hit["snippet"].strip())
         sections.append("\n".join(lines))
-    related = [q for q in data.get("peopleAlsoAsk") or [] if isinstance(q, dict)][:3]
-    if related:
-        sections.append(
-            "Related questions:\n"
-            + "\n".join(f"Q: {q.get('question', '')}\nA: {q.get('snippet', '')}" for q in related)
-        )
+    asked = []
+    for item in [q for q in data.get("peopleAlsoAsk") or [] if isinstance(q, dict)][:3]:
+        if _text(item.get("question")):
+            entry = f"Q: {item['question'].strip()}"
+            if _text(item.get("snippet")):
+                entry += f"\nA: {item['snippet'].strip()}"
+            asked.append(entry)
+    if asked:
+        sections.append("People Also Ask:\n" + "\n".join(asked))
     if not sections:
         return f"No results returned for query: {query}"
-    return "\n---\n".join(sections)
+    return "\n\n---\n\n".join(sections)
+
+
+def _text(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""

@@ -43,9 +43,9 @@ def call(name, **arguments):
 
 class ChainAgent:
     """A scripted researcher that reads the tool results: each step is
-    ("search", query) | ("open_result", title) | ("click", link text) | ("finish", answer)
-    | ("say", text). `open_result` opens the URL listed under the search result with that
-    title; `click` finds the link's number in the page text. Steps run in order; the plan is
+    ("search", query) | ("click_result", title) | ("follow", link text) | ("finish", answer)
+    | ("say", text). `click_result` clicks the search result with that title by its index;
+    `follow` opens the URL of the page link with that text. Steps run in order; the plan is
     chosen by a phrase of the question."""
 
     def __init__(self, plans: dict[str, list[tuple[str, str]]]) -> None:
@@ -60,14 +60,14 @@ class ChainAgent:
         last = messages[-1]["content"] if messages[-1]["role"] == "tool" else ""
         if kind == "search":
             return Reply(tool_calls=[call("search", query=arg)])
-        if kind == "open_result":
-            m = re.search(rf"Result \d+: {re.escape(arg)}\nURL: (\S+)", last)
+        if kind == "click_result":
+            m = re.search(rf"Result (\d+): {re.escape(arg)}\nURL: ", last)
             assert m, f"no search result titled {arg!r} in:\n{last}"
-            return Reply(tool_calls=[call("open", url=m.group(1))])
-        if kind == "click":
-            m = re.search(rf"\[(\d+)\] {re.escape(arg)} -> ", last)
+            return Reply(tool_calls=[call("click", result_indices=[int(m.group(1))])])
+        if kind == "follow":
+            m = re.search(rf"\[\d+\] {re.escape(arg)} -> (\S+)", last)
             assert m, f"no link {arg!r} in:\n{last}"
-            return Reply(tool_calls=[call("click", link_id=int(m.group(1)))])
+            return Reply(tool_calls=[call("open", urls=[m.group(1)])])
         if kind == "finish":
             return Reply(tool_calls=[call("finish", final_answer=arg)])
         return Reply(content=arg)
@@ -77,9 +77,9 @@ FINISH_CALL = call("finish", final_answer="Dunmere")
 
 OBSERVATORY_CHAIN = [
     ("search", "Varnholt Observatory"),
-    ("open_result", "Varnholt Observatory"),
-    ("click", "Ilse Marrow"),
-    ("click", "Dunmere"),
+    ("click_result", "Varnholt Observatory"),
+    ("follow", "Ilse Marrow"),
+    ("follow", "Dunmere"),
     ("finish", "Dunmere"),
 ]
 
@@ -158,11 +158,12 @@ def test_search_results_text_and_limits(backend):
     env = dd.DeepDiveEnv(backend, dataset=dd.build_dataset([{"question": "q", "answer": "a"}]))
     state: dict = {}
     text = asyncio_run(env.search("Tessaly Motor Works", 3, state=state))
-    blocks = text.split("\n---\n")
+    blocks = text.split("\n\n---\n\n")
     assert len(blocks) == 3
     assert blocks[0].startswith(
-        "Result 1: Tessaly Motor Works\nURL: " + WIKI + "Tessaly_Motor_Works"
+        "Result 0: Tessaly Motor Works\nURL: " + WIKI + "Tessaly_Motor_Works"
     )
+    assert blocks[2].startswith("Result 2: ")
     assert "Brennick" in blocks[0]
     assert state["last_search_result"]["organic"][0]["title"] == "Tessaly Motor Works"
     many = asyncio_run(env.search("Varnholt", 50, state={}))
@@ -174,16 +175,22 @@ def test_search_results_text_and_limits(backend):
 
 
 def test_format_search_results_serper_shape():
+    """Upstream's layout (prime-environments deepdive formatting.py, 2025-11): results from 0,
+    sections between `---` lines, "People Also Ask" capped at 3, empty fields left out."""
     data = {
         "knowledgeGraph": {"title": "Osk", "type": "River", "attributes": {"Length": "212 km"}},
-        "organic": [{"title": "A", "link": "https://a.example/", "snippet": "about a"}] * 4,
+        "organic": [{"title": "A", "link": "https://a.example/", "snippet": "about a"}] * 4
+        + [{"title": " ", "link": ""}],
         "peopleAlsoAsk": [{"question": f"q{i}?", "snippet": f"s{i}"} for i in range(5)],
     }
     text = dd.format_search_results("osk", data, 2)
-    sections = text.split("\n---\n")
-    assert sections[0] == "Knowledge Graph: Osk\nType: River\nLength: 212 km"
-    assert sections[1:3] == [f"Result {i}: A\nURL: https://a.example/\nabout a" for i in (1, 2)]
-    assert sections[3].count("Q: ") == 3
+    sections = text.split("\n\n---\n\n")
+    assert sections[0] == "Knowledge Graph: Osk\nLength: 212 km"
+    assert sections[1:3] == [f"Result {i}: A\nURL: https://a.example/\nabout a" for i in (0, 1)]
+    assert sections[3] == "People Also Ask:\nQ: q0?\nA: s0\nQ: q1?\nA: s1\nQ: q2?\nA: s2"
+    assert (
+        dd.format_search_results("x", {"organic": data["organic"][4:]}, 5) == "Result 0: Untitled"
+    )
 
 
 # -- open / click ----------------------------------------------------------------------------
@@ -199,28 +206,54 @@ def local_env(backend, **kw):
     )
 
 
-def test_open_and_click_navigate(backend):
+def test_open_reads_a_list_of_pages_in_order(backend):
     env = local_env(backend)
     state: dict = {}
-    page = asyncio_run(env.open(WIKI + "Great_Lantern", state=state))
-    assert page.startswith(f"Title: Great Lantern\nURL: {WIKI}Great_Lantern\n\n")
-    m = re.search(r"Quill & Sons \[(\d+)\]", page)
-    assert m and f"[{m.group(1)}] Quill & Sons -> {WIKI}Quill_and_Sons" in page
-    nxt = asyncio_run(env.click(int(m.group(1)), state=state))
-    assert nxt.startswith("Title: Quill & Sons") and "Barnaby Quill" in nxt
-    assert state["open_page"]["url"] == WIKI + "Quill_and_Sons"
+    text = asyncio_run(env.open([WIKI + "Great_Lantern", WIKI + "Dunmere"], state=state))
+    first, second = text.split("\n\n# Open Result 1\n")
+    assert first.startswith(f"# Open Result 0\nTitle: Great Lantern\nURL: {WIKI}Great_Lantern\n\n")
+    assert second.startswith(f"Title: Dunmere\nURL: {WIKI}Dunmere\n\n")
+    m = re.search(r"Quill & Sons \[(\d+)\]", first)
+    assert m and f"[{m.group(1)}] Quill & Sons -> {WIKI}Quill_and_Sons" in first
+    # one URL given as a plain string is one page (upstream would iterate its characters)
+    assert asyncio_run(env.open(WIKI + "Dunmere", state={})).startswith(
+        "# Open Result 0\nTitle: Dunmere\n"
+    )
     # the same page by bare address or by title
     for alias in ("fictopedia.example/wiki/Dunmere", "Dunmere", "dunmere"):
-        assert asyncio_run(env.open(alias, state={})).startswith("Title: Dunmere\n")
+        assert asyncio_run(env.open([alias], state={})).startswith(
+            "# Open Result 0\nTitle: Dunmere\n"
+        )
+
+
+def test_a_page_that_cannot_be_fetched_is_an_error_text_in_its_place(backend):
+    env = local_env(backend)
+    text = asyncio_run(env.open([WIKI + "Atlantis", WIKI + "Dunmere"], state={}))
+    first, second = text.split("\n\n# Open Result 1\n")
+    assert first.startswith(f"# Open Result 0\nError fetching {WIKI}Atlantis: ")
+    assert second.startswith("Title: Dunmere\n")
+
+
+def test_click_opens_results_of_the_last_search_by_index(backend):
+    env = local_env(backend)
+    state: dict = {}
+    results = asyncio_run(env.search("Quill and Sons lens makers", state=state))
+    titles = re.findall(r"^Result (\d+): (.+)$", results, re.M)
+    index = next(int(i) for i, title in titles if title == "Quill & Sons")
+    text = asyncio_run(env.click([index, 0], state=state))
+    first, second = text.split("\n\n# Click Result 1\n")
+    assert first.startswith("# Click Result 0\nTitle: Quill & Sons") and "Barnaby Quill" in first
+    assert second.startswith(f"Title: {titles[0][1]}\n")
 
 
 @pytest.mark.parametrize(
     ("action", "message"),
     [
-        (lambda env, st: env.click(1, state=st), "no page is open"),
-        (lambda env, st: env.open("https://fictopedia.example/wiki/Atlantis", state=st), "no page"),
-        (lambda env, st: env.open(WIKI + "Dunmere", page=2, state=st), "has parts 1 to 1"),
-        (lambda env, st: env.search("   ", state=st), "query is empty"),
+        (lambda env, st: env.click([0], state=st), "No previous search results to open!"),
+        (lambda env, st: env.open([], state=st), "non-empty list of URL strings"),
+        (lambda env, st: env.open([3], state=st), "non-empty list of URL strings"),
+        (lambda env, st: env.click(["a"], state=st), "list of result numbers"),
+        (lambda env, st: env.search("   ", state=st), "non-empty string"),
     ],
 )
 def test_tool_input_errors_raise_with_a_clear_message(backend, action, message):
@@ -231,36 +264,25 @@ def test_tool_input_errors_raise_with_a_clear_message(backend, action, message):
 def test_click_out_of_range(backend):
     env = local_env(backend)
     state: dict = {}
-    asyncio_run(env.open(WIKI + "Tilde_Aumann", state=state))
-    n = len(state["open_page"]["links"])
-    with pytest.raises(ValueError, match=f"link {n + 1} does not exist .*1 to {n}"):
-        asyncio_run(env.click(n + 1, state=state))
-    with pytest.raises(ValueError, match="link 0 does not exist"):
-        asyncio_run(env.click(0, state=state))
+    asyncio_run(env.search("Tilde Aumann", 3, state=state))
+    n = len(state["last_search_result"]["organic"])
+    for bad in ([n], [-1], [0, n]):
+        with pytest.raises(ValueError, match="Result index out of range"):
+            asyncio_run(env.click(bad, state=state))
 
 
-def test_long_pages_come_in_parts_and_responses_are_capped(backend):
+def test_pages_and_responses_are_capped(backend):
     env = local_env(backend, page_chars=1000)
     full = backend.pages[WIKI + "Annals_of_Varnholt"].text
-    parts = dd.pages.split_text(full, 1000)
-    assert len(parts) >= 4 and all(len(p) <= 1000 for p in parts)
-    assert "".join(p.replace("\n", "") for p in parts) == full.replace("\n", "")
-    state: dict = {}
-    first = asyncio_run(env.open(WIKI + "Annals_of_Varnholt", state=state))
-    assert f"Part 1 of {len(parts)}; call open(url, page=2)" in first
-    last = asyncio_run(env.open(WIKI + "Annals_of_Varnholt", page=len(parts), state=state))
-    assert f"Part {len(parts)} of {len(parts)}\n" in last and "2021" in last
-    # only the links that appear in the part are listed, with their page-wide numbers
-    listed = re.findall(r"^\[(\d+)\] ", last, re.M)
-    assert listed and all(f"[{i}]" in last.split("\n\nLinks in this part")[0] for i in listed)
+    assert len(full) > 1000
+    text = asyncio_run(env.open([WIKI + "Annals_of_Varnholt", WIKI + "Varnholt"], state={}))
+    pages = text.split("\n\n# Open Result 1\n")
+    tail = "\n...\n[truncated]"  # upstream's sentinel
+    assert [len(p.removeprefix("# Open Result 0\n")) for p in pages] == [1000 + len(tail)] * 2
+    assert all(p.endswith(tail) for p in pages)
     capped = local_env(backend, max_response_chars=200)
-    text = asyncio_run(capped.open(WIKI + "Varnholt", state={}))
-    assert len(text) == 200 + len("\n[truncated]") and text.endswith("\n[truncated]")
-
-
-def test_split_text_hard_cuts_long_lines():
-    assert dd.pages.split_text("x" * 25, 10) == ["x" * 10, "x" * 10, "x" * 5]
-    assert dd.pages.split_text("", 10) == [""]
+    found = asyncio_run(capped.search("Varnholt", state={}))
+    assert len(found) == 200 + len(tail) and found.endswith(tail)
 
 
 # -- corpus and dataset errors ---------------------------------------------------------------
@@ -301,10 +323,10 @@ def test_custom_corpus_and_rows(tmp_path):
     rows = [{"question": "Where was the miller of Quorn Mill born?", "answer": "Tebbit"}]
     env = dd.load_environment(source=rows, corpus=str(corpus), judge_model=None)
     state: dict = {}
-    assert asyncio_run(env.search("Quorn mill", state=state)).startswith("Result 1: Quorn Mill")
-    page = asyncio_run(env.open(WIKI + "Quorn", state=state))
-    assert "run by Ada [1]." in page
-    assert "born in Tebbit" in asyncio_run(env.click(1, state=state))
+    assert asyncio_run(env.search("Quorn mill", state=state)).startswith("Result 0: Quorn Mill")
+    page = asyncio_run(env.click([0], state=state))
+    assert "run by Ada [1]." in page and f"[1] Ada -> {WIKI}Ada_Vell" in page
+    assert "born in Tebbit" in asyncio_run(env.open([WIKI + "Ada_Vell"], state=state))
 
 
 def test_sample_dataset_rows():
@@ -460,10 +482,13 @@ async def test_multi_hop_agent_finishing_right_scores_one(judge):
     assert row["stop_condition"] == "has_submitted"
     assert row["final_answer"] == "Dunmere"
     texts = tool_texts(row)
-    assert texts[0].startswith("Result 1: Varnholt Observatory")
-    assert texts[2].startswith("Title: Ilse Marrow") and texts[3].startswith("Title: Dunmere")
-    assert texts[-1] == "Final answer submitted."
-    assert row["search_calls"] == 1 and row["click_calls"] == 2 and row["finish_calls"] == 1
+    assert texts[0].startswith("Result 0: Varnholt Observatory")
+    assert texts[1].startswith("# Click Result 0\nTitle: Varnholt Observatory")
+    assert texts[2].startswith("# Open Result 0\nTitle: Ilse Marrow")
+    assert texts[3].startswith("# Open Result 0\nTitle: Dunmere")
+    assert texts[-1] == "Dunmere"  # finish echoes the answer, as upstream's does
+    assert row["search_calls"] == 1 and row["click_calls"] == 1 and row["open_calls"] == 2
+    assert row["finish_calls"] == 1
     (request,) = judge.requests
     gold, response = judge_fields(request)
     assert (gold, response) == ("Dunmere", "Dunmere")
@@ -474,10 +499,10 @@ async def test_three_hop_chain(judge):
     env = make_env(judge)
     plan = [
         ("search", "Great Lantern telescope lens"),
-        ("open_result", "Great Lantern"),
-        ("click", "Quill & Sons"),
-        ("click", "Quillon Optics"),
-        ("click", "Marguerite Sollis"),
+        ("click_result", "Great Lantern"),
+        ("follow", "Quill & Sons"),
+        ("follow", "Quillon Optics"),
+        ("follow", "Marguerite Sollis"),
         ("finish", "Marguerite Sollis"),
     ]
     row = await run_one(env, ChainAgent({"Great Lantern telescope": plan}), "2")
@@ -546,8 +571,8 @@ async def test_tool_errors_go_back_to_the_model(judge):
     env = make_env(judge)
     first_turn = Reply(
         tool_calls=[
-            call("click", link_id=1),  # before any page is open
-            call("open", url="https://fictopedia.example/wiki/Nowhere"),
+            call("click", result_indices=[0]),  # before any search
+            call("open", urls=["https://fictopedia.example/wiki/Nowhere"]),
             call("search", query=5),
             call("fly", to="moon"),
             {"name": "open", "arguments": "{not json"},
@@ -556,8 +581,8 @@ async def test_tool_errors_go_back_to_the_model(judge):
     agent = ScriptResponder([(lambda body: True, [first_turn, Reply(tool_calls=[FINISH_CALL])])])
     row = await run_one(env, agent, "1")
     errors = tool_texts(row)[:5]
-    assert "no page is open" in errors[0]
-    assert "PageNotFoundError" in errors[1] and "Nowhere" in errors[1]
+    assert "No previous search results to open!" in errors[0]
+    assert errors[1].startswith("# Open Result 0\nError fetching ") and "Nowhere" in errors[1]
     assert errors[2].startswith("Error: invalid arguments for tool 'search'")
     assert errors[3].startswith("Error: unknown tool 'fly'")
     assert "not valid JSON" in tool_texts(row)[4]
@@ -663,24 +688,28 @@ async def test_http_backend_search_open_click(web_server, monkeypatch):
     text = await env.search("glass", 1, state=state)
     assert seen[-1] == {"body": {"q": "glass", "num": 1}, "key": "secret"}
     assert text == (
-        f"Result 1: Glass\nURL: {base}/wiki/glass\nGlass is made from sand\n---\n"
-        "Related questions:\nQ: Is glass a liquid?\nA: No."
+        f"Result 0: Glass\nURL: {base}/wiki/glass\nGlass is made from sand\n\n---\n\n"
+        "People Also Ask:\nQ: Is glass a liquid?\nA: No."
     )
-    page = await env.open(f"{base}/wiki/glass", state=state)
-    assert page.startswith(f"Title: Glass | Local Wiki\nURL: {base}/wiki/glass\n\n")
+    page = await env.click([0], state=state)
+    assert page.startswith(
+        f"# Click Result 0\nTitle: Glass | Local Wiki\nURL: {base}/wiki/glass\n\n"
+    )
     assert "Glass is made from sand [1] and soda ash [2]." in page
     assert "one & two" in page and "var x" not in page and "p{}" not in page
     assert f"[1] sand -> {base}/wiki/sand" in page
     assert "[2] soda ash -> https://other.example/soda" in page
-    sand = await env.click(1, state=state)
-    assert sand.startswith(f"Title: Sand\nURL: {base}/wiki/sand") and "Grains of quartz." in sand
-    assert (await env.open(f"{base}/notes.txt", state={})).endswith("plain notes")
-    with pytest.raises(dd.PageFetchError, match="application/pdf"):
-        await env.open(f"{base}/paper.pdf", state={})
-    with pytest.raises(dd.PageNotFoundError, match="404"):
-        await env.open(f"{base}/missing", state={})
-    with pytest.raises(dd.PageFetchError, match="only http"):
-        await env.open("file:///etc/passwd", state={})
+    sand = await env.open([f"{base}/wiki/sand"], state=state)
+    assert sand.startswith(f"# Open Result 0\nTitle: Sand\nURL: {base}/wiki/sand")
+    assert "Grains of quartz." in sand
+    assert (await env.open([f"{base}/notes.txt"], state={})).endswith("plain notes")
+    pdf = await env.open([f"{base}/paper.pdf"], state={})
+    assert pdf.startswith(f"# Open Result 0\nError fetching {base}/paper.pdf: ")
+    assert "application/pdf" in pdf
+    assert "404" in await env.open([f"{base}/missing"], state={})
+    local_file = await env.open(["file:///etc/passwd"], state={})
+    assert "Error fetching file:///etc/passwd: " in local_file and "only http" in local_file
+    assert "root:" not in local_file
 
 
 async def test_http_backend_failures(web_server):
@@ -716,21 +745,21 @@ PLANS = {
     "observatory on a ridge": OBSERVATORY_CHAIN,
     "Great Lantern telescope": [
         ("search", "Great Lantern telescope lens"),
-        ("open_result", "Great Lantern"),
-        ("click", "Quill & Sons"),
-        ("click", "Quillon Optics"),
+        ("click_result", "Great Lantern"),
+        ("follow", "Quill & Sons"),
+        ("follow", "Quillon Optics"),
         ("finish", "Quill & Sons"),  # wrong: the firm, not its chief executive
     ],
     "transmission engineer": [
         ("search", "Quillon Optics chief executive"),
-        ("open_result", "Marguerite Sollis"),
-        ("click", "Tessaly Motor Works"),
-        ("click", "Tessaly Heron"),
+        ("click_result", "Marguerite Sollis"),
+        ("follow", "Tessaly Motor Works"),
+        ("follow", "Tessaly Heron"),
         ("finish", "the Tessaly Heron"),
     ],
     "seven-arch Brannoch Bridge": [
         ("search", "Brannoch Bridge engineer"),
-        ("open_result", "Corvin Ashgrove"),
+        ("click_result", "Corvin Ashgrove"),
         ("finish", "Pellgrave Canal"),
     ],
 }

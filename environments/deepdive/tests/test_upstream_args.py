@@ -156,7 +156,7 @@ async def test_debug_logs_the_tool_results(caplog):
         finally:
             await client.aclose()
     logged = [r.getMessage() for r in caplog.records if r.name == "deepdive"]
-    assert any(m.startswith("deepdive tool result: Result 1: Varnholt") for m in logged), logged
+    assert any(m.startswith("deepdive tool result: Result 0: Varnholt") for m in logged), logged
 
 
 def test_unknown_argument_is_refused_naming_the_accepted_ones():

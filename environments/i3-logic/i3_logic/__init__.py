@@ -1,9 +1,9 @@
-"""i3-logic: procedurally generated, machine-verified logic puzzles (SynLogic-style families).
+"""i3-logic: machine-verified logic puzzles, every SynLogic task family INTELLECT-3 trained on.
 
-``load_environment()`` builds a single-turn environment whose rows are puzzles made by this
-package's seeded generators (default), or loads INTELLECT-3-RL / SynLogic-style rows
-(``question`` + ``info`` with ``task`` and ``game_data_str``) for the families it knows. The
-reward is 1.0 when the family's verifier accepts the final answer block, else 0.0. See README.md.
+``load_environment()`` builds a single-turn environment over the INTELLECT-3-RL ``logic`` rows
+(``question`` + ``info`` with ``task`` and ``game_data_str``; offline: the bundled sample in the
+same format), or, with ``source="generate"``, over puzzles made by this package's seeded
+generators. The reward is 1.0 when the task's verifier accepts the reply, else 0.0. See README.md.
 """
 
 from __future__ import annotations
@@ -18,7 +18,16 @@ from typing import Any
 import orjson
 
 import verifiers as vf
-from i3_logic.families import FAMILIES, TASKS, Family, generate, get_family, level, verify
+from i3_logic.families import (
+    FAMILIES,
+    GENERATED,
+    TASKS,
+    Family,
+    generate,
+    get_family,
+    level,
+    verify,
+)
 from i3_logic.puzzle import (
     ANSWER_INSTRUCTION,
     AnswerError,
@@ -32,6 +41,7 @@ __all__ = [
     "ANSWER_INSTRUCTION",
     "DIFFICULTY_KEY",
     "FAMILIES",
+    "GENERATED",
     "HUB_ID",
     "TASKS",
     "AnswerError",
@@ -88,7 +98,16 @@ def generate_rows(
     ``difficulty`` is 1-3 / "easy" / "medium" / "hard", or "mixed" (levels 1, 2, 3 in turn).
     """
     rows = []
-    for fam in _select(families):
+    chosen = _select(families)
+    lacking = [f.name for f in chosen if f.generate is None]
+    if lacking and families is not None:
+        raise vf.ConfigError(
+            f"no generator for {', '.join(lacking)}: their puzzles come from loaded rows "
+            f"(source='auto'); families with a generator: {', '.join(sorted(GENERATED))}"
+        )
+    for fam in chosen:
+        if fam.generate is None:
+            continue
         for i in range(num_examples):
             lvl = i % 3 + 1 if difficulty == "mixed" else level(difficulty)
             puzzle = generate(fam.name, seed, lvl, i)
@@ -222,7 +241,7 @@ def _task_of(info: Any, i: int) -> str:
 
 
 def load_environment(
-    source: Any = None,
+    source: Any = "auto",
     dataset_name: str = HUB_ID,
     dataset_subset: str | None = "logic",
     dataset_split: str = "train",
@@ -242,16 +261,19 @@ def load_environment(
     """Single-turn logic puzzles scored by per-family verifiers.
 
     Args:
-        source: None generates puzzles; "auto", "hub", "sample", a path, rows or a Dataset load
-            INTELLECT-3-RL-style rows (``question``, ``info``) via ``vf.load_dataset_source``.
+        source: "auto" (default) loads the INTELLECT-3-RL ``logic`` rows, or the bundled
+            sample (same format) with a warning when the hub is unreachable; "hub", "sample",
+            a path, rows or a Dataset load such rows via ``vf.load_dataset_source``;
+            "generate" (or None) makes puzzles with this package's generators.
         dataset_name / dataset_subset / dataset_split: the hub dataset, config and split that
             ``source="auto"``/``"hub"`` loads (upstream's names and defaults).
         dataset_shuffle: shuffle the rows with ``seed``; None (default): loaded rows keep the
             dataset's order (upstream's False), generated ones are interleaved across families.
         difficulty_key, min_avg_reward, max_avg_reward: pass-rate filter for loaded rows.
         tasks_to_skip: loaded rows of these tasks are dropped (upstream's default list).
-        families: family names (list or comma-separated string); None = all of ``FAMILIES``.
-        num_examples: generated puzzles per family (ignored when ``source`` is given).
+        families: family names or task keys (list or comma-separated string); None = all.
+            Loaded rows are kept only for these; generated puzzles are made for these.
+        num_examples: generated puzzles per family (``source="generate"`` only).
         difficulty: 1/"easy", 2/"medium", 3/"hard", or "mixed" (generated puzzles only).
         seed: generator seed; the same seed gives the same puzzles.
         keep_unrated: with a filter active, keep loaded rows whose pass rate is empty.
@@ -268,7 +290,8 @@ def load_environment(
             raise vf.ConfigError(str(e)) from None
     if isinstance(tasks_to_skip, str) or not all(isinstance(t, str) for t in tasks_to_skip):
         raise vf.ConfigError(f"tasks_to_skip must be a list of task names; got {tasks_to_skip!r}")
-    if source is None:
+    generating = source is None or source == "generate"
+    if generating:
         rows = generate_rows(families, num_examples, difficulty, seed)
     else:
         dataset = vf.load_dataset_source(
@@ -289,7 +312,7 @@ def load_environment(
             keep_unrated,
             tasks_to_skip,
         )
-    if dataset_shuffle or (dataset_shuffle is None and source is None):
+    if dataset_shuffle or (dataset_shuffle is None and generating):
         random.Random(seed).shuffle(rows)
 
     from datasets import Dataset

@@ -1,9 +1,12 @@
-"""Write i3_logic/data/sample.jsonl: two generated puzzles per family plus one ``mathador`` row.
+"""Write i3_logic/data/sample.jsonl, the bundled offline stand-in for the INTELLECT-3-RL rows.
 
-Rows have the INTELLECT-3-RL ``logic`` columns: ``question``, ``info`` (JSON string with
-``task`` and ``game_data_str``) and ``avg@16_qwen3_4b_instruct_2507``. The pass rates are
-placeholders by level (0.75 / 0.5 / 0.25), not measurements: they exist so the difficulty
-filter can be exercised offline. Run: ``uv run python environments/i3-logic/scripts/make_sample.py``.
+The sample is every row of ``tests/rows/*.jsonl`` (files in name order, rows in file order)
+without the test-only keys (``_right``, ``_wrong``, ...). Those rows are in the real ``logic``
+format (``question``, ``info`` as a JSON string with ``task`` and ``game_data_str``), one file
+per task family, at least one row for every task key upstream verifies. Their
+``avg@16_qwen3_4b_instruct_2507`` values are placeholders assigned here (0.75 / 0.5 / 0.25 in
+turn), not measured pass rates: they exist so the difficulty filter can be exercised offline.
+Run: ``uv run python environments/i3-logic/scripts/make_sample.py``.
 """
 
 from __future__ import annotations
@@ -11,26 +14,30 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
-from i3_logic import DIFFICULTY_KEY, FAMILIES, generate
 
-SEED = 2026
-PLACEHOLDER_PASS_RATE = {1: 0.75, 2: 0.5, 3: 0.25}
+ROOT = Path(__file__).resolve().parents[1]
+ROWS = ROOT / "tests" / "rows"
+OUT = ROOT / "i3_logic" / "data" / "sample.jsonl"
+DIFFICULTY_KEY = "avg@16_qwen3_4b_instruct_2507"
+PLACEHOLDER_PASS_RATES = (0.75, 0.5, 0.25)
+
+
+def row_files() -> list[Path]:
+    return sorted(ROWS.glob("*.jsonl"))
+
+
+def read_rows(path: Path) -> list[dict]:
+    """The rows of one file, test-only keys included; blank lines are skipped."""
+    return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
 
 
 def sample_rows() -> list[dict]:
     rows = []
-    picks = [(name, name, lvl, lvl) for name in FAMILIES for lvl in (1, 2)]
-    picks.append(("game_of_24", "mathador", 3, 0))
-    for family, task, lvl, index in picks:
-        puzzle = generate(family, SEED, lvl, index)
-        info = {"task": task, "game_data_str": puzzle.game_data_str()}
-        rows.append(
-            {
-                "question": puzzle.question,
-                "info": orjson.dumps(info).decode(),
-                DIFFICULTY_KEY: PLACEHOLDER_PASS_RATE[lvl],
-            }
-        )
+    for path in row_files():
+        for row in read_rows(path):
+            kept = {k: v for k, v in row.items() if not k.startswith("_")}
+            kept[DIFFICULTY_KEY] = PLACEHOLDER_PASS_RATES[len(rows) % 3]
+            rows.append(kept)
     return rows
 
 
@@ -39,6 +46,5 @@ def render() -> bytes:
 
 
 if __name__ == "__main__":
-    out = Path(__file__).resolve().parents[1] / "i3_logic" / "data" / "sample.jsonl"
-    out.write_bytes(render())
-    print(f"wrote {out}")
+    OUT.write_bytes(render())
+    print(f"wrote {OUT} ({len(sample_rows())} rows)")

@@ -68,7 +68,12 @@ def test_dataset_shuffle_reorders_loaded_rows():
     shuffled = load_environment(source="sample", dataset_shuffle=True).dataset["question"]
     assert shuffled != plain and sorted(shuffled) == sorted(plain)
     grouped = tasks(
-        load_environment(families="sudoku,dyck_language", num_examples=3, dataset_shuffle=False)
+        load_environment(
+            source="generate",
+            families="sudoku,dyck_language",
+            num_examples=3,
+            dataset_shuffle=False,
+        )
     )
     assert grouped == ["sudoku"] * 3 + ["dyck_language"] * 3  # generated rows: not interleaved
 
