@@ -15,6 +15,7 @@ from verifiers.sandbox.base import (
     close_all,
 )
 from verifiers.sandbox.bwrap import BwrapProvider
+from verifiers.sandbox.image import ImageProvider
 from verifiers.sandbox.pool import SandboxPool
 from verifiers.sandbox.process import ProcessProvider
 from verifiers.sandbox.runsc import RunscProvider
@@ -24,6 +25,7 @@ __all__ = [
     "TIERS",
     "BwrapProvider",
     "ExecResult",
+    "ImageProvider",
     "ProcessProvider",
     "Promises",
     "Provider",

@@ -11,6 +11,7 @@ from typing import Any
 
 from verifiers.sandbox.base import Provider
 from verifiers.sandbox.bwrap import BwrapProvider
+from verifiers.sandbox.image import ImageProvider
 from verifiers.sandbox.process import ProcessProvider
 from verifiers.sandbox.runsc import RunscProvider
 
@@ -68,6 +69,9 @@ TIERS: tuple[Tier, ...] = (
     Tier("bwrap-zygote", BwrapProvider, Promises(), {"zygote": True}),
     # bwrap exec'd per sandbox: the zygote's automatic fallback, and what network=True uses
     Tier("bwrap-exec", BwrapProvider, Promises(), {"zygote": False}),
+    # container images (SandboxSpec.image) as the root, bwrap exec'd per sandbox; without an
+    # image, the bwrap layout on an empty read-only overlay (what this suite sees)
+    Tier("image", ImageProvider, Promises()),
     # gVisor: an application kernel in between; no network=True (runsc runs --network=none)
     Tier("runsc", RunscProvider, Promises(network_opt_in=False)),
     # NOT isolating (uid drop, cgroups, rlimits, explicit environment; the host's namespaces):

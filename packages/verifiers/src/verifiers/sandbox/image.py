@@ -1,0 +1,351 @@
+"""The image provider: sandboxes whose root filesystem is a container image (`SandboxSpec.image`,
+e.g. an R2E-Gym or SWE-bench instance image), pulled over the registry API (`registry`),
+unpacked once into a content-addressed cache (`rootfs`) and run under bubblewrap with the
+bwrap tier's isolation (namespaces, no host environment or paths, no network unless asked,
+cgroup limits, the seccomp filter).
+
+Each sandbox sees the image through an overlay whose writable layer is a tmpfs of
+`spec.disk` bytes (pages charged to its memory cgroup): the whole image is its own to change
+and nothing of it outlives the sandbox or reaches the cache. The overlay is mounted by the
+launcher in a private mount namespace, from a descriptor path and relative directory names,
+so the mount table inside shows no host path. The agent runs on the host's Python, mounted
+read-only at `/.vf/usr` and started through the host's loader (the image needs no Python of
+its own); commands run the image's programs with the image's libraries.
+
+Without `spec.image` the root is an empty read-only layer holding the host's /usr, /etc and
+workspace exactly as in the bwrap tier (so the isolation suite checks this tier's mounts)."""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import fcntl
+import itertools
+import json
+import logging
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from verifiers.sandbox import cgroups, contract
+from verifiers.sandbox.agent_client import READ_LIMIT
+from verifiers.sandbox.base import ProviderUnavailableError, SandboxCreationError, SandboxSpec
+from verifiers.sandbox.bwrap import BWRAP, BwrapProvider, BwrapSandbox, _memfd
+from verifiers.sandbox.contract import INNER_UID
+from verifiers.sandbox.registry import Client, ImagePullError, ImageRef
+from verifiers.sandbox.rootfs import LayerError, unpack_layer
+from verifiers.sandbox.runtime import CACHE, ensure_runtime
+from verifiers.sandbox.support import AGENT_BOOT, SANDBOX_UID, agent_files
+
+logger = logging.getLogger("verifiers.sandbox")
+HOST_USR = "/.vf/usr"  # where image sandboxes see the host's /usr (the agent's Python)
+_counter = itertools.count()
+_libc = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWNS = 0x00020000
+MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 1 << 14, 1 << 18
+
+
+@dataclass(frozen=True)
+class Image:
+    name: str
+    digest: str  # of the platform manifest
+    rootfs: Path
+    config: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The image's own `Env` (not applied: a sandbox's environment is `spec.env`)."""
+        pairs = (self.config.get("config") or {}).get("Env") or []
+        return dict(p.split("=", 1) for p in pairs if "=" in p)
+
+
+class ImageStore:
+    """Pulled images as unpacked root filesystems under `root` (`rootfs/<manifest digest>`),
+    built once per image under a file lock; the tag -> digest resolution is kept per process."""
+
+    def __init__(self, root: Path | None = None, uid: int = SANDBOX_UID) -> None:
+        self.root = Path(root) if root is not None else CACHE / "images"
+        self.uid = uid
+        self._resolved: dict[str, Image] = {}
+
+    def _dirs(self) -> None:
+        for d in (self.root.parent, self.root, self.root / "rootfs", self.root / "stage"):
+            d.mkdir(exist_ok=True)
+            os.chmod(d, 0o755)  # the sandbox uid traverses to the stage mount point
+
+    @property
+    def stage(self) -> Path:
+        """The mount point each launcher covers with its own tmpfs, privately."""
+        return self.root / "stage"
+
+    def scratch(self) -> Path:
+        """An empty root (the no-image case)."""
+        self._dirs()
+        d = self.root / "rootfs" / "scratch"
+        d.mkdir(exist_ok=True)
+        os.chmod(d, 0o755)
+        return d
+
+    def get(self, name: str) -> Image:
+        """The unpacked image `name`, pulled now if it is not in the cache (blocking)."""
+        if name in self._resolved:
+            return self._resolved[name]
+        try:
+            ref = ImageRef.parse(name)
+        except ValueError as e:
+            raise ImagePullError(f"cannot pull image {name!r}: {e}") from None
+        client = Client(ref)
+        digest, _ = client.resolve()
+        self._dirs()
+        key = digest.split(":", 1)[1]
+        target = self.root / "rootfs" / key
+        ready = self.root / "rootfs" / f"{key}.json"
+        if not ready.exists():
+            with open(self.root / "rootfs" / f"{key}.lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if not ready.exists():
+                    self._build(client, target, ready)
+        image = Image(name, digest, target, json.loads(ready.read_text()))
+        self._resolved[name] = image
+        return image
+
+    def _build(self, client: Client, target: Path, ready: Path) -> None:
+        tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
+        blobs = target.with_name(f"{target.name}.blobs-{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(target, ignore_errors=True)
+        try:
+            pulled = client.pull(blobs)
+            tmp.mkdir()
+            os.chown(tmp, self.uid, self.uid)
+            os.chmod(tmp, 0o755)
+            devices = 0
+            for layer in pulled.layers:
+                path = blobs / str(layer["digest"]).replace(":", "-")
+                try:
+                    devices += unpack_layer(
+                        tmp, path, str(layer.get("mediaType", "")), self.uid, self.uid
+                    )["devices"]
+                except (LayerError, OSError, EOFError, ValueError) as e:
+                    raise client.fail(f"layer {layer.get('digest')}: {e}") from None
+            if devices:
+                logger.info("image %s: %d device nodes/FIFOs not created", client.ref, devices)
+            os.rename(tmp, target)
+            ready.write_text(json.dumps(pulled.config))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(blobs, ignore_errors=True)
+
+
+def _check(ret: int, what: str) -> None:
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _mount_overlay(stage: str, lower: str, disk: int, upper_mode: int, uid: int) -> None:
+    """In the launcher, before it execs bwrap: a private mount namespace in which `stage` is
+    covered by a tmpfs holding the writable layer, and `stage/m` is the overlay. Named by a
+    descriptor path and relative directories (the options are what the mount table shows)."""
+    _check(_libc.unshare(CLONE_NEWNS), "unshare")
+    _check(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate")
+    opts = f"size={disk},mode=0755".encode()
+    _check(_libc.mount(b"tmpfs", stage.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts), "tmpfs")
+    os.chdir(stage)
+    for d in ("u", "w", "m"):
+        os.mkdir(d)
+    os.chown("u", uid, uid)
+    os.chmod("u", upper_mode)
+    fd = os.open(lower, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        opts = f"lowerdir=/proc/self/fd/{fd},upperdir=u,workdir=w".encode()
+        _check(_libc.mount(b"overlay", b"m", b"overlay", MS_NODEV, opts), "overlay")
+    finally:
+        os.close(fd)
+    os.chdir("/")
+
+
+def host_loader() -> str | None:
+    """The host's dynamic loader as seen below HOST_USR (None: not under /usr here)."""
+    real = os.path.realpath("/lib64/ld-linux-x86-64.so.2")
+    if not os.path.exists(real):
+        for cand in ("/lib/ld-linux-aarch64.so.1",):
+            if os.path.exists(cand):
+                real = os.path.realpath(cand)
+    if not real.startswith("/usr/") or not os.path.exists(real):
+        return None
+    return HOST_USR + real[len("/usr") :]
+
+
+def _etc_account(rootfs: Path, name: str, line: str) -> bytes:
+    """The image's passwd/group with the sandbox user added when its id is not there."""
+    try:
+        old = (rootfs / "etc" / name).read_bytes()
+    except OSError:
+        old = b""
+    ids = {ln.split(b":")[2] for ln in old.splitlines() if ln.count(b":") >= 3}
+    if str(INNER_UID).encode() in ids:
+        return old
+    return (old.rstrip(b"\n") + b"\n" if old.strip() else b"") + line.encode()
+
+
+class ImageProvider(BwrapProvider):
+    """Sandboxes from container images (`SandboxSpec(image="repo/name:tag")`); bwrap exec'd
+    per sandbox, as root (like the bwrap tier). `store`: where images are cached."""
+
+    name = "image"
+    supports_images = True
+
+    def __init__(
+        self,
+        uid: int = SANDBOX_UID,
+        start_timeout: float = 60.0,
+        seccomp: bool = True,
+        store: ImageStore | None = None,
+    ) -> None:
+        super().__init__(uid=uid, start_timeout=start_timeout, seccomp=seccomp, zygote=False)
+        self.store = store or ImageStore(uid=uid)
+        self._pulls: dict[str, asyncio.Future[Image]] = {}
+
+    @staticmethod
+    def unavailable_reason() -> str | None:
+        reason = BwrapProvider.unavailable_reason()
+        if reason is None and host_loader() is None:
+            return "the host's dynamic loader is not under /usr (the agent's Python is mounted from there)"
+        return reason
+
+    async def image(self, name: str) -> Image:
+        """Pull (once per provider, however many creates ask at the same time) and unpack."""
+        fut = self._pulls.get(name)
+        if fut is None or (fut.done() and fut.exception() is not None):
+            fut = asyncio.ensure_future(asyncio.to_thread(self.store.get, name))
+            self._pulls[name] = fut
+        return await asyncio.shield(fut)
+
+    async def _create(self, spec: SandboxSpec) -> BwrapSandbox:
+        if spec.image is None:
+            venv = None
+            if spec.runtime.packages:
+                venv = await asyncio.to_thread(ensure_runtime, spec.runtime)
+            return await self._launch(spec, self.store.scratch(), None, venv)
+        if spec.runtime.packages:
+            raise ProviderUnavailableError(
+                f"image {spec.image}: runtime packages cannot be added to an image sandbox "
+                "(the image brings its own software)"
+            )
+        image = await self.image(spec.image)
+        box = await self._launch(spec, image.rootfs, image, None)
+        box.image = image  # type: ignore[attr-defined]
+        return box
+
+    def image_argv(
+        self, spec: SandboxSpec, image: Image, seccomp_fd: int | None
+    ) -> tuple[list[str], dict[str, bytes]]:
+        """bwrap's arguments for an image root (after `--bind <overlay> /`)."""
+        wd = spec.workdir
+        args = [
+            "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+            "--new-session", "--uid", str(INNER_UID), "--gid", str(INNER_UID),
+            "--hostname", "sandbox",
+            "--dir", "/.vf", "--dir", HOST_USR, "--ro-bind", "/usr", HOST_USR,
+            "--proc", "/proc", "--dev", "/dev",
+            "--dir", "/tmp", "--dir", wd, "--dir", "/etc",
+            "--dir", "/opt/agent", "--dir", "/opt/agent/__pycache__",
+        ]  # fmt: skip
+        etc = contract.etc_files(spec.network)
+        files = {f"/etc/{n}": etc[n] for n in ("hosts", "hostname", "nsswitch.conf")}
+        if spec.network and "resolv.conf" in etc:
+            files["/etc/resolv.conf"] = etc["resolv.conf"]
+        files["/etc/passwd"] = _etc_account(
+            image.rootfs, "passwd", f"sandbox:x:{INNER_UID}:{INNER_UID}::{wd}:/bin/sh\n"
+        )
+        files["/etc/group"] = _etc_account(image.rootfs, "group", f"sandbox:x:{INNER_UID}:\n")
+        files |= {f"/opt/agent/{rel}": data for rel, data in agent_files().items()}
+        if spec.network:
+            args += ["--share-net"]
+        if seccomp_fd is not None:
+            args += ["--seccomp", str(seccomp_fd)]
+        args += ["--chdir", wd, "--clearenv"]
+        for k, v in contract.sandbox_environ(spec).items():
+            args += ["--setenv", k, v]
+        loader = host_loader()
+        assert loader is not None
+        libs = ":".join(f"{HOST_USR}/lib/{d}" for d in _lib_dirs())
+        python = [loader, "--library-path", libs, f"{HOST_USR}/bin/python3"]
+        return [*args, "--", *python, "-u", "-I", "-S", "-c", AGENT_BOOT], files
+
+    async def _launch(
+        self, spec: SandboxSpec, lower: Path, image: Image | None, venv: Path | None
+    ) -> BwrapSandbox:
+        sid = f"{os.getpid()}-i{next(_counter)}"
+        try:
+            cg = cgroups.Cgroup.create(
+                cgroups.group_name(str(next(_counter))), spec.memory, spec.pids, spec.cpu
+            )
+        except cgroups.CgroupUnavailable as e:
+            raise SandboxCreationError(str(e)) from e
+        procs, uid = cg.join_files(), self.uid
+        stage, lower_s, disk = str(self.store.stage), str(lower), spec.disk
+        upper_mode = 0o755
+
+        def child_setup() -> None:  # in the forked launcher, before it execs bwrap
+            cgroups.join(procs)
+            _mount_overlay(stage, lower_s, disk, upper_mode, uid)
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+
+        fds: list[int] = []
+        try:
+            program = self.seccomp_net if spec.network else self.seccomp
+            seccomp_fd = None
+            if program is not None:
+                seccomp_fd = _memfd(program)
+                fds.append(seccomp_fd)
+            if image is None:
+                args, files = self.argv(spec, venv, seccomp_fd)
+            else:
+                args, files = self.image_argv(spec, image, seccomp_fd)
+            head = ["--bind", f"{stage}/m", "/"]  # the first mount: everything else goes on it
+            for dest, data in files.items():
+                fds.append(_memfd(data))
+                head += ["--perms", "0644", "--file", str(fds[-1]), dest]
+            split = args.index("--")
+            opts = args[:split]
+            fds.append(_memfd(b"".join(a.encode() + b"\0" for a in head + opts)))
+            proc = await asyncio.create_subprocess_exec(
+                "bwrap", "--args", str(fds[-1]), *args[split:],
+                executable=BWRAP,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=None if os.environ.get("VF_IMAGE_DEBUG") else asyncio.subprocess.DEVNULL,
+                cwd="/",
+                env={},
+                preexec_fn=child_setup,
+                pass_fds=fds,
+                limit=READ_LIMIT,
+            )  # fmt: skip
+        except BaseException as e:
+            if not cg.destroy():
+                cgroups.defer(cg)
+            if isinstance(e, Exception):
+                what = f"image {image.name}" if image else "an image sandbox"
+                raise SandboxCreationError(f"cannot start {what}: {e}") from e
+            raise
+        finally:
+            for fd in fds:
+                os.close(fd)
+        box = BwrapSandbox(sid, spec, proc)
+        box.cgroup = cg
+        return await self._started(box)
+
+
+def _lib_dirs() -> list[str]:
+    """The host's library directories below /usr/lib (multiarch first)."""
+    out = []
+    for d in sorted(Path("/usr/lib").glob("*-linux-gnu*")):
+        if d.is_dir():
+            out.append(d.name)
+    return out or ["x86_64-linux-gnu"]
