@@ -112,11 +112,17 @@ from verifiers.utils.answers import (
     strip_reasoning,
 )
 from verifiers.utils.data_utils import load_example_dataset
+from verifiers.utils.judge_endpoint import judge_endpoint
 from verifiers.utils.logging_utils import (
     log_level,
     print_prompt_completions_sample,
     quiet_verifiers,
     setup_logging,
+)
+from verifiers.utils.published_prompts import (
+    PromptSource,
+    load_published_prompt,
+    resolve_prompt,
 )
 
 try:
@@ -175,6 +181,7 @@ __all__ = [
     "PassRateFilter",
     "PoolSpec",
     "ProcessedOutputs",
+    "PromptSource",
     "PythonEnv",
     "ReasoningGymEnv",
     "RewardError",
@@ -222,10 +229,12 @@ __all__ = [
     "extract_boxed_answer",
     "extract_boxed_choice",
     "extract_hash_answer",
+    "judge_endpoint",
     "load_dataset_source",
     "load_environment",
     "load_example_dataset",
     "load_mixture",
+    "load_published_prompt",
     "load_source_rows",
     "log_level",
     "metric",
@@ -233,6 +242,7 @@ __all__ = [
     "prepare_qa_dataset",
     "print_prompt_completions_sample",
     "quiet_verifiers",
+    "resolve_prompt",
     "reward",
     "setup",
     "setup_logging",
