@@ -165,14 +165,16 @@ class Client:
             req = urllib.request.Request(url)
             if accept:
                 req.add_header("Accept", accept)
-            same_host = urllib.parse.urlsplit(url).netloc == urllib.parse.urlsplit(self.base).netloc
-            if auth and self._auth and same_host:
+            if auth and self._auth:
                 req.add_header("Authorization", self._auth)
             try:
                 return _OPENER.open(req, timeout=TIMEOUT)
             except urllib.error.HTTPError as e:
                 if e.code in (301, 302, 303, 307, 308) and e.headers.get("Location"):
                     url = urllib.parse.urljoin(url, e.headers["Location"])
+                    # a redirect leads to storage (a signed URL): the registry's token is
+                    # not sent there (storage behind Docker Hub refuses a second credential)
+                    auth = False
                     continue
                 if e.code == 401 and auth and self._auth is None:
                     self._authenticate(e.headers.get("WWW-Authenticate", ""))
