@@ -36,6 +36,22 @@ from i3_logic.families import cryptarithm, game_of_24
 from i3_logic.families import boolean_expressions, web_of_lies
 
 # corpus
+from i3_logic.families import (
+    arc_agi,
+    bbeh,
+    bbh_boolean_expressions,
+    bbh_causal_judgement,
+    bbh_date_understanding,
+    bbh_dyck_languages,
+    bbh_formal_fallacies,
+    bbh_multistep_arithmetic_two,
+    bbh_sports_understanding,
+    bbh_web_of_lies,
+    bbh_word_sorting,
+    gpqa_diamond,
+    zebra_puzzle,
+)
+
 # (end of family imports)
 # isort: on
 from i3_logic.puzzle import Puzzle, PuzzleDataError
@@ -84,6 +100,19 @@ _MODULES = (
     boolean_expressions,
     web_of_lies,
     # corpus
+    zebra_puzzle,
+    arc_agi,
+    gpqa_diamond,
+    bbh_boolean_expressions,
+    bbh_causal_judgement,
+    bbh_date_understanding,
+    bbh_dyck_languages,
+    bbh_formal_fallacies,
+    bbh_multistep_arithmetic_two,
+    bbh_sports_understanding,
+    bbh_web_of_lies,
+    bbh_word_sorting,
+    bbeh,
 )
 
 FAMILIES: dict[str, Family] = {f.name: f for f in map(Family.from_module, _MODULES)}

@@ -1,0 +1,25 @@
+"""BBH boolean expressions: the value of a Python-style Boolean expression, ``True`` or ``False``.
+
+The row's ``answer`` is ``True`` or ``False``; the reply states one of them ("So the answer is
+False.", or in ``<answer>``/``\\boxed{}``), any case. Upstream compared case-sensitively (so
+"the answer is false" scored 0 against ``False``) and fell back to the first true/false word
+anywhere in the reply; here exactly one of the two words must be stated.
+"""
+
+from __future__ import annotations
+
+from i3_logic.families.bbh_common import choice_answer, require_answer
+from i3_logic.puzzle import Puzzle
+
+NAME = "bbh_boolean_expressions"
+ALIASES = ()
+_WORDS = {"true": "true", "false": "false"}
+
+
+def check(puzzle: Puzzle) -> None:
+    require_answer(puzzle, puzzle.task, set(_WORDS))
+
+
+def verify(puzzle: Puzzle, text: str) -> float:
+    want = require_answer(puzzle, puzzle.task, set(_WORDS)).lower()
+    return 1.0 if choice_answer(text, _WORDS) == want else 0.0

@@ -1,0 +1,62 @@
+"""BBH Dyck languages: the closing brackets that complete a sequence (``] } ]``).
+
+The row's ``answer`` is the completion, symbols separated by spaces. The reply states it
+("So the answer is ] } ].", or in ``<answer>``/``\\boxed{}``); spaces, commas, quotes and
+LaTeX/HTML spellings of brackets (``\\}``, ``\\rangle``, ``&gt;``) are read as brackets, and the whole
+completed sequence (the prompt's ``Input:`` followed by the completion) is accepted too.
+Upstream compared the text after the first "the answer is" with its last character dropped
+(so an answer without a final period lost its last bracket) or, without such a statement, the
+whole reply.
+"""
+
+from __future__ import annotations
+
+import re
+
+from i3_logic.answers import latex_brackets
+from i3_logic.families.bbh_common import require_answer, stated_answer
+from i3_logic.puzzle import AnswerError, Puzzle, PuzzleDataError
+
+NAME = "bbh_dyck_languages"
+ALIASES = ()
+_INPUT = re.compile(r"^\s*Input:\s*(.+?)\s*$", re.MULTILINE | re.IGNORECASE)
+_BRACKETS = set("()[]{}<>")
+
+
+def symbols(text: str) -> list[str]:
+    """The bracket symbols written (spaces, commas, quotes between them skipped);
+    ``AnswerError`` when anything else is there (a word, a second candidate)."""
+    found = [ch for ch in latex_brackets(text) if not (ch.isspace() or ch in ",'\"`*")]
+    if not found or any(ch not in _BRACKETS for ch in found):
+        raise AnswerError("not a bracket sequence")
+    return found
+
+
+def _reference(puzzle: Puzzle) -> list[str]:
+    answer = require_answer(puzzle, puzzle.task)
+    try:
+        return symbols(answer)
+    except AnswerError:
+        raise PuzzleDataError(
+            f"{puzzle.task} reference answer must be closing brackets; got {answer!r}"
+        ) from None
+
+
+def check(puzzle: Puzzle) -> None:
+    _reference(puzzle)
+
+
+def verify(puzzle: Puzzle, text: str) -> float:
+    want = _reference(puzzle)
+    try:
+        given = symbols(stated_answer(text))
+    except AnswerError:
+        return 0.0
+    accepted = [want]
+    prefix = _INPUT.findall(puzzle.question)
+    if prefix:
+        try:
+            accepted.append(symbols(prefix[-1]) + want)
+        except AnswerError:
+            pass  # an Input: line that is not brackets: only the completion is accepted
+    return 1.0 if given in accepted else 0.0

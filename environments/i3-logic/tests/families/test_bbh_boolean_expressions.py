@@ -1,0 +1,63 @@
+"""BBH boolean expressions: rows recomputed, answers read, upstream's case bug fixed."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+from i3_logic import Puzzle, puzzle_from_info, verify
+from i3_logic.families import bbh_boolean_expressions as family
+from i3_logic.puzzle import PuzzleDataError
+
+ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
+PUZZLES = [
+    puzzle_from_info(json.loads(line)["info"]) for line in ROWS_FILE.read_text().splitlines()
+]
+
+
+def value(node: ast.AST) -> bool:
+    """A Boolean expression of True/False/not/and/or, by Python's own grammar (no eval)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return not value(node.operand)
+    if isinstance(node, ast.BoolOp):
+        values = [value(v) for v in node.values]
+        return all(values) if isinstance(node.op, ast.And) else any(values)
+    raise AssertionError(ast.dump(node))
+
+
+def test_rows_are_right():
+    for p in PUZZLES:
+        expression = p.question.split("\n")[1].removesuffix(" is")
+        assert p.answer == str(value(ast.parse(expression, mode="eval").body))
+
+
+P = PUZZLES[0]  # not ( True ) and ( True ) -> False
+
+
+@pytest.mark.parametrize(
+    "reply,score",
+    [
+        ("So the answer is False.", 1.0),
+        ("so the answer is false", 1.0),  # upstream compared case-sensitively: 0
+        ("<answer>FALSE</answer>", 1.0),
+        ("\\boxed{\\text{False}}", 1.0),
+        ("So the answer is True.", 0.0),
+        ("So the answer is not True.", 0.0),
+        ("So the answer is True or False.", 0.0),
+        ("False, as computed.", 0.0),  # no statement: upstream took the first true/false word
+        ("", 0.0),
+        ("So the answer is " + "False " * 1000, 0.0),
+    ],
+)
+def test_answer_forms(reply, score):
+    assert verify(P, reply) == score
+
+
+@pytest.mark.parametrize("answer", ["", "yes", "1"])
+def test_check_rejects_rows_without_a_truth_value(answer):
+    with pytest.raises(PuzzleDataError):
+        family.check(Puzzle(family.NAME, P.question, answer, 1, {}))

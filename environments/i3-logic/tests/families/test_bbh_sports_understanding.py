@@ -1,0 +1,45 @@
+"""BBH sports understanding: plausible yes/no, answered as yes/no or (not) plausible."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from i3_logic import Puzzle, puzzle_from_info, verify
+from i3_logic.families import bbh_sports_understanding as family
+from i3_logic.puzzle import PuzzleDataError
+
+ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
+PUZZLES = [
+    puzzle_from_info(json.loads(line)["info"]) for line in ROWS_FILE.read_text().splitlines()
+]
+YES, NO = PUZZLES
+
+
+def test_rows_have_both_answers():
+    assert (YES.answer, NO.answer) == ("yes", "no")
+
+
+@pytest.mark.parametrize(
+    "puzzle,reply,score",
+    [
+        (YES, "So the answer is yes.", 1.0),
+        (YES, "So the answer is Plausible.", 1.0),
+        (YES, "So the answer is not plausible.", 0.0),
+        (YES, "No doubt about it. So the answer is yes.", 1.0),  # upstream: "no" came first
+        (NO, "So the answer is implausible.", 1.0),
+        (NO, "So the answer is no.", 1.0),
+        (NO, "So the answer is plausible or not plausible.", 0.0),
+        (NO, "Not plausible at all.", 0.0),  # no statement
+        (NO, "", 0.0),
+    ],
+)
+def test_answer_forms(puzzle, reply, score):
+    assert verify(puzzle, reply) == score
+
+
+@pytest.mark.parametrize("answer", ["", "plausible", "True"])
+def test_check_rejects_other_answers(answer):
+    with pytest.raises(PuzzleDataError):
+        family.check(Puzzle(family.NAME, YES.question, answer, 1, {}))
