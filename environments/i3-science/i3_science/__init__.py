@@ -8,7 +8,6 @@ rules do not accept. See README.md for the exact reward.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +15,16 @@ import verifiers as vf
 from verifiers.rubrics.math_rubric import strict_boxed_answer
 
 from .answers import check_answer
-from .grading import JUDGE_PROMPT, HybridScienceRubric, parse_verdict
+from .grading import (
+    COMPASS_VERIFIER_COT,
+    JUDGE_PROMPT,
+    HybridScienceRubric,
+    LabelledGradeJudge,
+    parse_verdict,
+)
 
 __all__ = [
+    "COMPASS_VERIFIER_COT",
     "DEFAULT_DIFFICULTY_KEY",
     "INSTRUCTION_PROMPT",
     "JUDGE_PROMPT",
@@ -100,6 +106,7 @@ def load_environment(
     judge_sampling_args: dict[str, Any] | None = None,
     judge_timeout: float = 1200.0,
     judge_max_concurrent: int = 256,
+    judge_prompt: Any = JUDGE_PROMPT,
 ) -> vf.Environment:
     """Build the i3-science environment.
 
@@ -130,6 +137,10 @@ def load_environment(
             given; None: the key "EMPTY", as upstream, for a local judge without one).
         judge_sampling_args: sampling arguments for judge requests.
         judge_timeout / judge_max_concurrent: per-request timeout (s) and requests in flight.
+        judge_prompt: the judge's template (``{question}``, ``{answer}``, ``{response}``);
+            default ours (`JUDGE_PROMPT`); ``"official"``: upstream's, CompassVerifier's
+            chain-of-thought prompt, fetched at load time (`COMPASS_VERIFIER_COT`, cached on
+            disk); a `vf.PromptSource` dict loads another published text.
     """
     dataset = vf.load_dataset_source(
         dataset_name,
@@ -159,7 +170,7 @@ def load_environment(
         numeric_rel_tol=numeric_rel_tol,
         **judge_parts(
             parser,
-            JUDGE_PROMPT,
+            judge_prompt,
             judge_model,
             judge_base_url,
             judge_api_key_var,
@@ -183,7 +194,7 @@ def _describe(source: Any, dataset_name: str) -> str:
 
 def judge_parts(
     parser: vf.Parser,
-    prompt: str,
+    prompt: Any,
     model: str | None,
     base_url: str | None,
     api_key_var: str | None,
@@ -191,33 +202,30 @@ def judge_parts(
     timeout: float,
     max_concurrent: int,
 ) -> dict[str, Any]:
-    """``judge`` for `HybridScienceRubric` ({} when off); the JudgeRubric owns its client."""
+    """``judge`` for `HybridScienceRubric` ({} when off); the JudgeRubric owns its client.
+
+    ``prompt`` is resolved by `vf.resolve_prompt` (ours, "official" or a published source);
+    the endpoint follows `vf.judge_endpoint` (no key variable: the key "EMPTY")."""
     if model is None:
         if base_url is not None or api_key_var is not None:
             raise vf.ConfigError("judge_base_url / judge_api_key_var need judge_model")
+        if prompt != JUDGE_PROMPT:
+            raise vf.ConfigError("judge_prompt needs judge_model (the judge is off)")
         return {}
-    endpoint: dict[str, Any]
-    if api_key_var is None:
-        # Upstream's meaning: no key variable means the key "EMPTY" (a local judge such as
-        # vLLM needs none), never OPENAI_API_KEY picked up from the environment.
-        endpoint = {"judge_client": _keyless_client(base_url)}
-    else:
-        endpoint = {"judge_base_url": base_url, "judge_api_key_var": api_key_var}
-    judge = vf.JudgeRubric(
+    template = vf.resolve_prompt(
+        prompt,
+        JUDGE_PROMPT,
+        [COMPASS_VERIFIER_COT],
+        argument="judge_prompt",
+        required=("answer", "response"),
+    )
+    judge = LabelledGradeJudge(
         parser=parser,
         judge_model=model,
-        **endpoint,
+        **vf.judge_endpoint(base_url, api_key_var),
         judge_sampling_args=sampling_args,
-        judge_prompt=prompt,
+        judge_prompt=template,
         judge_timeout=timeout,
         judge_max_concurrent=max_concurrent,
     )
     return {"judge": judge}
-
-
-def _keyless_client(base_url: str | None) -> Any:
-    """An OpenAI client for ``base_url`` (else ``OPENAI_BASE_URL``, else OpenAI) with key "EMPTY"."""
-    import openai
-
-    url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-    return openai.AsyncOpenAI(base_url=url, api_key="EMPTY")
