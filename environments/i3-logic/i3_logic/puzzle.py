@@ -84,6 +84,8 @@ class Puzzle:
         if not isinstance(data, dict):
             raise PuzzleDataError(f"game data of task {task!r} must be an object")
         metadata = data.get("metadata")
+        if metadata is None and "metadata" in data:
+            metadata = {}  # SynLogic's Data(question, answer) stores null (boolean_expressions)
         if not isinstance(metadata, dict):
             raise PuzzleDataError(f"game data of task {task!r} has no 'metadata' object")
         difficulty = data.get("difficulty", 1)

@@ -86,7 +86,8 @@ G24 = puzzle("game_of_24", numbers=[5, 7, 8, 9], result=24, operators=["+", "-",
 G24_DIV = puzzle("mathador", numbers=[3, 3, 8, 8], result=24)
 SUDOKU = puzzle("sudoku", original_sudoku=[[1, 0, 0, 0], [0] * 4, [0] * 4, [0] * 4])
 DYCK = puzzle("dyck_language", sequence="( [ { } ( <")  # open: ( [ ( <
-BOOL = puzzle("boolean_expressions", expression="not ( True and False ) or False")
+# Boolean expressions (SynLogic: the labels of the true options; no metadata).
+BOOL = Puzzle("boolean_expressions", "q", "A,C", 1, {})
 WORDS = puzzle("word_sorting", words=["pear", "apple", "fig", "banana"])
 SEND = puzzle("cryptarithm", equation="SEND + MORE = MONEY")
 ABCD = puzzle("cryptarithm", equation="AB + CD = EF")
@@ -102,12 +103,15 @@ SKY_ONE = puzzle(
 )
 KUKU = puzzle("kukurasu", row_sums=[4, 2], col_sums=[1, 2, 1])
 # Amara is honest; Bruno says she lies (so he lies); Celia says Bruno is honest (so she lies).
-LIES = puzzle(
-    "web_of_lies", people=["Amara", "Bruno", "Celia"], first_truthful=True, claims=[False, True]
-)
-LIES_2 = puzzle(
-    "web_of_lies", people=["Amara", "Bruno", "Celia"], first_truthful=True, claims=[False, False]
-)
+# Web of lies (SynLogic: one yes/no per person asked, in order).
+LIES = Puzzle("web_of_lies", "q", "no, yes", 1, {})
+LIES_2 = Puzzle("web_of_lies", "q", "yes", 1, {})
+# Object counting / properties, space reasoning (tree), buggy tables: the stored answer.
+COUNT = Puzzle("object_counting", "q", "137", 1, {})
+PROPS = Puzzle("object_properties", "q", "4", 1, {})
+SPACE = Puzzle("space_reasoning", "q", "sunflower seed", 1, {})
+TREE = Puzzle("space_reasoning_tree", "q", "kite, lamp, mug", 1, {})
+TABLES = Puzzle("buggy_tables", "q", "1234.50", 1, {})
 STARS = puzzle("star_placement_puzzle", regions=["AABB", "AABB", "CCDD", "CCDD"])
 STARS_BAD = puzzle("star_placement_puzzle", regions=["AAAA", "AAAA", "BBCC", "BDDD"])
 LATIN_A = "1 2 3\n2 3 1\n3 1 2"
@@ -152,12 +156,14 @@ GRADING = [
     (DYCK, ") ] ) >", 0.0),
     (DYCK, "( [ { } ( < > ) ] )", 1.0),  # the whole completed sequence answers it too
     # Boolean expressions.
-    (BOOL, "True", 1.0),
-    (BOOL, "**true.**", 1.0),
-    (BOOL, "False", 0.0),
-    (BOOL, "True or False", 0.0),
-    (puzzle("boolean_expressions", expression="not True or False and True"), "False", 1.0),
-    (puzzle("boolean_expressions", expression="True or True and not True"), "True", 1.0),
+    (BOOL, "A,C", 1.0),
+    (BOOL, "C, a", 1.0),
+    (BOOL, "**A, C**", 1.0),
+    (BOOL, "A", 0.0),
+    (BOOL, "A,C,D", 0.0),
+    (BOOL, "A, A, C", 0.0),  # upstream's letter set accepted this
+    (BOOL, "AC", 0.0),
+    (BOOL, "A and C or D", 0.0),
     # Word sorting.
     (WORDS, "apple banana fig pear", 1.0),
     (WORDS, "apple, banana, fig, pear", 1.0),
@@ -207,11 +213,29 @@ GRADING = [
     (STARS, "(1, 2), (2, 4), (3, 1), (5, 3)", 0.0),
     (STARS_BAD, "(1, 2), (2, 4), (3, 1), (4, 3)", 0.0),  # two stars in region A
     # Web of lies.
-    (LIES, "No", 1.0),
-    (LIES, "no.", 1.0),
+    (LIES, "no, yes", 1.0),
+    (LIES, "**No, Yes**", 1.0),
     (LIES_2, "Yes", 1.0),
-    (LIES, "Yes", 0.0),
-    (LIES, "No, yes", 0.0),
+    (LIES, "yes, no", 0.0),
+    (LIES, "no", 0.0),
+    (LIES, "no, yes, yes", 0.0),
+    (LIES, "no, maybe yes", 0.0),
+    # Counts, items and table values.
+    (COUNT, "137", 1.0),
+    (COUNT, "\\text{137}", 1.0),
+    (COUNT, "138", 0.0),
+    (COUNT, "137 or 138", 0.0),
+    (PROPS, "4", 1.0),
+    (PROPS, "4.5", 0.0),
+    (SPACE, "Sunflower  Seed", 1.0),
+    (SPACE, "sunflowerseed", 0.0),
+    (SPACE, "sunflower seed or lamp", 0.0),
+    (TREE, "lamp, kite, mug", 1.0),
+    (TREE, "kite, lamp", 0.0),
+    (TREE, "kite, lamp, mug, mug", 0.0),
+    (TABLES, "1,234.50", 1.0),
+    (TABLES, "1234.5", 0.0),
+    (TABLES, "about 1234.50", 0.0),
 ]
 
 
@@ -227,17 +251,17 @@ def test_every_family_has_grading_rows():
 
 
 def test_answer_forms_documented_in_prompts():
-    pz = puzzle("boolean_expressions", expression="True and not False")
-    assert verify(pz, "\\boxed{True}") == 1.0
-    assert verify(pz, "```\nTrue\n```") == 1.0
-    assert verify(pz, "The answer is **True**.") == 1.0
-    assert verify(pz, "The final answer is: True") == 1.0
-    assert verify(pz, "\\boxed{False} no wait <answer>$\\boxed{True}$</answer>") == 1.0
-    assert verify(pz, "<answer>\\boxed{True} or \\boxed{False}</answer>") == 0.0
+    pz = Puzzle("boolean_expressions", "q", "A", 1, {})
+    assert verify(pz, "\\boxed{A}") == 1.0
+    assert verify(pz, "```\nA\n```") == 1.0
+    assert verify(pz, "The answer is **A**.") == 1.0
+    assert verify(pz, "The final answer is: A") == 1.0
+    assert verify(pz, "\\boxed{B} no wait <answer>$\\boxed{A}$</answer>") == 1.0
+    assert verify(pz, "<answer>\\boxed{A} or \\boxed{B}</answer>") == 0.0
     crypt = puzzle("cryptarithm", equation="AB + CD = EF")
     assert verify(crypt, "So the answer is 18 + 25 = 43.") == 1.0
-    assert verify(pz, "True") == 0.0  # prose without an answer block
-    assert verify(pz, "It is True, I think") == 0.0
+    assert verify(pz, "A") == 0.0  # prose without an answer block
+    assert verify(pz, "It is A, I think") == 0.0
 
 
 def test_hostile_expressions_are_rejected_quickly():
@@ -271,7 +295,7 @@ SIZE = {
     "game_of_24": lambda m: len(m["numbers"]),
     "sudoku": lambda m: len(m["original_sudoku"]),
     "dyck_language": lambda m: len(m["sequence"].split()),
-    "boolean_expressions": lambda m: len(m["expression"].split()),
+    "boolean_expressions": lambda m: len(" ".join(m["expressions"]).split()),
     "word_sorting": lambda m: len(m["words"]),
     "cryptarithm": lambda m: len(re.sub(r"[^A-Z]", "", m["equation"])),
     "minesweeper": lambda m: len(m["board"]) * 100 + m["mines"],
@@ -472,7 +496,7 @@ async def test_broken_info_at_scoring_time_is_an_error_not_a_zero():
     }
     await env.rubric.score_rollout(broken)
     assert math.isnan(broken["metrics"]["correct_answer"])
-    assert "lacks people" in broken["error"]["message"]
+    assert "answer must be a list of yes/no" in broken["error"]["message"]
 
 
 # -- vf-eval against the scripted server -------------------------------------------------------

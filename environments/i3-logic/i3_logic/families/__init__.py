@@ -33,7 +33,15 @@ from i3_logic.families import dyck_language, word_sorting
 from i3_logic.families import cryptarithm, game_of_24
 
 # reasoning
-from i3_logic.families import boolean_expressions, web_of_lies
+from i3_logic.families import (
+    boolean_expressions,
+    buggy_tables,
+    object_counting,
+    object_properties,
+    space_reasoning,
+    space_reasoning_tree,
+    web_of_lies,
+)
 
 # corpus
 from i3_logic.families import (
@@ -99,6 +107,11 @@ _MODULES = (
     # reasoning
     boolean_expressions,
     web_of_lies,
+    object_counting,
+    object_properties,
+    space_reasoning,
+    space_reasoning_tree,
+    buggy_tables,
     # corpus
     zebra_puzzle,
     arc_agi,

@@ -1,0 +1,103 @@
+"""buggy_tables: a statistic of the repaired table, with exactly two decimals."""
+
+from __future__ import annotations
+
+import json
+import operator
+import statistics
+from pathlib import Path
+
+import pytest
+from i3_logic import Puzzle, PuzzleDataError, load_environment, puzzle_from_info, verify
+from i3_logic.families import buggy_tables as fam
+
+import verifiers as vf
+
+ROWS = Path(__file__).parents[1] / "rows" / "buggy_tables.jsonl"
+OPS = {
+    ">": operator.gt,
+    "<": operator.lt,
+    ">=": operator.ge,
+    "<=": operator.le,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
+STATS = {
+    "mean": statistics.mean,
+    "median": statistics.median,
+    "sum": sum,
+    "max": max,
+    "min": min,
+    "stdev": statistics.stdev,
+    "variance": statistics.variance,
+}
+
+
+def solve(meta: dict) -> str:
+    """Recompute from the original table and the stored query (conditions as 'col op value')."""
+    q = meta["query_result"]
+    rows = meta["original_table"]
+    for condition in q["conditions"]:
+        col, op, value = condition.split()
+        rows = [r for r in rows if OPS[op](r[col], float(value))]
+    a, b = q["columns_compared"]
+    stat = STATS[q["statistic"]]
+    return f"{abs(stat([r[a] for r in rows]) - stat([r[b] for r in rows])):.2f}"
+
+
+def rows() -> list[dict]:
+    return [json.loads(line) for line in ROWS.read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("row", rows())
+def test_rows_are_right(row):
+    pz = puzzle_from_info(row["info"])
+    assert pz.answer == pz.metadata["target_answer"] == solve(pz.metadata)
+    for i, record in enumerate(pz.metadata["original_table"]):  # the shown table is the data
+        shown = pz.metadata["buggy_table"].splitlines()[2 + i]
+        cells = [c.strip() for c in shown.strip("|").split("|")]
+        assert all(c in ("ERROR", str(v)) for c, v in zip(cells, record.values(), strict=True))
+
+
+def test_skipped_by_default_served_with_an_empty_skip_list():
+    public = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows()]
+    with pytest.raises(vf.ConfigError, match="no rows left"):
+        load_environment(source=public)  # upstream's default tasks_to_skip drops them all
+    assert len(load_environment(source=public, tasks_to_skip=[]).dataset) == len(public)
+
+
+VALUE = Puzzle("buggy_tables", "q", "1234.50", 1, {})
+
+
+@pytest.mark.parametrize(
+    ("reply", "score"),
+    [
+        ("The difference is 1234.50", 1.0),
+        ("Work...\n\n**Final answer:** 1234.50.", 1.0),
+        ("Work...\nFinal answer: 1,234.50", 1.0),  # upstream read this as 234.50
+        ("\\boxed{1234.50}", 1.0),
+        ("The mean of A is 1500.25 and of B 265.75.\nSo the answer is 1234.50.", 1.0),
+        ("Final answer: 1234.5", 0.0),  # two decimals are required, as upstream
+        ("Final answer: 1234.500", 0.0),
+        ("Final answer: 1234", 0.0),
+        ("Final answer: 1234.51", 0.0),
+        ("Final answer: approximately 1234.50", 0.0),
+        ("Final answer: 1234.50 or 1234.51", 0.0),
+        ("It is 1234.50.\nI am not sure.", 0.0),  # the last line holds no answer
+        ("Final answer: -1234.50", 0.0),
+        ("", 0.0),
+    ],
+)
+def test_verdicts(reply, score):
+    assert verify(VALUE, reply) == score
+
+
+@pytest.mark.parametrize("answer", ["", "12.5", "unknown", "12"])
+def test_check_rejects_broken_answers(answer):
+    with pytest.raises(PuzzleDataError):
+        fam.check(Puzzle("buggy_tables", "q", answer, 1, {}))
+
+
+def test_check_rejects_a_disagreeing_target_answer():
+    with pytest.raises(PuzzleDataError, match="disagrees"):
+        fam.check(Puzzle("buggy_tables", "q", "1.00", 1, {"target_answer": "2.00"}))

@@ -1,0 +1,76 @@
+"""object_counting (object_properties reads its count the same way): the final answer block."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
+from i3_logic.families import object_counting, object_properties
+
+ROWS = Path(__file__).parents[1] / "rows"
+PLURAL = {"fruit": "fruits", "animal": "animals", "book": "books", "furniture": "furniture"}
+
+
+def rows(name: str) -> list[dict]:
+    path = ROWS / f"{name}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def solve_counting(question: str, possessions: dict) -> int:
+    """Recount from the story text; categories from the metadata's possessions."""
+    category = {i[0]: c for p in possessions.values() for c, items in p.items() for i in items}
+    mine: dict[str, int] = {}
+    for who, count, item in re.findall(
+        r"(I|My \w+) (?:also )?(?:have|has) (\d+) ([a-z ]+?)(?: \([^)]*\))?\.", question
+    ):
+        if who == "I":
+            mine[category[item]] = mine.get(category[item], 0) + int(count)
+    name = {v: k for k, v in PLURAL.items()}
+    if m := re.search(r"total number of (\w+) and (\w+) that I have", question):
+        return mine[name[m[1]]] + mine[name[m[2]]]
+    m = re.search(r"difference between the number of (\w+) and (\w+) that I have", question)
+    return abs(mine[name[m[1]]] - mine[name[m[2]]])
+
+
+@pytest.mark.parametrize("row", rows("object_counting"))
+def test_counting_rows_are_right(row):
+    pz = puzzle_from_info(row["info"])
+    assert int(pz.answer) == solve_counting(row["question"], pz.metadata["possessions"])
+
+
+@pytest.mark.parametrize("task", ["object_counting", "object_properties"])
+@pytest.mark.parametrize(
+    ("reply", "score"),
+    [
+        ("\\boxed{1234}", 1.0),
+        ("\\boxed{1,234}", 1.0),
+        ("\\boxed{\\text{1234}}", 1.0),  # upstream cut the box at its first }
+        ("<answer>1234</answer>", 1.0),
+        ("\\boxed{1233}", 0.0),
+        ("\\boxed{1234.0}", 0.0),
+        ("\\boxed{1234 items}", 0.0),
+        ("\\boxed{1234 or 1235}", 0.0),
+        ("\\boxed{12,34}", 0.0),
+        ("\\boxed{unknown}", 0.0),
+        ("I count 1234 in total.", 0.0),
+        ("\\boxed{" + "9" * 5000 + "}", 0.0),
+    ],
+)
+def test_verdicts(task, reply, score):
+    assert verify(Puzzle(task, "q", "1234", 1, {}), reply) == score
+
+
+def test_checks_reject_broken_rows():
+    for module in (object_counting, object_properties):
+        for answer in ("", "twelve", "12.5"):
+            with pytest.raises(PuzzleDataError):
+                module.check(Puzzle(module.NAME, "q", answer, 1, {}))
+    with pytest.raises(PuzzleDataError):
+        object_counting.check(Puzzle("object_counting", "q", "3", 1, {"possessions": []}))
+    with pytest.raises(PuzzleDataError, match="disagrees"):
+        object_properties.check(Puzzle("object_properties", "q", "3", 1, {"answer": "4"}))
+    with pytest.raises(PuzzleDataError):
+        object_properties.check(Puzzle("object_properties", "q", "3", 1, {"final_collection": "x"}))

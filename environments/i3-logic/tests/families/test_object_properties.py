@@ -1,0 +1,63 @@
+"""object_properties: the count of matching items after the transformations."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
+
+ROWS = Path(__file__).parents[1] / "rows" / "object_properties.jsonl"
+
+
+def rows() -> list[dict]:
+    return [json.loads(line) for line in ROWS.read_text().splitlines() if line.strip()]
+
+
+KEYS = {
+    "size": "sizes",
+    "color": "colors",
+    "origin": "countries",
+    "material": "materials",
+    "smell": "smells",
+}
+
+
+def simulate(initial: list[dict], story: str) -> list[dict]:
+    items = [dict(i) for i in initial]
+    for sentence in story.split("Then, ")[1:]:
+        if m := re.match(r"I lost all my (\S+) items", sentence):
+            items = [i for i in items if i["sizes"] != m[1]]
+        elif m := re.match(
+            r"I accidentally spilled paint on all my (\S+) items, changing their "
+            r"colors to (\S+?)\.",
+            sentence,
+        ):
+            for i in items:
+                if i["sizes"] == m[1]:
+                    i["colors"] = m[2]
+        else:
+            raise AssertionError(sentence)
+    return items
+
+
+@pytest.mark.parametrize("row", rows())
+def test_properties_rows_are_right(row):
+    pz = puzzle_from_info(row["info"])
+    meta = pz.metadata
+    final = simulate(meta["initial_collection"], meta["story"])
+    assert final == meta["final_collection"]
+    wanted = re.findall(r"(size|color|origin|material|smell) is (\w+)", meta["question"])
+    count = sum(any(i[KEYS[k]] == v for k, v in wanted) for i in final)
+    assert pz.answer == meta["answer"] == str(count)
+
+
+def test_a_count_beside_prose_in_the_box_is_not_an_answer():
+    pz = Puzzle("object_properties", "q", "3", 1, {"answer": "3"})
+    assert verify(pz, "\\boxed{3}") == 1.0
+    assert verify(pz, "\\boxed{3 items}") == 0.0
+    assert verify(pz, "\\boxed{unknown}") == 0.0
+    with pytest.raises(PuzzleDataError):
+        verify(Puzzle("object_properties", "q", "unknown", 1, {}), "\\boxed{3}")

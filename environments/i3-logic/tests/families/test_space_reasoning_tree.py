@@ -1,0 +1,65 @@
+"""space_reasoning_tree: all cousins of an item in a described tree, as a set."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
+from i3_logic.families import space_reasoning_tree as fam
+
+ROWS = Path(__file__).parents[1] / "rows" / "space_reasoning_tree.jsonl"
+
+
+def solve(question: str) -> str:
+    """Cousins from the stated parent-child facts: children of the parent's siblings."""
+    parent = {}
+    for sentence in re.split(r"(?<=\.) ", question):
+        m = re.fullmatch(r"(?:.*: )?([a-z ]+) has \d+ child(?:ren)?: ([a-z ,]+)\.", sentence)
+        for kid in m[2].split(", ") if m else ():
+            parent[kid] = m[1]
+    target = re.search(r"What is the cousin of the ([a-z ]+)\?", question)[1]
+    grand = parent[parent[target]]
+    uncles = [u for u, p in parent.items() if p == grand and u != parent[target]]
+    return ", ".join(sorted(k for k, p in parent.items() if p in uncles))
+
+
+def rows() -> list[dict]:
+    return [json.loads(line) for line in ROWS.read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("row", rows())
+def test_rows_are_right(row):
+    assert puzzle_from_info(row["info"]).answer == solve(row["question"])
+
+
+THREE = Puzzle("space_reasoning_tree", "q", "acorn, sunflower seed, thimble", 1, {})
+
+
+@pytest.mark.parametrize(
+    ("reply", "score"),
+    [
+        ("\\boxed{acorn, sunflower seed, thimble}", 1.0),
+        ("\\boxed{thimble, Acorn, sunflower seed}", 1.0),  # upstream compared sets
+        ("\\boxed{acorn，sunflower seed、thimble}", 1.0),
+        ("\\boxed{acorn, sunflower seed, and thimble}", 1.0),
+        ("\\boxed{['acorn', 'sunflower seed', 'thimble']}", 1.0),
+        ("\\boxed{acorn, sunflowerseed, thimble}", 0.0),  # upstream deleted every space
+        ("\\boxed{acorn, sunflower seed, thimble, acorn}", 0.0),
+        ("\\boxed{acorn, thimble}", 0.0),
+        ("\\boxed{acorn, sunflower seed, thimble, kite}", 0.0),
+        ("\\boxed{acorn, sunflower seed or thimble}", 0.0),
+        ("\\boxed{acorn, , thimble}", 0.0),
+        ("acorn, sunflower seed, thimble", 0.0),
+    ],
+)
+def test_verdicts(reply, score):
+    assert verify(THREE, reply) == score
+
+
+@pytest.mark.parametrize("answer", ["", "mug, mug", " , "])
+def test_check_rejects_broken_answers(answer):
+    with pytest.raises(PuzzleDataError):
+        fam.check(Puzzle("space_reasoning_tree", "q", answer, 1, {}))
