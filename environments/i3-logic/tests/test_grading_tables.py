@@ -76,7 +76,7 @@ def dyck_completions(prefix: str) -> set[str]:
 
 
 def judge_dyck(p: Puzzle, meaning: str) -> bool:
-    prefix = p.metadata["sequence"].replace(" ", "")
+    prefix = p.metadata["question_sequence"]
     return any(meaning in (c, prefix + c) for c in dyck_completions(prefix))
 
 
@@ -98,10 +98,27 @@ def judge_boolean(p: Puzzle, meaning: bool) -> bool:
     return _bool(ast.parse(p.metadata["expression"], mode="eval").body) is meaning
 
 
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+
+
+def new_alphabet_key(p: Puzzle) -> Callable[[str], str]:
+    """The word spelt in the usual alphabet's letters at the new alphabet's ranks: Python's own
+    string order then is the new alphabet's (the front letters of ``metadata`` first)."""
+    front = p.metadata["front_letters"].split(",")
+    alphabet = "".join(front) + "".join(c for c in _LOWER if c not in front)
+    table = str.maketrans(alphabet, _LOWER)
+    return lambda w: w.casefold().translate(table)
+
+
 def judge_words(p: Puzzle, meaning: list[str]) -> bool:
     words = [w.casefold() for w in p.metadata["words"]]
     given = [w.casefold() for w in meaning]
-    in_order = all(a <= b for a, b in itertools.pairwise(given))
+    key = new_alphabet_key(p)
+    pairs = itertools.pairwise(map(key, given))
+    if p.metadata["order"] == 1:
+        in_order = all(a <= b for a, b in pairs)
+    else:
+        in_order = all(a >= b for a, b in pairs)
     return Counter(given) == Counter(words) and in_order
 
 
@@ -314,9 +331,14 @@ def rows(p: Puzzle, *table: tuple[str, Any, float]) -> list[Row]:
     return [Row(p, response, meaning, verdict) for response, meaning, verdict in table]
 
 
-DYCK = pz("dyck_language", sequence="( [ { } ( <")  # still open: ( [ ( <
-DYCK_B = pz("dyck_language", sequence="{ ( < > [")
-DYCK_C = pz("dyck_language", sequence="( {")
+def dyck_pz(prefix: str) -> Puzzle:
+    (closing,) = dyck_completions(prefix)
+    return pz("dyck_language", question_sequence=prefix, full_sequence=prefix + closing)
+
+
+DYCK = dyck_pz("([{}(<")  # still open: ( [ ( <
+DYCK_B = dyck_pz("{(<>[")
+DYCK_C = dyck_pz("({")
 FULL = "([{}(<>)])"
 TABLE = (
     rows(
@@ -380,31 +402,49 @@ TABLE += (
     + rows(BOOL_D, ("True", True, 1), ("False.", False, 0))
 )
 
-WORDS = pz("word_sorting", words=["pear", "apple", "fig", "banana"])
-CAR = pz("word_sorting", words=["carpet", "Card", "car", "cart"])
+
+def words_pz(words: list[str], front: str = "x", order: int = 1) -> Puzzle:
+    p = pz("word_sorting", words=words, front_letters=front, order=order)
+    p.metadata["sorted_words"] = sorted(words, key=new_alphabet_key(p))
+    return p
+
+
+WORDS = words_pz(["pear", "apple", "fig", "banana"])  # x is in no word: the usual order
+CAR = words_pz(["carpet", "Card", "car", "cart"])
+NEW = words_pz(["apple", "river", "ant", "violin"], front="r,v", order=-1)
 SORTED = ["apple", "banana", "fig", "pear"]
-TABLE += rows(
-    WORDS,
-    ("apple banana fig pear", SORTED, 1),
-    ("apple, banana, fig, pear", SORTED, 1),
-    ("Apple Banana Fig Pear", SORTED, 1),
-    ("['apple', 'banana', 'fig', 'pear']", SORTED, 1),
-    ('["apple", "banana", "fig", "pear"]', SORTED, 1),
-    ("[apple, banana, fig, pear]", SORTED, 1),
-    ("1. apple\n2. banana\n3. fig\n4. pear", SORTED, 1),
-    ("- apple\n- banana\n- fig\n- pear", SORTED, 1),
-    ("apple\nbanana\nfig\npear", SORTED, 1),
-    ("apple, banana, fig, and pear.", SORTED, 1),
-    ("apple < banana < fig < pear", SORTED, 1),
-    ("apple fig banana pear", ["apple", "fig", "banana", "pear"], 0),
-    ("apple banana fig", ["apple", "banana", "fig"], 0),
-    ("apple banana fig pear pear", [*SORTED, "pear"], 0),
-    ("apple banana fig pear or apple fig banana pear", HEDGE, 0),
-) + rows(
-    CAR,
-    ("car card carpet cart", ["car", "card", "carpet", "cart"], 1),
-    ("car, Card, carpet, cart", ["car", "Card", "carpet", "cart"], 1),
-    ("car cart card carpet", ["car", "cart", "card", "carpet"], 0),
+TABLE += (
+    rows(
+        WORDS,
+        ("apple banana fig pear", SORTED, 1),
+        ("apple, banana, fig, pear", SORTED, 1),
+        ("Apple Banana Fig Pear", SORTED, 1),
+        ("['apple', 'banana', 'fig', 'pear']", SORTED, 1),
+        ('["apple", "banana", "fig", "pear"]', SORTED, 1),
+        ("[apple, banana, fig, pear]", SORTED, 1),
+        ("1. apple\n2. banana\n3. fig\n4. pear", SORTED, 1),
+        ("- apple\n- banana\n- fig\n- pear", SORTED, 1),
+        ("apple\nbanana\nfig\npear", SORTED, 1),
+        ("apple, banana, fig, and pear.", SORTED, 1),
+        ("apple < banana < fig < pear", SORTED, 1),
+        ("apple fig banana pear", ["apple", "fig", "banana", "pear"], 0),
+        ("apple banana fig", ["apple", "banana", "fig"], 0),
+        ("apple banana fig pear pear", [*SORTED, "pear"], 0),
+        ("apple banana fig pear or apple fig banana pear", HEDGE, 0),
+    )
+    + rows(
+        CAR,
+        ("car card carpet cart", ["car", "card", "carpet", "cart"], 1),
+        ("car, Card, carpet, cart", ["car", "Card", "carpet", "cart"], 1),
+        ("car cart card carpet", ["car", "cart", "card", "carpet"], 0),
+    )
+    + rows(
+        NEW,  # r and v first, decreasing: apple > ant > violin > river
+        ("\\boxed{apple,ant,violin,river}", ["apple", "ant", "violin", "river"], 1),
+        ("apple, ant, violin, river", ["apple", "ant", "violin", "river"], 1),
+        ("river violin ant apple", ["river", "violin", "ant", "apple"], 0),  # increasing
+        ("violin river apple ant", ["violin", "river", "apple", "ant"], 0),  # the usual alphabet
+    )
 )
 
 LIES = pz(
@@ -758,7 +798,7 @@ class Forms:
 
 
 def _dyck_forms(p: Puzzle, closing: str) -> list[str]:
-    spaced, seq = " ".join(closing), p.metadata["sequence"]
+    spaced, seq = " ".join(closing), " ".join(p.metadata["question_sequence"])
     return [
         spaced,
         closing,
@@ -812,7 +852,7 @@ def _crypt_forms(p: Puzzle, numbers: list[str]) -> list[str]:
 
 FORMS: dict[str, Forms] = {
     "dyck_language": Forms(
-        lambda p: dyck_completions(p.metadata["sequence"].replace(" ", "")).pop(),
+        lambda p: dyck_completions(p.metadata["question_sequence"]).pop(),
         _dyck_forms,
         lambda p, c: [c[:-1], c + c[-1], c[::-1]],
     ),
@@ -831,7 +871,7 @@ FORMS: dict[str, Forms] = {
         lambda p, a: [{"yes": "no", "no": "yes"}[a]],
     ),
     "word_sorting": Forms(
-        lambda p: sorted(p.metadata["words"], key=str.casefold),
+        lambda p: sorted(p.metadata["words"], key=new_alphabet_key(p))[:: p.metadata["order"]],
         lambda p, ws: [
             " ".join(ws),
             ", ".join(ws),

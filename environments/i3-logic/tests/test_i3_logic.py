@@ -85,10 +85,18 @@ def puzzle(task: str, **metadata) -> Puzzle:
 G24 = puzzle("game_of_24", numbers=[5, 7, 8, 9], result=24, operators=["+", "-", "*", "/"])
 G24_DIV = puzzle("mathador", numbers=[3, 3, 8, 8], result=24)
 SUDOKU = puzzle("sudoku", original_sudoku=[[1, 0, 0, 0], [0] * 4, [0] * 4, [0] * 4])
-DYCK = puzzle("dyck_language", sequence="( [ { } ( <")  # open: ( [ ( <
+DYCK = puzzle(
+    "dyck_language", question_sequence="([{}(<", full_sequence="([{}(<>)])"
+)  # open: ( [ ( <
 # Boolean expressions (SynLogic: the labels of the true options; no metadata).
 BOOL = Puzzle("boolean_expressions", "q", "A,C", 1, {})
-WORDS = puzzle("word_sorting", words=["pear", "apple", "fig", "banana"])
+WORDS = puzzle(
+    "word_sorting",
+    words=["pear", "apple", "fig", "banana"],
+    sorted_words=["apple", "banana", "fig", "pear"],
+    front_letters="x",  # in none of the words: the usual order
+    order=1,
+)
 SEND = puzzle("cryptarithm", equation="SEND + MORE = MONEY")
 ABCD = puzzle("cryptarithm", equation="AB + CD = EF")
 MINES = puzzle("minesweeper", board=[[-1, 1, 0], [1, 1, 0], [0, 0, -1]], mines=1)
@@ -294,7 +302,7 @@ def test_same_seed_same_puzzles_different_seed_different():
 SIZE = {
     "game_of_24": lambda m: len(m["numbers"]),
     "sudoku": lambda m: len(m["original_sudoku"]),
-    "dyck_language": lambda m: len(m["sequence"].split()),
+    "dyck_language": lambda m: len(m["question_sequence"]),
     "boolean_expressions": lambda m: len(" ".join(m["expressions"]).split()),
     "word_sorting": lambda m: len(m["words"]),
     "cryptarithm": lambda m: len(re.sub(r"[^A-Z]", "", m["equation"])),

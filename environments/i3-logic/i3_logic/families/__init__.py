@@ -27,7 +27,14 @@ from i3_logic.families import futoshiki, kukurasu, sudoku
 from i3_logic.families import minesweeper, skyscraper_puzzle, star_placement_puzzle
 
 # text-a
-from i3_logic.families import dyck_language, word_sorting
+from i3_logic.families import (
+    cipher,
+    dyck_language,
+    dyck_language_errors,
+    dyck_language_reasoning_errors,
+    word_sorting,
+    word_sorting_mistake,
+)
 
 # text-b
 from i3_logic.families import cryptarithm, game_of_24
@@ -101,6 +108,10 @@ _MODULES = (
     # text-a
     dyck_language,
     word_sorting,
+    cipher,
+    dyck_language_errors,
+    dyck_language_reasoning_errors,
+    word_sorting_mistake,
     # text-b
     game_of_24,
     cryptarithm,

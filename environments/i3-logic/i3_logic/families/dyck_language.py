@@ -1,24 +1,34 @@
 """Dyck language completion: close every open bracket of a sequence, in the right order.
 
-The prefix is a random well-nested sequence cut while brackets are still open. Level 1 uses two
-bracket kinds and about 10 symbols, level 2 three kinds and about 18, level 3 four kinds and
-about 28. The shortest completion is unique. The verifier accepts it written either as the
-brackets to append (what the prompt asks for) or as the whole completed sequence (the prefix
-followed by exactly those brackets): both answer the question. Spaces, commas and quotes
-between symbols, a list literal of symbols and LaTeX/HTML spellings (``\\}``, ``\\rangle``,
-``&gt;``) are read as the brackets they denote; anything else (words, a second candidate) fails.
+SynLogic layout: ``metadata.question_sequence`` is the shown prefix and
+``metadata.full_sequence`` the completed sequence (the prefix plus its unique shortest
+completion; also ``answer``), with ``n_types``, ``total_length``, ``fill_length`` and
+``nesting_depth``. The real prompts ask for the complete sequence and nothing else (no tags), so
+a reply that is only brackets is read whole; otherwise its final answer block is used. The
+answer is the completed sequence, or just the brackets to append (both say the same thing: the
+completion of a prefix is only closers, a completed sequence starts with an opener). Spaces,
+commas and quotes between symbols, a list literal of symbols and LaTeX/HTML spellings (``\\}``,
+``\\rangle``, ``&gt;``) are read as the brackets they denote; anything else fails.
+
+The generator cuts a random well-nested sequence while brackets are still open: level 1 has
+two bracket kinds and about 10 symbols shown, level 2 three kinds and about 18, level 3 four
+kinds and about 28.
 """
 
 from __future__ import annotations
 
 import random
+import re
+import uuid
 
-from i3_logic.answers import answer_block, latex_brackets
+from i3_logic.answers import answer_block, clean, latex_brackets
 from i3_logic.puzzle import (
     ANSWER_INSTRUCTION,
+    MAX_ANSWER_CHARS,
     AnswerError,
     Puzzle,
     PuzzleDataError,
+    final_answer,
     parse_literal,
     require,
 )
@@ -28,6 +38,8 @@ ALIASES = ()
 PAIRS = {"(": ")", "[": "]", "{": "}", "<": ">"}
 CLOSERS = {v: k for k, v in PAIRS.items()}
 LEVELS = {1: (2, 8, 12), 2: (3, 14, 20), 3: (4, 22, 30)}
+# A whole reply that is nothing but brackets (what the SynLogic prompt asks for).
+BARE = re.compile(r"[`'\"]?[\s()\[\]{}<>]+[`'\"]?")
 
 
 def open_stack(sequence: str) -> list[str]:
@@ -46,7 +58,21 @@ def open_stack(sequence: str) -> list[str]:
 
 
 def completion(sequence: str) -> str:
-    return " ".join(PAIRS[o] for o in reversed(open_stack(sequence)))
+    """The shortest closing string of an open prefix (unique: the open stack reversed)."""
+    return "".join(PAIRS[o] for o in reversed(open_stack(sequence)))
+
+
+def reply_block(text: str, bare: re.Pattern[str]) -> str:
+    """The reply's final answer block, cleaned; or, when it has none, the whole reply if the
+    whole reply is an answer of the form ``bare`` (SynLogic's prompts for these tasks ask for
+    the bare answer with no tags). ``AnswerError`` otherwise: prose is never read as an answer.
+    """
+    if final_answer(text):
+        return answer_block(text)
+    whole = (text or "").strip()
+    if whole and len(whole) <= MAX_ANSWER_CHARS and bare.fullmatch(whole):
+        return clean(whole)
+    raise AnswerError("no final answer block")
 
 
 def generate(rng: random.Random, difficulty: int) -> Puzzle:
@@ -66,26 +92,45 @@ def generate(rng: random.Random, difficulty: int) -> Puzzle:
                 seq.append(o)
         if stack and len(stack) >= 1 + difficulty // 2:
             break
-    prefix = " ".join(seq)
-    answer = completion(prefix)
+    prefix = "".join(seq)
+    full = prefix + completion(prefix)
     question = (
-        "Complete the following bracket sequence so that every bracket is closed in the correct "
-        "order. Give only the brackets that must be appended (the shortest completion), "
-        "separated by spaces.\n\n"
-        f"Sequence: {prefix}\n\n{ANSWER_INSTRUCTION}"
+        "Complete the bracket sequence below so that every bracket is closed in the right "
+        "order, adding as few brackets as possible. The brackets are parentheses (), square "
+        "brackets [], curly braces {} and angle brackets <>. Give the whole completed "
+        "sequence.\n\n"
+        f"{prefix}\n\n{ANSWER_INSTRUCTION}"
     )
-    return Puzzle(NAME, question, answer, difficulty, {"sequence": prefix, "completion": answer})
+    metadata = {
+        "trace_id": str(uuid.UUID(int=rng.getrandbits(128))),
+        "full_sequence": full,
+        "question_sequence": prefix,
+        "n_types": kinds,
+        "total_length": len(full),
+        "fill_length": len(full) - len(prefix),
+        "nesting_depth": 0,
+    }
+    return Puzzle(NAME, question, full, difficulty, metadata)
+
+
+def _squeeze(value: object, key: str) -> str:
+    if not isinstance(value, str):
+        raise PuzzleDataError(f"{NAME} metadata {key!r} must be a string")
+    return "".join(value.split())
 
 
 def check(puzzle: Puzzle) -> None:
-    (sequence,) = require(puzzle.metadata, NAME, "sequence")
+    prefix, full = require(puzzle.metadata, NAME, "question_sequence", "full_sequence")
+    prefix, full = _squeeze(prefix, "question_sequence"), _squeeze(full, "full_sequence")
     try:
-        if not isinstance(sequence, str) or not open_stack(sequence):
-            raise ValueError("nothing left to close")
+        if not open_stack(prefix):
+            raise ValueError("the question sequence has nothing left to close")
+        if full != prefix + completion(prefix):
+            raise ValueError(
+                "full_sequence is not the question sequence plus its shortest completion"
+            )
     except ValueError as e:
-        raise PuzzleDataError(
-            f"{NAME} metadata 'sequence' is not an open Dyck prefix: {e}"
-        ) from None
+        raise PuzzleDataError(f"{NAME} metadata: {e}") from None
 
 
 def symbols(answer: str) -> list[str]:
@@ -106,12 +151,11 @@ def symbols(answer: str) -> list[str]:
 
 
 def verify(puzzle: Puzzle, text: str) -> float:
-    sequence = puzzle.metadata["sequence"]
-    closing = [PAIRS[o] for o in reversed(open_stack(sequence))]
-    prefix = [ch for ch in sequence if not ch.isspace()]
+    prefix = _squeeze(puzzle.metadata["question_sequence"], "question_sequence")
+    full = _squeeze(puzzle.metadata["full_sequence"], "full_sequence")
     try:
-        given = symbols(answer_block(text))
+        given = symbols(reply_block(text, BARE))
     except AnswerError:
         return 0.0
-    # The brackets to append, or the completed sequence: the prefix followed by them.
-    return 1.0 if given in (closing, prefix + closing) else 0.0
+    # The completed sequence (what the prompt asks for), or the brackets to append.
+    return 1.0 if given in (list(full), list(full[len(prefix) :])) else 0.0
