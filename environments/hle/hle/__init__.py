@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 import verifiers as vf
 from verifiers.errors import ConfigError
 from verifiers.rubrics.judge_rubric import JudgeError
+from verifiers.utils.published_prompts import OFFICIAL
 
 from .tools import SERPER_URL, make_search, python
 
@@ -29,6 +30,8 @@ __all__ = [
     "HUB_ID",
     "JUDGE_PROMPT",
     "JUDGE_RESPONSE_FORMAT",
+    "OFFICIAL_JUDGE_PROMPT",
+    "OFFICIAL_SYSTEM_PROMPTS",
     "HLEVerdict",
     "final_response",
     "load_environment",
@@ -80,6 +83,28 @@ answers a small rounding difference is allowed), otherwise "no" — including wh
 any meaningful way, is ambiguous, or is missing.
 - "confidence": the confidence score from 0 to 100 stated in [response], as an integer; 100 if \
 [response] states none."""
+
+# -- the published prompts (loaded at run time, never stored here) ---------------------------
+#: The HLE repository at the commit the INTELLECT-3 environment cites for its prompts.
+_HLE = (
+    "https://raw.githubusercontent.com/centerforaisafety/hle/"
+    "67b325111a0c3678eeb563eb30f98344f06846ad/hle_eval/"
+)
+#: ``system_prompt="official"``: HLE's own answer-format system prompts, by answer type, as
+#: its prediction script picks them (constants of ``hle_eval/run_model_predictions.py``).
+OFFICIAL_SYSTEM_PROMPTS: dict[str, vf.PromptSource] = {
+    "exactMatch": vf.PromptSource(
+        url=_HLE + "run_model_predictions.py", name="SYSTEM_EXACT_ANSWER"
+    ),
+    "multipleChoice": vf.PromptSource(url=_HLE + "run_model_predictions.py", name="SYSTEM_MC"),
+}
+#: ``judge_prompt="official"``: HLE's judge prompt (``hle_eval/run_judge_results.py``), its
+#: ``{correct_answer}`` renamed to the judge's ``{answer}``.
+OFFICIAL_JUDGE_PROMPT = vf.PromptSource(
+    url=_HLE + "run_judge_results.py",
+    name="JUDGE_PROMPT",
+    placeholders={"correct_answer": "answer"},
+)
 
 #: OpenAI-style structured output request for the verdict (``response_format``).
 JUDGE_RESPONSE_FORMAT: dict[str, Any] = {
@@ -176,7 +201,7 @@ def _build_rows(
     categories: set[str] | None,
     what: str,
     multimodal: bool = False,
-    system_prompt: str | None = BY_ANSWER_TYPE,
+    system_prompt: str | dict[str, str] | None = BY_ANSWER_TYPE,
 ) -> tuple[list[dict[str, Any]], int]:
     rows, with_images = [], 0
     for i, row in enumerate(raw):
@@ -204,7 +229,12 @@ def _build_rows(
         # The image travels in info and is put into the prompt at rollout start (see
         # _ImageParts): mixed text / parts content cannot share one Arrow column.
         user = question.strip()
-        system = ANSWER_TYPES[answer_type] if system_prompt == BY_ANSWER_TYPE else system_prompt
+        if system_prompt == BY_ANSWER_TYPE:
+            system = ANSWER_TYPES[answer_type]
+        elif isinstance(system_prompt, dict):  # the official prompts, by answer type
+            system = system_prompt[answer_type]
+        else:
+            system = system_prompt
         prompt = [{"role": "system", "content": system}] if system is not None else []
         rows.append(
             {
@@ -271,6 +301,30 @@ class HLEToolEnv(_ImageParts, vf.ToolEnv):
     """HLE with tools."""
 
 
+def _system_prompt(value: Any) -> str | dict[str, str] | None:
+    """``system_prompt`` resolved: None, ``BY_ANSWER_TYPE`` (ours), a text for every row, or
+    ``{answer_type: text}`` for ``"official"`` (HLE's prompts loaded); a source dict loads one
+    published text for every row."""
+    if value is None or value == BY_ANSWER_TYPE:
+        return value
+    if isinstance(value, str) and value.strip().lower() == OFFICIAL:
+        return {
+            kind: vf.load_published_prompt(
+                src,
+                what=f"HLE {kind} system prompt",
+                instead="pass the system message as system_prompt",
+            )
+            for kind, src in OFFICIAL_SYSTEM_PROMPTS.items()
+        }
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict | list | vf.PromptSource):
+        return vf.load_published_prompt(
+            value, what="system prompt", instead="pass the system message as system_prompt"
+        )
+    raise ConfigError("system_prompt must be a string, 'official', a prompt source or None")
+
+
 def load_environment(
     dataset_name: str = HUB_ID,
     dataset_split: str = "test",
@@ -292,6 +346,7 @@ def load_environment(
     search_api_key_var: str = "SERPER_API_KEY",
     search_url: str = SERPER_URL,
     sampling_args: dict[str, Any] | None = None,
+    judge_prompt: Any = JUDGE_PROMPT,
 ) -> vf.Environment:
     """Humanity's Last Exam (text-only by default) as a single-turn environment, or with
     tools a multi-turn tool environment.
@@ -308,8 +363,10 @@ def load_environment(
         tools: give the model a web ``search`` (Serper; needs ``search_api_key_var`` set,
             checked at load) and an arithmetic-only ``python`` tool.
         system_prompt: the system message of every row; the default, ``BY_ANSWER_TYPE``,
-            picks the Explanation / Answer / Confidence instruction by the row's answer type;
-            None: no system message.
+            picks our Explanation / Answer / Confidence instruction by the row's answer type;
+            ``"official"``: HLE's published system prompts, by answer type
+            (`OFFICIAL_SYSTEM_PROMPTS`, fetched at load time and cached); a `vf.PromptSource`
+            dict: that published text for every row; None: no system message.
         max_turns: turn limit with tools (-1: none); without tools the environment is one turn.
         max_response_chars: search results are cut to this many characters.
         source: "auto" (the real dataset when reachable, else the bundled sample, with a
@@ -336,12 +393,29 @@ def load_environment(
             rollout (an infrastructure error) at once.
         search_api_key_var / search_url: the Serper key's variable and endpoint (tools only).
         sampling_args: default sampling arguments of the environment.
+        judge_prompt: the judge's template (``{question}``, ``{answer}``, ``{response}``);
+            default ours (`JUDGE_PROMPT`); ``"official"``: HLE's published judge prompt
+            (`OFFICIAL_JUDGE_PROMPT`, fetched at load time and cached; it relies on
+            structured output, so ``judge_structured_output`` must stay on); a
+            `vf.PromptSource` dict loads another published text.
     """
     for name, flag in (("multimodal", multimodal), ("tools", tools)):
         if not isinstance(flag, bool):
             raise ConfigError(f"{name} must be True or False, got {flag!r}")
-    if system_prompt is not None and not isinstance(system_prompt, str):
-        raise ConfigError("system_prompt must be a string or None")
+    system_prompt = _system_prompt(system_prompt)
+    official_judge = isinstance(judge_prompt, str) and judge_prompt.strip().lower() == OFFICIAL
+    if official_judge and not judge_structured_output:
+        raise ConfigError(
+            "judge_prompt='official' asks for a verdict only structured output turns into the "
+            "JSON this environment reads; keep judge_structured_output=True"
+        )
+    template = vf.resolve_prompt(
+        judge_prompt,
+        JUDGE_PROMPT,
+        [OFFICIAL_JUDGE_PROMPT],
+        argument="judge_prompt",
+        required=("answer", "response"),
+    )
     categories = _parse_categories(category)
     tool_list = (
         [make_search(search_api_key_var, max_response_chars, search_url), python] if tools else []
@@ -358,26 +432,21 @@ def load_environment(
         sampling["response_format"] = JUDGE_RESPONSE_FORMAT
     sampling.update(judge_sampling_args or {})
     parser = vf.Parser(extract_fn=final_response)
-    judge_client = None
-    if judge_base_url is not None and judge_api_key_var is None:
-        # upstream's rule for a named endpoint without a key variable: send "EMPTY"
-        import openai
-
-        judge_client = openai.AsyncOpenAI(
-            base_url=judge_base_url,
-            api_key="EMPTY",
-            max_retries=judge_max_retries,
-            timeout=judge_timeout,
+    # A named endpoint follows the keyless rule (`vf.judge_endpoint`: no key variable sends
+    # "EMPTY"); with neither, the judge is OpenAI's with OPENAI_API_KEY, as upstream's.
+    endpoint = (
+        vf.judge_endpoint(
+            judge_base_url, judge_api_key_var, timeout=judge_timeout, max_retries=judge_max_retries
         )
-        judge_base_url = None
+        if judge_base_url is not None or judge_api_key_var is not None
+        else {}
+    )
     rubric = vf.JudgeRubric(
         parser=parser,
-        judge_client=judge_client,
-        judge_base_url=judge_base_url,
-        judge_api_key_var=judge_api_key_var,
+        **endpoint,
         judge_model=judge_model,
         judge_sampling_args=sampling,
-        judge_prompt=JUDGE_PROMPT,
+        judge_prompt=template,
         judge_max_concurrent=judge_max_concurrent,
         judge_timeout=judge_timeout,
         judge_max_retries=judge_max_retries,

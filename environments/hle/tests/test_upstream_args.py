@@ -140,7 +140,7 @@ async def test_tools_on_is_a_tool_env_with_search_and_python(serper, monkeypatch
 
 
 def test_unknown_argument_is_a_clear_error():
-    with pytest.raises(TypeError, match="unexpected keyword argument 'judge_prompt'"):
-        hle.load_environment(source="sample", judge_prompt="x")
-    with pytest.raises(ConfigError, match="does not take 'judge_prompt'.*dataset_name"):
-        vf.load_environment("hle", source="sample", judge_prompt="x")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'judge_template'"):
+        hle.load_environment(source="sample", judge_template="x")
+    with pytest.raises(ConfigError, match="does not take 'judge_template'.*dataset_name"):
+        vf.load_environment("hle", source="sample", judge_template="x")
