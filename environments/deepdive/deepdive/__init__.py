@@ -261,9 +261,4 @@ def _judge_endpoint(base_url: str | None, api_key_var: str | None) -> dict[str, 
         # The SDK's default client reads the same variable, but at the first judgement: the
         # environment loads (and runs without a judge call) where the key is not set.
         return {"judge_base_url": base_url} if base_url is not None else {}
-    if api_key_var is None:  # no key variable: the key "EMPTY" (a local judge needs none)
-        import openai
-
-        url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-        return {"judge_client": openai.AsyncOpenAI(base_url=url, api_key="EMPTY")}
-    return {"judge_base_url": base_url, "judge_api_key_var": api_key_var}
+    return vf.judge_endpoint(base_url, api_key_var)  # None: the key "EMPTY" (upstream's rule)
