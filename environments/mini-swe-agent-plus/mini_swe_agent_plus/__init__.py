@@ -1,6 +1,7 @@
 """mini-swe-agent-plus: repository bug fixing by a tool-using agent in a local sandbox.
 
-The agent gets an issue and a repository in `/workspace/repo`, works with `execute_bash` and
+The agent gets an issue and a repository in `/workspace/repo` (or the instance image's
+`/testbed`), works with `execute_bash` and
 `edit_via_str_replace` (one tool call per turn), and submits with
 `echo MINI_SWE_AGENT_FINAL_OUTPUT`. The hidden tests are copied into the sandbox only after
 that, next to the agent's source files and the pristine test files, and decide the reward.
@@ -85,9 +86,9 @@ def load_environment(
         pool_size: warm sandboxes kept ready.
         runtime_packages: Python packages of the sandbox runtime (built once, cached; must
             include pytest).
-        provider: a `verifiers.sandbox` provider that supports runtime packages (default:
-            bwrap; without it loading fails with the reason, since the process and runsc tiers
-            cannot mount the pytest runtime).
+        provider: a `verifiers.sandbox` provider that supports runtime packages, and images
+            when a row names a `docker_image` (default: bwrap, or the image provider when a
+            row names an image; where it cannot run, loading fails with the reason).
     """
     if isinstance(source, (list, tuple)):
         rows = source  # row dicts as given (an Arrow table would unify their keys)
@@ -108,12 +109,17 @@ def load_environment(
         tasks = [by_id[i] for i in instance_ids]
     if provider is None:
         from verifiers.sandbox.bwrap import BwrapProvider
+        from verifiers.sandbox.image import ImageProvider
 
-        reason = BwrapProvider.unavailable_reason()
+        # rows naming an image need the image provider (it also runs the rows given as files)
+        images = any(t.docker_image for t in tasks)
+        reason = (ImageProvider if images else BwrapProvider).unavailable_reason()
         if reason is not None:
+            what = "image" if images else "bwrap"
             raise ConfigError(
-                "mini-swe-agent-plus needs the bwrap sandbox provider (the only local tier that "
-                f"mounts a runtime with pytest), which cannot run here: {reason}"
+                f"mini-swe-agent-plus needs the {what} sandbox provider (the local tier that "
+                f"{'runs container images' if images else 'mounts a runtime with pytest'}), "
+                f"which cannot run here: {reason}"
             )
     blocked = tuple(c for c in DEFAULT_BLOCKED if not (allow_git and c == "git"))
     env = MiniSweAgentPlusEnv(

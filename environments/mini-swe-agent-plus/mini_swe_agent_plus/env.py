@@ -14,6 +14,7 @@ from typing import Any
 from datasets import Dataset
 
 import verifiers as vf
+from mini_swe_agent_plus import images
 from mini_swe_agent_plus.grading import decide, grading_tree, truncate_middle
 from mini_swe_agent_plus.runner import (
     REPORT_PLUGIN,
@@ -27,6 +28,7 @@ from mini_swe_agent_plus.runner import (
 )
 from mini_swe_agent_plus.tasks import SWETask
 from verifiers.errors import ConfigError, SandboxError
+from verifiers.sandbox.base import SandboxSpec
 from verifiers.state import State
 from verifiers.types import Messages
 
@@ -135,6 +137,18 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
         self.max_command_timeouts = int(max_command_timeouts)
         self.blocked_commands = tuple(blocked_commands)
         self._repo_tasks: dict[str, asyncio.Task[None]] = {}
+        self._withheld: dict[str, dict[str, Any]] = {}  # image tasks' hidden tests, by sandbox
+        if any(t.docker_image for t in tasks):
+            provider = kwargs.get("provider")
+            if provider is None:
+                from verifiers.sandbox.image import ImageProvider
+
+                kwargs["provider"] = ImageProvider()
+            elif not getattr(provider, "supports_images", False):
+                raise ConfigError(
+                    f"some tasks name a docker_image, which {type(provider).__name__} cannot "
+                    "run (use verifiers.sandbox.ImageProvider, or give those repositories as files)"
+                )
         self._grading_jobs: dict[str, asyncio.Task[dict[str, Any]]] = {}
         env_vars = {
             "PAGER": "cat",
@@ -161,7 +175,11 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
             {
                 "question": self.user_prompt(t),
                 "answer": "",
-                "info": {"instance_id": t.instance_id, "repo_name": t.repo_name},
+                "info": {
+                    "instance_id": t.instance_id,
+                    "repo_name": t.repo_name,
+                    **({"docker_image": t.docker_image} if t.docker_image else {}),
+                },
                 "task": "mini-swe-agent-plus",
             }
             for t in tasks
@@ -192,7 +210,7 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
             blocked_rule = "Any non-interactive program may be used."
         return USER_PROMPT.format(
             problem_statement=task.problem_statement.strip(),
-            repo_dir=REPO_DIR,
+            repo_dir=images.IMAGE_REPO if task.docker_image else REPO_DIR,
             timeout=self.command_timeout,
             blocked_rule=blocked_rule,
             sentinel=SENTINEL,
@@ -205,13 +223,27 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
             raise ConfigError(f"no task with instance_id {iid!r} in this environment")
         return task
 
+    @staticmethod
+    def repo_paths(task: SWETask) -> tuple[str, str]:
+        """(where the model is told the repository is, the same for sandbox calls)."""
+        if task.docker_image:
+            return images.IMAGE_REPO, images.IMAGE_REPO
+        return REPO_DIR, REPO
+
     # -- per-rollout setup ------------------------------------------------------------------
+    def get_sandbox_spec(self, state: State) -> SandboxSpec:
+        task = self.task_for(state)
+        if task.docker_image:  # a sandbox of its own from the image (no warm pool)
+            return images.image_spec(self.spec, task)
+        return super().get_sandbox_spec(state)
+
     async def setup_state(self, state: State, **kwargs: Any) -> State:
         state = await super().setup_state(state, **kwargs) or state
         task = self.task_for(state)
         state.update(submitted=False, command_timeouts=0, format_errors=0, grading=None)
         key = state["sandbox_id"]
-        job = asyncio.get_running_loop().create_task(self._write_repo(key, task))
+        work = self._prepare_image(key, task) if task.docker_image else self._write_repo(key, task)
+        job = asyncio.get_running_loop().create_task(work)
         job.add_done_callback(lambda t: t.cancelled() or t.exception())
         self._repo_tasks[key] = job
         return state
@@ -227,6 +259,14 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
         except OSError as e:  # the rollout cannot start: not the model's doing
             raise SandboxError(f"could not write the repository into the sandbox: {e}") from e
 
+    async def _prepare_image(self, key: str, task: SWETask) -> None:
+        """Set an image task's sandbox up (as soon as the image is pulled and started) and
+        keep its hidden tests on this side until scoring."""
+        lease = self._leases[key]
+        assert lease.task is not None
+        box = await asyncio.shield(lease.task)
+        self._withheld[key] = await images.prepare(box, task)
+
     async def _box(self, state: State):
         """This rollout's sandbox with the repository in place."""
         job = self._repo_tasks.get(state["sandbox_id"])
@@ -237,6 +277,7 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
 
     async def release_sandbox(self, state: State) -> None:
         key = state.get("sandbox_id") or ""
+        self._withheld.pop(key, None)
         for job in (self._repo_tasks.pop(key, None), self._grading_jobs.pop(key, None)):
             if job is not None and not job.done():
                 job.cancel()
@@ -247,6 +288,7 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
         jobs = [*self._repo_tasks.values(), *self._grading_jobs.values()]
         self._repo_tasks.clear()
         self._grading_jobs.clear()
+        self._withheld.clear()
         for job in jobs:
             job.cancel()
         await asyncio.gather(*jobs, return_exceptions=True)
@@ -282,8 +324,9 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
                 f"(not available: {', '.join(self.blocked_commands)})."
             )
         box = await self._box(state)
+        cwd = self.repo_paths(self.task_for(state))[1]
         t0 = time.perf_counter()
-        result = await box.exec(f"exec 2>&1\n{command}", timeout=self.command_timeout, cwd=REPO)
+        result = await box.exec(f"exec 2>&1\n{command}", timeout=self.command_timeout, cwd=cwd)
         state["sandbox_state"]["command_execution_times"].append(time.perf_counter() - t0)
         output = result.stdout + result.stderr
         if result.timed_out:
@@ -333,9 +376,10 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
             raise ValueError("`old_str` must be non-empty text")
         if not isinstance(new_str, str):
             raise ValueError("`new_str` must be text")
-        full = posixpath.normpath(posixpath.join(REPO_DIR, path))
-        if full == REPO_DIR or full.startswith(REPO_DIR + "/"):
-            full = REPO + full[len(REPO_DIR) :]  # relative to the workspace
+        shown, rel = self.repo_paths(self.task_for(state))
+        full = posixpath.normpath(posixpath.join(shown, path))
+        if full == shown or full.startswith(shown + "/"):
+            full = rel + full[len(shown) :]  # as the sandbox calls name it
         box = await self._box(state)
         try:
             raw = await box.read_file(full)
@@ -428,6 +472,12 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
             return state["grading"]
         task = self.task_for(state)
         box = await self._box(state)
+        if task.docker_image:
+            withheld = self._withheld.get(state["sandbox_id"])
+            if withheld is None:
+                raise SandboxError("this rollout's sandbox has been released")
+            state["grading"] = await images.grade(box, task, withheld, self.test_timeout)
+            return state["grading"]
         try:
             agent_files = await box.read_dir(REPO)
         except OSError:  # the agent removed the repository: grade what is left (nothing)

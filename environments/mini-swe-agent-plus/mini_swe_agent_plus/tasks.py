@@ -1,6 +1,6 @@
 """Task records: the bundled repositories and R2E-Gym / SWE-bench-style rows, normalised.
 
-A task needs the repository as files (there is no Docker engine to run per-instance images):
+A task gives its repository either as files or as a per-instance container image:
 
 * ``instance_id`` (str) and ``problem_statement`` (str), both required.
 * the repository: ``repo_files`` (``{path: content}``, a list of ``{"path", "content"}``, or
@@ -13,8 +13,11 @@ A task needs the repository as files (there is no Docker engine to run per-insta
   JSON strings of them: SWE-bench), or ``expected_output_json`` (``{test name: PASSED|FAILED|...}``,
   a dict or JSON string: R2E-Gym; names may be full node ids or the part after the file).
 
-Rows that only name a ``docker_image`` (R2E-Gym, SWE-bench images) are rejected with an error
-that says so. ``gold_edits`` / ``naive_edits`` (lists of ``{path, old_str, new_str}``) are kept
+Rows that name a ``docker_image`` and give no files (R2E-Gym, SWE-bench-style instance images)
+are image tasks: the repository is the image's ``/testbed``; R2E rows (``expected_output_json``)
+keep their hidden tests in the image's ``/r2e_tests``, SWE-bench rows (``FAIL_TO_PASS``) are run
+by the image's ``/run_tests.sh``. The image is pulled when a rollout starts, never at load.
+``gold_edits`` / ``naive_edits`` (lists of ``{path, old_str, new_str}``) are kept
 for tests and dataset validation; they never reach the model.
 """
 
@@ -48,6 +51,15 @@ class SWETask:
     repo_name: str = ""
     gold_edits: list[dict[str, str]] = field(default_factory=list)
     naive_edits: list[dict[str, str]] = field(default_factory=list)
+    docker_image: str | None = None  # an image task: the repository is the image's /testbed
+
+    @property
+    def image_kind(self) -> str | None:
+        """ "r2e" (hidden tests in /r2e_tests, /testbed/run_tests.sh) or "swebench"
+        (/run_tests.sh) for an image task; None for a task given as files."""
+        if self.docker_image is None:
+            return None
+        return "r2e" if self.expected_output is not None else "swebench"
 
     @property
     def graded_tests(self) -> list[str]:
@@ -181,19 +193,25 @@ def task_from_row(row: dict[str, Any], index: int = 0) -> SWETask:
     if not isinstance(statement, str) or not statement.strip():
         raise ConfigError(f"{what}: missing problem_statement")
 
+    image = row.get("docker_image")
+    if image is not None and image != "" and not (isinstance(image, str) and image.strip()):
+        raise ConfigError(f"{what}.docker_image: expected an image reference string")
+    # files win over an image: a row that carries its repository runs without pulling anything
     if row.get("repo_files") is not None:
         repo = file_map(row["repo_files"], f"{what}.repo_files")
     elif row.get("repo_path"):
         repo = read_repo_path(row["repo_path"], what)
-    elif row.get("docker_image") or row.get("base_commit"):
+    elif image:
+        return _image_task(row, what, iid, statement, image.strip())
+    elif row.get("base_commit"):
         raise ConfigError(
-            f"{what}: the repository is only given as a container image / commit "
-            f"({row.get('docker_image') or row.get('base_commit')!r}); this environment runs in "
-            "the local sandbox without a Docker engine, so give the repository as `repo_files` "
-            "or `repo_path`"
+            f"{what}: the repository is only given as a commit ({row['base_commit']!r}); give "
+            "`repo_files`, `repo_path` or a `docker_image` holding it at /testbed"
         )
     else:
-        raise ConfigError(f"{what}: no repository (give `repo_files` or `repo_path`)")
+        raise ConfigError(
+            f"{what}: no repository (give `repo_files`, `repo_path` or `docker_image`)"
+        )
     if not repo:
         raise ConfigError(f"{what}: the repository is empty")
 
@@ -206,6 +224,55 @@ def task_from_row(row: dict[str, Any], index: int = 0) -> SWETask:
     if not hidden and not test_patch:
         raise ConfigError(f"{what}: no hidden tests (give `hidden_tests` or `test_patch`)")
 
+    f2p, p2p, expected = _grading_spec(row, what)
+    task = SWETask(
+        instance_id=iid,
+        problem_statement=statement,
+        repo_files=repo,
+        hidden_tests=hidden,
+        test_patch=test_patch,
+        fail_to_pass=f2p,
+        pass_to_pass=p2p,
+        expected_output=expected,
+        repo_name=str(row.get("repo_name") or row.get("repo") or ""),
+        gold_edits=_edits(row.get("gold_edits"), f"{what}.gold_edits"),
+        naive_edits=_edits(row.get("naive_edits"), f"{what}.naive_edits"),
+    )
+    if not task.test_files:
+        raise ConfigError(f"{what}: no test files to run (hidden test modules or node ids)")
+    return task
+
+
+def _image_task(row: dict[str, Any], what: str, iid: str, statement: str, image: str) -> SWETask:
+    """A row whose repository is a container image (checked here only for its form: the
+    image is pulled by the rollout that needs it)."""
+    from verifiers.sandbox.registry import ImageRef
+
+    try:
+        ImageRef.parse(image)
+    except ValueError as e:
+        raise ConfigError(f"{what}.docker_image: {e}") from None
+    if row.get("hidden_tests") or row.get("hidden_tests_path"):
+        raise ConfigError(
+            f"{what}: an image task's hidden tests are the image's own (/r2e_tests or "
+            "/run_tests.sh); `hidden_tests` cannot be added to it"
+        )
+    f2p, p2p, expected = _grading_spec(row, what)
+    return SWETask(
+        instance_id=iid,
+        problem_statement=statement,
+        repo_files={},
+        fail_to_pass=f2p,
+        pass_to_pass=p2p,
+        expected_output=expected,
+        repo_name=str(row.get("repo_name") or row.get("repo") or ""),
+        docker_image=image,
+    )
+
+
+def _grading_spec(
+    row: dict[str, Any], what: str
+) -> tuple[list[str], list[str], dict[str, str] | None]:
     f2p = _name_list(row.get("FAIL_TO_PASS"), f"{what}.FAIL_TO_PASS")
     p2p = _name_list(row.get("PASS_TO_PASS"), f"{what}.PASS_TO_PASS")
     expected = row.get("expected_output_json")
@@ -226,22 +293,7 @@ def task_from_row(row: dict[str, Any], index: int = 0) -> SWETask:
         raise ConfigError(
             f"{what}: nothing to grade (give FAIL_TO_PASS [+ PASS_TO_PASS] or expected_output_json)"
         )
-    task = SWETask(
-        instance_id=iid,
-        problem_statement=statement,
-        repo_files=repo,
-        hidden_tests=hidden,
-        test_patch=test_patch,
-        fail_to_pass=f2p,
-        pass_to_pass=p2p,
-        expected_output=expected,
-        repo_name=str(row.get("repo_name") or row.get("repo") or ""),
-        gold_edits=_edits(row.get("gold_edits"), f"{what}.gold_edits"),
-        naive_edits=_edits(row.get("naive_edits"), f"{what}.naive_edits"),
-    )
-    if not task.test_files:
-        raise ConfigError(f"{what}: no test files to run (hidden test modules or node ids)")
-    return task
+    return f2p, p2p, expected
 
 
 def load_tasks(rows: Any) -> list[SWETask]:

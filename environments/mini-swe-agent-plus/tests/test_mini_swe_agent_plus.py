@@ -210,7 +210,9 @@ def test_truncate_middle():
     [
         ({"instance_id": ""}, "missing instance_id"),
         ({"problem_statement": None}, "missing problem_statement"),
-        ({"repo_files": None, "docker_image": "namanjain12/orange3:abc"}, "Docker"),
+        ({"repo_files": None, "docker_image": "Bad Name:x"}, "docker_image"),
+        ({"repo_files": None, "docker_image": "namanjain12/orange3:abc"}, "the image's own"),
+        ({"repo_files": None, "base_commit": "abc123"}, "only given as a commit"),
         ({"repo_files": None}, "no repository"),
         ({"repo_files": {"../escape.py": "x"}}, "inside the repository"),
         ({"repo_files": {"/etc/passwd": "x"}}, "inside the repository"),

@@ -77,9 +77,11 @@ class Layer:
     def opaque(self, directory: str) -> Layer:
         return self.file(f"{directory.rstrip('/')}/.wh..wh..opq", b"")
 
-    def tar_gz(self) -> bytes:
+    def tar_gz(self, level: int = 1) -> bytes:
+        """The layer as a gzip'd tar (`level` 1: fast; layers built here are tests' and
+        short-lived)."""
         buf = io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=level) as tar:
             for info, data in self.entries:
                 if data is not None:
                     info.size = len(data)
@@ -88,6 +90,12 @@ class Layer:
 
 
 _LDD = re.compile(r"(/\S+)")
+
+
+def _needed(binary: str) -> list[str]:
+    """The shared libraries `binary` loads (by `ldd`), as paths that exist."""
+    out = subprocess.run(["ldd", binary], capture_output=True, text=True, check=False).stdout
+    return [lib for lib in _LDD.findall(out) if os.path.exists(lib)]
 
 
 def host_programs(names: list[str], python: bool = False) -> Layer:
@@ -123,12 +131,11 @@ def host_programs(names: list[str], python: bool = False) -> Layer:
     for prog in programs:
         real = os.path.realpath(prog)
         add(real, "/usr/bin/" + os.path.basename(prog))
-        out = subprocess.run(["ldd", real], capture_output=True, text=True, check=False).stdout
-        for lib in _LDD.findall(out):
-            if os.path.exists(lib):
-                add(os.path.realpath(lib), lib)
+        for lib in _needed(real):
+            add(os.path.realpath(lib), lib)
     if python:
-        layer.symlink("usr/bin/python", os.path.basename(os.path.realpath("/usr/bin/python3")))
+        real_name = os.path.basename(os.path.realpath("/usr/bin/python3"))
+        layer.symlink("usr/bin/python3", real_name).symlink("usr/bin/python", real_name)
         stdlib = Path(os.path.realpath("/usr/bin/python3")).name  # python3.X
         root = Path("/usr/lib") / stdlib
         skip = {"test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3",
@@ -142,10 +149,8 @@ def host_programs(names: list[str], python: bool = False) -> Layer:
             elif p.is_file() and not p.is_symlink():
                 add(str(p))
                 if p.suffix == ".so":
-                    out = subprocess.run(["ldd", str(p)], capture_output=True, text=True).stdout
-                    for lib in _LDD.findall(out):
-                        if os.path.exists(lib):
-                            add(os.path.realpath(lib), lib)
+                    for lib in _needed(str(p)):
+                        add(os.path.realpath(lib), lib)
     return layer
 
 
