@@ -81,21 +81,47 @@ def judge_dyck(p: Puzzle, meaning: str) -> bool:
 
 
 _BOOL_OPS = {ast.And: all, ast.Or: any}
+_COMPARE = {
+    ast.Gt: operator.gt,
+    ast.Lt: operator.lt,
+    ast.GtE: operator.ge,
+    ast.LtE: operator.le,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+}
+_NUMERIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
 
 
-def _bool(node: ast.AST) -> bool:
-    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+def _bool(node: ast.AST) -> Any:
+    """Python's own parser (not > and > or), walked over constants, comparisons, + - * /."""
+    if isinstance(node, ast.Constant) and type(node.value) in (bool, int):
         return node.value
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return not _bool(node.operand)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_bool(node.operand)
     if isinstance(node, ast.BoolOp):
         return _BOOL_OPS[type(node.op)](_bool(v) for v in node.values)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        return _COMPARE[type(node.ops[0])](_bool(node.left), _bool(node.comparators[0]))
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        return Fraction(_bool(node.left)) / _bool(node.right)
+    if isinstance(node, ast.BinOp):
+        return _NUMERIC[type(node.op)](_bool(node.left), _bool(node.right))
     raise ValueError(ast.dump(node))
 
 
-def judge_boolean(p: Puzzle, meaning: bool) -> bool:
-    # Python's own parser has the stated precedence (not > and > or).
-    return _bool(ast.parse(p.metadata["expression"], mode="eval").body) is meaning
+def true_options(p: Puzzle) -> tuple[str, ...]:
+    """The labels of the prompt's options ("A. <expression>" lines) that evaluate to True."""
+    options = re.findall(r"^([A-H])\. (.+)$", p.question, re.MULTILINE)
+    assert options, "no options in the prompt"
+    return tuple(lab for lab, e in options if _bool(ast.parse(e, mode="eval").body) is True)
+
+
+def judge_boolean(p: Puzzle, meaning: tuple[str, ...]) -> bool:
+    """``meaning``: the labels named, in order (a repeated label is not a clean answer)."""
+    labels = [m.upper() for m in meaning]
+    return len(set(labels)) == len(labels) and set(labels) == set(true_options(p))
 
 
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
@@ -122,27 +148,128 @@ def judge_words(p: Puzzle, meaning: list[str]) -> bool:
     return Counter(given) == Counter(words) and in_order
 
 
-_STATED = re.compile(r"(\w+) (tells the truth|lies)\.")
-_SAYS = re.compile(r"(\w+) says (\w+) (tells the truth|lies)\.")
-_ASKED = re.compile(r"Does (\w+) tell the truth\?")
+def lies_solution(p: Puzzle) -> list[str]:
+    """Brute force over the clue text: every honesty assignment consistent with the clues
+    ("X is at the Y.", "REF tells the truth / lies.", "REF says REF tells the truth / lies.",
+    where REF is a name or "the person at the Y"); one yes/no per question, in order."""
+    clues, questions = p.question.split("Clues: ")[1].split("\nQuestions: ")
+    where = dict(re.findall(r"(\w+) is at the ([a-z ]+?)\.", clues))
+    person = {**{n: n for n in where}, **{f"the person at the {y}": n for n, y in where.items()}}
+    ref = "|".join(sorted(map(re.escape, person), key=len, reverse=True))
 
+    def who(text: str) -> str:
+        return person[text[0].lower() + text[1:] if text.startswith("The ") else text]
 
-def judge_lies(p: Puzzle, meaning: str) -> bool:
-    """Brute force over every honesty assignment consistent with the prompt's statements."""
-    text = p.question
-    says = _SAYS.findall(text)
-    stated = [m for m in _STATED.finditer(text) if not re.search(r"says $", text[: m.start()])]
-    people = sorted({n for s in says for n in s[:2]} | {m.group(1) for m in stated})
-    (asked,) = _ASKED.findall(text)
+    claim = r"(tells the truth|lies)"
+    says = [
+        (who(a), person[b], c == "tells the truth")
+        for a, b, c in re.findall(rf"(?i:({ref})) says ({ref}) {claim}\.", clues)
+    ]
+    stated = [
+        (who(a), c == "tells the truth")
+        for a, c in re.findall(rf"(?:^|\. )(?i:({ref})) {claim}\.", clues)
+    ]
+    asked = [who(q) for q in re.findall(r"Does (.+?) tell the truth\?", questions)]
+    names = sorted(where)
     answers = set()
-    for values in itertools.product((True, False), repeat=len(people)):
-        honest = dict(zip(people, values, strict=True))
-        if all(honest[m.group(1)] == (m.group(2) == "tells the truth") for m in stated) and all(
-            honest[a] == (honest[b] == (claim == "tells the truth")) for a, b, claim in says
-        ):
-            answers.add("yes" if honest[asked] else "no")
-    assert len(answers) == 1, answers  # the chain fixes everyone
-    return meaning == answers.pop()
+    for values in itertools.product((True, False), repeat=len(names)):
+        h = dict(zip(names, values, strict=True))
+        if all(h[a] == c for a, c in stated) and all(h[a] == (h[b] == c) for a, b, c in says):
+            answers.add(tuple("yes" if h[q] else "no" for q in asked))
+    assert len(answers) == 1, answers  # the clues fix everyone asked about
+    return list(answers.pop())
+
+
+def judge_lies(p: Puzzle, meaning: list[str]) -> bool:
+    return [m.lower() for m in meaning] == lies_solution(p)
+
+
+def judge_count(p: Puzzle, meaning: int) -> bool:
+    """Object counting: recount the narrator's items from the story text."""
+    category = {
+        item[0]: c
+        for who in p.metadata["possessions"].values()
+        for c, items in who.items()
+        for item in items
+    }
+    mine: Counter[str] = Counter()
+    for who, count, item in re.findall(
+        r"(I|My \w+) (?:also )?(?:have|has) (\d+) ([a-z ]+?)(?: \([^)]*\))?\.", p.question
+    ):
+        if who == "I":
+            mine[category[item]] += int(count)
+    plural = {"fruits": "fruit", "animals": "animal", "books": "book", "furniture": "furniture"}
+    if m := re.search(r"total number of (\w+) and (\w+) that I have", p.question):
+        return meaning == mine[plural[m[1]]] + mine[plural[m[2]]]
+    m = re.search(r"difference between the number of (\w+) and (\w+) that I have", p.question)
+    return meaning == abs(mine[plural[m[1]]] - mine[plural[m[2]]])
+
+
+_PROPERTY = {"size": "sizes", "color": "colors", "origin": "countries", "material": "materials"}
+
+
+def judge_props(p: Puzzle, meaning: int) -> bool:
+    """Object properties: apply the story's changes to the initial collection, then count."""
+    items = [dict(i) for i in p.metadata["initial_collection"]]
+    for change in p.metadata["story"].split("Then, ")[1:]:
+        if m := re.match(r"I lost all my (\S+) items", change):
+            items = [i for i in items if i["sizes"] != m[1]]
+        elif m := re.match(r"I spilled paint on all my (\S+) items, making them (\S+?)\.", change):
+            for i in items:
+                if i["sizes"] == m[1]:
+                    i["colors"] = m[2]
+        else:
+            raise AssertionError(change)
+    wanted = re.findall(r"(size|color|origin|material) is (\w+)", p.metadata["question"])
+    return meaning == sum(any(i[_PROPERTY[k]] == v for k, v in wanted) for i in items)
+
+
+_STEP = {"right": (0, 1), "left": (0, -1), "down": (1, 0), "up": (-1, 0)}
+
+
+def judge_space(p: Puzzle, meaning: str) -> bool:
+    """Space reasoning: walk the story's moves, noting each item seen; then the question's."""
+    story, ask = p.question.split("Question: ")
+    pos = (0, 0)
+    seen = {pos: re.search(r"You see a ([a-z ]+?), ", story)[1]}
+    walk = r"((?:then \d+ step\(s\) \w+(?:, )?)+), and you see a ([a-z ]+)"
+    for moves, item in re.findall(walk, story):
+        for k, d in re.findall(r"(\d+) step\(s\) (\w+)", moves):
+            pos = (pos[0] + _STEP[d][0] * int(k), pos[1] + _STEP[d][1] * int(k))
+        assert seen.setdefault(pos, item) == item
+    for k, d in re.findall(r"go (\d+) step\(s\) (\w+)", ask):
+        pos = (pos[0] + _STEP[d][0] * int(k), pos[1] + _STEP[d][1] * int(k))
+    return " ".join(meaning.split()).casefold() == seen.get(pos, "unknown")
+
+
+def judge_tree(p: Puzzle, meaning: list[str]) -> bool:
+    """Space reasoning tree: the children of the parent's siblings, each named once."""
+    parent = {}
+    for sentence in re.split(r"(?<=\.) ", p.question):
+        m = re.fullmatch(r"(?:.*: )?([a-z ]+) has \d+ child(?:ren)?: ([a-z ,]+)\.", sentence)
+        for kid in m[2].split(", ") if m else ():
+            parent[kid] = m[1]
+    target = re.search(r"What is the cousin of the ([a-z ]+)\?", p.question)[1]
+    grand = parent[parent[target]]
+    uncles = {u for u, q in parent.items() if q == grand and u != parent[target]}
+    cousins = sorted(k for k, q in parent.items() if q in uncles)
+    return sorted(" ".join(m.split()).casefold() for m in meaning) == cousins
+
+
+def judge_tables(p: Puzzle, meaning: str) -> bool:
+    """Buggy tables: the query recomputed on the original table, written with two decimals."""
+    q = p.metadata["query_result"]
+    compare = {">": operator.gt, "<": operator.lt, ">=": operator.ge, "<=": operator.le}
+    table = p.metadata["original_table"]
+    for condition in q["conditions"]:
+        col, op, value = condition.split()
+        table = [r for r in table if compare[op](r[col], int(value))]
+    stat = {"mean": lambda v: Fraction(sum(v), len(v)), "sum": sum, "max": max}[q["statistic"]]
+    a, b = q["columns_compared"]
+    exact = abs(stat([r[a] for r in table]) - stat([r[b] for r in table]))
+    return re.fullmatch(r"\d+\.\d\d", meaning) is not None and (
+        Fraction(meaning) == Fraction(round(exact * 100), 100)
+    )
 
 
 _ARITH = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
@@ -308,6 +435,11 @@ JUDGES: dict[str, Callable[[Puzzle, Any], bool]] = {
     "futoshiki": judge_futoshiki,
     "skyscraper_puzzle": judge_sky,
     "kukurasu": judge_kukurasu,
+    "object_counting": judge_count,
+    "object_properties": judge_props,
+    "space_reasoning": judge_space,
+    "space_reasoning_tree": judge_tree,
+    "buggy_tables": judge_tables,
 }
 
 
@@ -379,28 +511,42 @@ TABLE = (
     )
 )
 
-BOOL = pz("boolean_expressions", expression="not ( True and False ) or False")
-BOOL_F = pz("boolean_expressions", expression="not True or False and True")
-BOOL_D = pz("boolean_expressions", expression="( True or False ) and not ( False or not True )")
-TABLE += (
-    rows(
-        BOOL,
-        ("True", True, 1),
-        ("**true.**", True, 1),
-        ("TRUE", True, 1),
-        ("$\\boxed{\\text{True}}$", True, 1),
-        ("Answer: True", True, 1),
-        ("'True'", True, 1),
-        ("False", False, 0),
-        ("True or False", HEDGE, 0),
-        ("True/False", HEDGE, 0),
-        ("True, False", HEDGE, 0),
-        ("not False", HEDGE, 0),  # an expression, not a value
-        ("1", HEDGE, 0),
-    )
-    + rows(BOOL_F, ("False", False, 1), ("false", False, 1), ("True", True, 0))
-    + rows(BOOL_D, ("True", True, 1), ("False.", False, 0))
+# SynLogic's boolean_expressions: labelled options, the answer names the true ones.
+BOOL = Puzzle(
+    "boolean_expressions",
+    "Which of these are true?\n\nA. not ((True) and (False))\nB. ((2 * 3) > (7)) or (False)\n"
+    "C. ((5 - 9) < (-3)) and (True)\nD. not not (False)\n",
+    "A,C",
+    1,
+    {},
 )
+BOOL_DIV = Puzzle(
+    "boolean_expressions",
+    "Which of these are true?\n\nA. (7 - (6 / 4)) > (5)\nB. (3 / 2) == (1)\n",
+    "A",
+    1,
+    {},
+)
+AC = ("A", "C")
+TABLE += rows(
+    BOOL,
+    ("A,C", AC, 1),
+    ("A, C", AC, 1),
+    ("C, A", ("C", "A"), 1),
+    ("a,c", ("a", "c"), 1),
+    ("**A, C**", AC, 1),
+    ("$\\boxed{\\text{A,C}}$", AC, 1),
+    ("[A, C]", AC, 1),
+    ("['A', 'C']", AC, 1),
+    ("A; C", AC, 1),
+    ("A", ("A",), 0),
+    ("A,C,D", ("A", "C", "D"), 0),
+    ("A,A,C", ("A", "A", "C"), 0),  # upstream's letter-set comparison accepted this
+    ("AC", HEDGE, 0),  # and this
+    ("A and C", HEDGE, 0),
+    ("A, C or D", HEDGE, 0),
+    ("all but B and D", HEDGE, 0),
+) + rows(BOOL_DIV, ("A", ("A",), 1), ("B", ("B",), 0), ("A, B", ("A", "B"), 0))
 
 
 def words_pz(words: list[str], front: str = "x", order: int = 1) -> Puzzle:
@@ -447,40 +593,231 @@ TABLE += (
     )
 )
 
-LIES = pz(
+# SynLogic's web_of_lies: several questions, one yes/no each, in order. Amara is honest, so
+# Bruno (who calls her a liar) lies, Celia (who backs Bruno) lies, Dario (who calls Celia a
+# liar) tells the truth.
+LIES = Puzzle(
     "web_of_lies",
-    "Amara tells the truth. Bruno says Amara lies. Celia says Bruno tells the truth.\n"
-    "Does Celia tell the truth? The answer is Yes or No.",
-    people=["Amara", "Bruno", "Celia"],
-    first_truthful=True,
-    claims=[False, True],
+    "Everyone always tells the truth or always lies.\nClues: Amara is at the bakery. Bruno is "
+    "at the pier. Celia is at the orchard. Dario is at the harbor. The person at the bakery "
+    "tells the truth. Bruno says the person at the bakery lies. The person at the orchard says "
+    "Bruno tells the truth. Dario says Celia lies.\nQuestions: Does Celia tell the truth? Does "
+    "the person at the pier tell the truth? Does the person at the harbor tell the truth?",
+    "no, no, yes",
+    1,
+    {},
 )
-LIES_SHUFFLED = pz(
-    "web_of_lies",
-    "Dario says Celia tells the truth. Celia says Bruno lies. Amara lies. Bruno says Amara "
-    "tells the truth.\nDoes Dario tell the truth? The answer is Yes or No.",
-    people=["Amara", "Bruno", "Celia", "Dario"],
-    first_truthful=False,
-    claims=[True, False, True],
-)
+NNY = ["no", "no", "yes"]
 TABLE += rows(
     LIES,
-    ("No", "no", 1),
-    ("no.", "no", 1),
-    ("NO", "no", 1),
-    ("**No**", "no", 1),
-    ("\\boxed{\\text{No}}", "no", 1),
-    ("Answer: No", "no", 1),
-    ("No, Celia lies.", "no", 1),  # restated about the person asked
-    ("Celia does not tell the truth", "no", 1),
-    ("Yes", "yes", 0),
-    ("Yes, Celia tells the truth.", "yes", 0),
-    ("Yes, Celia lies", HEDGE, 0),  # contradicts itself
-    ("No, Bruno lies", HEDGE, 0),  # about someone else
-    ("No, yes", HEDGE, 0),
-    ("Yes or No", HEDGE, 0),
-    ("Maybe", HEDGE, 0),
-) + rows(LIES_SHUFFLED, ("Yes", "yes", 1), ("yes", "yes", 1), ("No", "no", 0))
+    ("no, no, yes", NNY, 1),
+    ("No, No, Yes", NNY, 1),
+    ("**no, no, yes**", NNY, 1),
+    ("no no yes", NNY, 1),
+    ("\\boxed{no, no, yes}", NNY, 1),
+    ("false, false, true", NNY, 1),  # upstream read true/false as yes/no
+    ("no, no, no", ["no", "no", "no"], 0),
+    ("yes, no, yes", ["yes", "no", "yes"], 0),
+    ("no, no", ["no", "no"], 0),
+    ("no, no, yes, yes", ["no", "no", "yes", "yes"], 0),
+    ("no, no, maybe", HEDGE, 0),
+    ("no, no, yes or no", HEDGE, 0),
+    ("Celia lies", HEDGE, 0),
+)
+
+COUNT = Puzzle(
+    "object_counting",
+    "I have 12 apples. My aunt has 30 plums. I also have 7 plums (which were on sale). I have "
+    "3 ferrets. My uncle has 5 goldfish. I also have 2 goldfish.\n\nWhat is the total number "
+    "of fruits and animals that I have?",
+    "24",
+    1,
+    {
+        "possessions": {
+            "I": {
+                "fruit": [["apples", 12, ""], ["plums", 7, " (which were on sale)"]],
+                "animal": [["ferrets", 3, ""], ["goldfish", 2, ""]],
+            },
+            "My aunt": {"fruit": [["plums", 30, ""]], "animal": []},
+            "My uncle": {"fruit": [], "animal": [["goldfish", 5, ""]]},
+        },
+        "used_categories": ["fruit", "animal"],
+        "language": "en",
+    },
+)
+COUNT_DIFF = Puzzle(
+    "object_counting",
+    "I have 18 atlases. I have 7 stools. I also have 35 cookbooks. My boss has 11 armchairs. I "
+    "also have 4 armchairs.\n\nWhat is the absolute difference between the number of books "
+    "and furniture that I have?",
+    "42",
+    1,
+    {
+        "possessions": {
+            "I": {
+                "book": [["atlases", 18, ""], ["cookbooks", 35, ""]],
+                "furniture": [["stools", 7, ""], ["armchairs", 4, ""]],
+            },
+            "My boss": {"book": [], "furniture": [["armchairs", 11, ""]]},
+        },
+        "used_categories": ["book", "furniture"],
+        "language": "en",
+    },
+)
+TABLE += rows(
+    COUNT,
+    ("24", 24, 1),
+    ("\\boxed{24}", 24, 1),
+    ("\\text{24}", 24, 1),
+    ("**24**", 24, 1),
+    ("24.", 24, 1),
+    ("59", 59, 0),  # the relatives' things counted too
+    ("29", 29, 0),
+    ("24.0", HEDGE, 0),  # not the integer asked for
+    ("24 or 25", HEDGE, 0),
+    ("about 24", HEDGE, 0),
+    ("twenty-four", HEDGE, 0),
+) + rows(COUNT_DIFF, ("42", 42, 1), ("-42", -42, 0), ("64", 64, 0))
+
+
+def _item(size: str, color: str, origin: str, material: str, name: str) -> dict[str, str]:
+    return {
+        "sizes": size,
+        "colors": color,
+        "countries": origin,
+        "materials": material,
+        "smells": "mint",
+        "name": name,
+    }
+
+
+PROPS = Puzzle(
+    "object_properties",
+    "q",
+    "3",
+    1,
+    {
+        "story": "I had five items. Then, I lost all my small items. Then, I spilled paint on "
+        "all my large items, making them red.",
+        "question": "In my current collection, how many items have the following attributes: "
+        "either color is red or origin is Italian?",
+        "answer": "3",
+        "initial_collection": [
+            _item("small", "red", "Italian", "glass", "teapot"),
+            _item("large", "blue", "Polish", "wood", "kite"),
+            _item("small", "green", "Mexican", "steel", "compass"),
+            _item("medium", "red", "Polish", "glass", "clock"),
+            _item("large", "yellow", "Italian", "steel", "drum"),
+        ],
+        "language": "english",
+    },
+)
+TABLE += rows(
+    PROPS,
+    ("3", 3, 1),
+    ("\\boxed{3}", 3, 1),
+    ("**3**", 3, 1),
+    ("3.", 3, 1),
+    ("4", 4, 0),  # the small red teapot was lost
+    ("2", 2, 0),
+    ("5", 5, 0),
+    ("3 or 4", HEDGE, 0),
+    ("3.0", HEDGE, 0),
+    ("unknown", HEDGE, 0),
+)
+
+SPACE = Puzzle(
+    "space_reasoning",
+    "You see a kite, then 2 step(s) right, and you see a anchor. then 1 step(s) down, then 1 "
+    "step(s) left, and you see a sunflower seed. then 1 step(s) down, then 1 step(s) left, and "
+    "you see a compass. Question: Starting from your current position, go 1 step(s) up, go 1 "
+    "step(s) right, what item do you see?",
+    "sunflower seed",
+    1,
+    {
+        "shape": "build_square_network",
+        "language": "en",
+        "num_waypoints": 4,
+        "unknown_node_num": 1,
+        "n": 2,
+    },
+)
+TABLE += rows(
+    SPACE,
+    ("sunflower seed", "sunflower seed", 1),
+    ("Sunflower Seed", "Sunflower Seed", 1),
+    ("\\text{sunflower seed}", "sunflower seed", 1),
+    ("**sunflower seed**", "sunflower seed", 1),
+    ("a sunflower seed", "sunflower seed", 1),
+    ("compass", "compass", 0),
+    ("anchor", "anchor", 0),
+    ("sunflowerseed", "sunflowerseed", 0),
+    ("sunflower", "sunflower", 0),
+    ("unknown", "unknown", 0),
+    ("sunflower seed or kite", HEDGE, 0),
+)
+
+TREE = Puzzle(
+    "space_reasoning_tree",
+    "A tree of 11 nodes. piano has 3 children: kettle, rope, mitten. kettle has 2 children: "
+    "sunflower seed, ruler. rope has 1 child: pillow. mitten has 3 children: stapler, acorn, "
+    "thimble. ruler has 1 child: sponge. What is the cousin of the ruler? List them.",
+    "acorn, pillow, stapler, thimble",
+    1,
+    {"language": "en", "max_num_nodes": 100, "min_num_nodes": 50},
+)
+COUSINS = ["acorn", "pillow", "stapler", "thimble"]
+TABLE += rows(
+    TREE,
+    ("acorn, pillow, stapler, thimble", COUSINS, 1),
+    ("thimble, stapler, pillow, acorn", COUSINS[::-1], 1),
+    ("acorn，pillow，stapler，thimble", COUSINS, 1),
+    ("acorn, pillow, stapler, and thimble", COUSINS, 1),
+    ("['acorn', 'pillow', 'stapler', 'thimble']", COUSINS, 1),
+    ("acorn\npillow\nstapler\nthimble", COUSINS, 1),
+    ("acorn, pillow, stapler", COUSINS[:3], 0),
+    ("acorn, pillow, stapler, thimble, sponge", [*COUSINS, "sponge"], 0),
+    ("acorn, pillow, stapler, thimble, acorn", [*COUSINS, "acorn"], 0),
+    ("sunflower seed", ["sunflower seed"], 0),
+    ("acorn, pillow or stapler, thimble", HEDGE, 0),
+)
+
+
+def _table(conditions: list[str], cols: list[str], stat: str, answer: str) -> Puzzle:
+    original = [
+        {"num_steps": 12400, "sleep_minutes": 410, "num_calls": 3, "coding_minutes": 25},
+        {"num_steps": 8300, "sleep_minutes": 365, "num_calls": 1, "coding_minutes": 40},
+        {"num_steps": 15100, "sleep_minutes": 330, "num_calls": 4, "coding_minutes": 18},
+        {"num_steps": 13900, "sleep_minutes": 395, "num_calls": 2, "coding_minutes": 31},
+        {"num_steps": 9700, "sleep_minutes": 420, "num_calls": 5, "coding_minutes": 22},
+        {"num_steps": 16800, "sleep_minutes": 352, "num_calls": 2, "coding_minutes": 27},
+    ]
+    query = {"conditions": conditions, "columns_compared": cols, "statistic": stat}
+    meta = {"original_table": original, "query_result": query, "target_answer": answer}
+    return Puzzle("buggy_tables", "q", answer, 1, meta)
+
+
+TABLES = _table(["num_steps > 12000"], ["sleep_minutes", "coding_minutes"], "mean", "346.50")
+TABLES_SUM = _table(["num_calls >= 2"], ["num_steps", "sleep_minutes"], "sum", "65993.00")
+TABLE += rows(
+    TABLES,
+    ("346.50", "346.50", 1),
+    ("Final answer: 346.50", "346.50", 1),
+    ("**346.50**", "346.50", 1),
+    ("\\boxed{346.50}", "346.50", 1),
+    ("346.50.", "346.50", 1),
+    ("346.5", "346.5", 0),  # two decimals are required
+    ("346", "346", 0),
+    ("347.50", "347.50", 0),
+    ("371.75", "371.75", 0),  # one mean, not the difference
+    ("about 346.50", HEDGE, 0),
+    ("346.50 or 347.50", HEDGE, 0),
+) + rows(
+    TABLES_SUM,
+    ("65,993.00", "65993.00", 1),  # upstream read 993.00
+    ("65993.00", "65993.00", 1),
+    ("993.00", "993.00", 0),
+)
 
 G24 = pz("game_of_24", numbers=[5, 7, 8, 9], result=24, operators=["+", "-", "*", "/"])
 G24_DIV = pz("mathador", numbers=[3, 3, 8, 8], result=24)
@@ -730,8 +1067,21 @@ FAMILIES_OF = {"mathador": "game_of_24", **{name: name for name in FAMILIES}}
 
 
 # -- generated puzzles: every accepted form of the right answer, and of wrong ones ----------------
-def lies_answer(p: Puzzle) -> str:
-    return next(a for a in ("yes", "no") if judge_lies(p, a))
+def _false_option(p: Puzzle, labels: tuple[str, ...]) -> str:
+    return next(lab for lab in re.findall(r"^([A-H])\. ", p.question, re.M) if lab not in labels)
+
+
+def _lies_forms(p: Puzzle, a: list[str]) -> list[str]:
+    words = ", ".join(a)
+    return [
+        words,
+        words.upper(),
+        " ".join(a),
+        f"**{words}**",
+        ",".join(a),
+        ", ".join("true" if w == "yes" else "false" for w in a),
+        f"\\boxed{{{words}}}",
+    ]
 
 
 def _grid_forms(g: list[list[int]]) -> list[str]:
@@ -857,18 +1207,27 @@ FORMS: dict[str, Forms] = {
         lambda p, c: [c[:-1], c + c[-1], c[::-1]],
     ),
     "boolean_expressions": Forms(
-        lambda p: _bool(ast.parse(p.metadata["expression"], mode="eval").body),
-        lambda p, v: _choice_forms(str(v)),
-        lambda p, v: [not v],
+        true_options,
+        lambda p, labels: [
+            ",".join(labels),
+            ", ".join(labels),
+            " ".join(labels),
+            ", ".join(labels[::-1]),
+            ",".join(labels).lower(),
+            f"\\boxed{{{','.join(labels)}}}",
+            str(list(labels)),
+            "[" + ", ".join(labels) + "]",
+        ],
+        lambda p, labels: [
+            labels[1:] or (_false_option(p, labels),),
+            (*labels, _false_option(p, labels)),
+            (*labels, labels[0]),
+        ],
     ),
     "web_of_lies": Forms(
-        lies_answer,
-        lambda p, a: [
-            *_choice_forms(a.capitalize()),
-            f"{a.capitalize()}, {p.metadata['people'][-1]} "
-            + ("tells the truth." if a == "yes" else "lies."),
-        ],
-        lambda p, a: [{"yes": "no", "no": "yes"}[a]],
+        lies_solution,
+        _lies_forms,
+        lambda p, a: [[{"yes": "no", "no": "yes"}[a[0]], *a[1:]], a[:-1], [*a, a[0]]],
     ),
     "word_sorting": Forms(
         lambda p: sorted(p.metadata["words"], key=new_alphabet_key(p))[:: p.metadata["order"]],
@@ -963,9 +1322,10 @@ def _near(rng: random.Random, p: Puzzle, right: Any) -> Any:
     if family == "dyck_language":
         return "".join(rng.choice(")]}>") if rng.random() < 0.3 else ch for ch in right)
     if family in ("boolean_expressions",):
-        return rng.random() < 0.5
+        options = re.findall(r"^([A-H])\. ", p.question, re.M)
+        return tuple(sorted(rng.sample(options, rng.randint(1, len(options)))))
     if family == "web_of_lies":
-        return rng.choice(("yes", "no"))
+        return [rng.choice(("yes", "no")) for _ in right]
     if family == "word_sorting":
         words = right[:]
         i = rng.randrange(len(words) - 1)
