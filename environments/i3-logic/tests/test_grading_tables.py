@@ -373,19 +373,21 @@ def judge_sudoku(p: Puzzle, g: list[list[int]]) -> bool:
         for R in range(0, n, br)
         for C in range(0, n, bc)
     ]
-    kept = all(v == 0 or v == g[r][c] for r, row in enumerate(given) for c, v in enumerate(row))
+    blank = (0, "X", "x")  # SynLogic writes "X"
+    kept = all(v in blank or v == g[r][c] for r, row in enumerate(given) for c, v in enumerate(row))
     return _latin(g, n) and kept and all(sorted(b) == list(range(1, n + 1)) for b in boxes)
 
 
 def judge_futoshiki(p: Puzzle, g: list[list[int]]) -> bool:
+    # SynLogic's layout: prefilled values only in the question's grid, under "Current puzzle:".
     m = p.metadata
     if not _square(g, m["size"]):
         return False
-    kept = all(
-        v == 0 or v == g[r][c] for r, row in enumerate(m["givens"]) for c, v in enumerate(row)
-    )
-    less = all(g[a][b] < g[c][d] for a, b, c, d in m["inequalities"])
-    return _latin(g, m["size"]) and kept and less
+    shown = p.question.split("Current puzzle:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    kept = all(shown[r].split()[c] == str(g[r][c]) for r, c in m["prefilled_coords"])
+    compare = {"<": operator.lt, ">": operator.gt}
+    holds = all(compare[s](g[a][b], g[c][d]) for (a, b), (c, d), s in m["constraints"])
+    return _latin(g, n) and kept and holds
 
 
 def _seen(line: list[int]) -> int:
@@ -986,7 +988,13 @@ TABLE += rows(
     (f"{S_TEXT}\n\nor\n\n2 1 4 3\n4 3 2 1\n1 2 3 4\n3 4 1 2", HEDGE, 0),
 )
 
-FUTO = pz("futoshiki", size=3, givens=[[1, 0, 0], [0] * 3, [0] * 3], inequalities=[[0, 1, 0, 2]])
+FUTO = pz(
+    "futoshiki",
+    "Current puzzle:\n1 X X\nX X X\nX X X\n\nInequality constraints:\n(1,2) < (1,3)",
+    grid_size=3,
+    prefilled_coords=[[0, 0]],
+    constraints=[[[0, 1], [0, 2], "<"]],
+)
 LA = [[1, 2, 3], [2, 3, 1], [3, 1, 2]]
 LB = [[1, 3, 2], [3, 2, 1], [2, 1, 3]]
 LA_TEXT, LB_TEXT = "1 2 3\n2 3 1\n3 1 2", "1 3 2\n3 2 1\n2 1 3"
@@ -1101,6 +1109,18 @@ def _grid_forms(g: list[list[int]]) -> list[str]:
 
 
 def _cells_forms(cells: list[tuple[int, int]]) -> list[str]:
+def reference_grid(p: Puzzle) -> list[list[int]]:
+    """A generated grid puzzle's solution as integers (SynLogic stores each family's its own
+    way: Sudoku's complete_sudoku, Futoshiki's answer [[1 2,2 1]], Kukurasu's "1"/"X" cells)."""
+    if p.task == "sudoku":
+        return p.metadata["complete_sudoku"]
+    if p.task == "futoshiki":
+        return [[int(v) for v in row.split()] for row in p.answer.strip("[]").split(",")]
+    if p.task == "kukurasu":
+        return [[int(v == "1") for v in row] for row in p.metadata["solution"]]
+    return p.metadata["solution"]
+
+
     pairs = [f"({r}, {c})" for r, c in cells]
     return [
         ", ".join(pairs),
@@ -1273,7 +1293,7 @@ FORMS: dict[str, Forms] = {
     ),
     **{
         name: Forms(
-            lambda p: p.metadata["solution"],
+            lambda p: reference_grid(p),
             lambda p, g: _grid_forms(g),
             lambda p, g: [_swap_first_difference(g), g[:-1]],
         )

@@ -100,8 +100,13 @@ WORDS = puzzle(
 SEND = puzzle("cryptarithm", equation="SEND + MORE = MONEY")
 ABCD = puzzle("cryptarithm", equation="AB + CD = EF")
 MINES = puzzle("minesweeper", board=[[-1, 1, 0], [1, 1, 0], [0, 0, -1]], mines=1)
-FUTO = puzzle(
-    "futoshiki", size=3, givens=[[1, 0, 0], [0] * 3, [0] * 3], inequalities=[[0, 1, 0, 2]]
+# SynLogic's layout: the prefilled values are read from the question's grid.
+FUTO = Puzzle(
+    "futoshiki",
+    "Current puzzle:\n1 X X\nX X X\nX X X\n\nInequality constraints:\n(1,2) < (1,3)",
+    "",
+    1,
+    {"grid_size": 3, "prefilled_coords": [[0, 0]], "constraints": [[[0, 1], [0, 2], "<"]]},
 )
 SKY = puzzle(
     "skyscraper_puzzle", size=3, top=[3, 2, 1], bottom=[1, 2, 2], left=[3, 2, 1], right=[1, 2, 2]
@@ -109,6 +114,21 @@ SKY = puzzle(
 SKY_ONE = puzzle(
     "skyscraper_puzzle", size=3, top=[0] * 3, bottom=[0] * 3, left=[2, 0, 0], right=[0] * 3
 )
+ARROWS = puzzle("arrow_maze", maze=[["2", "X", "X"]])
+CALC = puzzle(
+    "calcudoko",
+    grid_size=3,
+    regions=[
+        {"cells": ["(1,1)", "(2,1)"], "target": 1, "operator": "-"},
+        {"cells": ["(1,2)", "(1,3)"], "target": 6, "operator": "*"},
+        {"cells": ["(2,2)", "(2,3)", "(3,3)"], "target": 6, "operator": "+"},
+        {"cells": ["(3,1)", "(3,2)"], "target": 3, "operator": "÷"},
+    ],
+)
+CAMP = puzzle(
+    "campsite", grid=[["T", "X"], ["X", "X"]], row_constraints=[1, 0], col_constraints=[0, 1]
+)
+NORI = puzzle("norinori", region_grid=[["A", "A", "A"], ["B", "B", "B"], ["B", "B", "B"]])
 KUKU = puzzle("kukurasu", row_sums=[4, 2], col_sums=[1, 2, 1])
 # Amara is honest; Bruno says she lies (so he lies); Celia says Bruno is honest (so she lies).
 # Web of lies (SynLogic: one yes/no per person asked, in order).
@@ -211,6 +231,17 @@ GRADING = [
     (KUKU, "1 0 1\n0 1 0", 1.0),
     (KUKU, "1 0 1\n1 1 0", 0.0),
     (KUKU, "1 0 1\n0 2 0", 0.0),
+    (KUKU, '[["1", "X", "1"], ["X", "1", "X"]]', 1.0),  # SynLogic's form
+    # Arrow maze 1x3, calcudoko 3x3, campsite 2x2, norinori 3x3 (regions A and B).
+    (ARROWS, '[["2", "→", "→"]]', 1.0),
+    (ARROWS, '[["2", "→", "←"]]', 0.0),  # the last arrow is on no ray
+    (ARROWS, '[["2", "→", "1"]]', 0.0),  # a blank holds a number, not an arrow
+    (CALC, "[[1 2 3,2 3 1,3 1 2]]", 1.0),
+    (CALC, "[[1 3 2,3 2 1,2 1 3]]", 0.0),  # Latin, breaks the 1- region
+    (CAMP, "[['T', 'C'], ['X', 'X']]", 1.0),
+    (CAMP, "[['T', 'X'], ['C', 'X']]", 0.0),
+    (NORI, "[[(1, 1), (1, 2)], [(3, 1), (3, 2)]]", 1.0),
+    (NORI, "[[(1, 1), (1, 2)]]", 0.0),  # region B uncovered (upstream accepted it)
     (KUKU, "1 0 1", 0.0),
     # Star placement 4x4.
     (STARS, "(1, 2), (2, 4), (3, 1), (4, 3)", 1.0),
@@ -307,7 +338,7 @@ SIZE = {
     "word_sorting": lambda m: len(m["words"]),
     "cryptarithm": lambda m: len(re.sub(r"[^A-Z]", "", m["equation"])),
     "minesweeper": lambda m: len(m["board"]) * 100 + m["mines"],
-    "futoshiki": lambda m: m["size"],
+    "futoshiki": lambda m: m["grid_size"],
     "skyscraper_puzzle": lambda m: m["size"],
     "kukurasu": lambda m: len(m["row_sums"]),
     "web_of_lies": lambda m: len(m["people"]),
@@ -328,8 +359,9 @@ def test_sudoku_puzzles_have_exactly_one_solution(lvl):
     for i in range(3):
         meta = generate("sudoku", 2, lvl, i).metadata
         grid = meta["original_sudoku"]
-        assert count_solutions(grid, meta["box_rows"], meta["box_cols"]) == 1
-        assert any(0 in row for row in grid)  # something left to solve
+        box = {4: (2, 2), 6: (2, 3), 9: (3, 3)}[len(grid)]
+        assert count_solutions(grid, *box) == 1
+        assert any("X" in row for row in grid)  # something left to solve (SynLogic's blank)
 
 
 def test_game_of_24_level_one_targets_24_and_all_levels_solvable():

@@ -21,7 +21,15 @@ from types import ModuleType
 # One import line per family module, grouped by who maintains them; keep each group sorted.
 # isort: off
 # grids-a
-from i3_logic.families import futoshiki, kukurasu, sudoku
+from i3_logic.families import (
+    arrow_maze,
+    calcudoko,
+    campsite,
+    futoshiki,
+    kukurasu,
+    norinori,
+    sudoku,
+)
 
 # grids-b
 from i3_logic.families import minesweeper, skyscraper_puzzle, star_placement_puzzle
@@ -108,6 +116,10 @@ _MODULES = (
     # text-a
     dyck_language,
     word_sorting,
+    arrow_maze,
+    calcudoko,
+    campsite,
+    norinori,
     cipher,
     dyck_language_errors,
     dyck_language_reasoning_errors,

@@ -1,23 +1,30 @@
 """Futoshiki: a Latin square with some digits given and inequalities between neighbours.
 
-Fill an n x n grid with 1..n so each row and column holds each digit once, keeping the given
-digits and every ``<`` constraint. Level 1 is 4x4, level 2 5x5, level 3 6x6. Puzzles come from
-a random Latin square (so they are solvable); the verifier checks the constraints, so any valid
-grid scores 1.
+SynLogic's layout (``games/tasks/futoshiki``): ``metadata.grid_size`` n, ``prefilled_coords``
+(``[row, col]`` from 0), ``constraints`` (``[[r1, c1], [r2, c2], ">" or "<"]``, cells from 0),
+``num_inequality_signs``, ``num_prefilled_coords``; ``answer`` is the solution grid. The
+metadata holds no prefilled *values*: as upstream, they are read from the grid under "Current
+puzzle:" in the game data's question (``X`` = blank). The prompt asks for the grid in double
+square brackets, rows separated by commas: ``[[1 2 3,2 3 1,3 1 2]]``.
+
+The verifier checks the rules (Latin square, prefilled digits, every inequality), so any valid
+grid scores 1. The generator (4x4 / 5x5 / 6x6) writes the same layout, from a random Latin
+square, with every sign true of it (upstream's generator draws signs at random, so some of its
+puzzles have no solution).
 """
 
 from __future__ import annotations
 
 import random
+import re
+from typing import Any
 
-from i3_logic.answers import answer_block
+from i3_logic.answers import clean, list_answer_block
 from i3_logic.puzzle import (
     ANSWER_INSTRUCTION,
     AnswerError,
     Puzzle,
     PuzzleDataError,
-    format_grid,
-    int_grid,
     is_latin,
     parse_grid,
     random_latin_square,
@@ -26,47 +33,104 @@ from i3_logic.puzzle import (
 
 NAME = "futoshiki"
 ALIASES = ()
-LEVELS = {1: (4, 4, 4), 2: (5, 5, 6), 3: (6, 6, 9)}  # size, givens, inequalities
+LEVELS = {1: (4, 3, 5), 2: (5, 4, 8), 3: (6, 5, 12)}  # size, prefilled cells, inequalities
+MAX_SIZE = 12
+
+_DOUBLE = re.compile(r"\[\[([^\[\]]*)\]\]")
 
 
-def generate(rng: random.Random, difficulty: int) -> Puzzle:
-    n, n_givens, n_ineq = LEVELS[difficulty]
-    solution = random_latin_square(rng, n)
-    cells = [(r, c) for r in range(n) for c in range(n)]
-    givens = [[0] * n for _ in range(n)]
-    for r, c in rng.sample(cells, n_givens):
-        givens[r][c] = solution[r][c]
-    pairs = [((r, c), (r, c + 1)) for r in range(n) for c in range(n - 1)]
-    pairs += [((r, c), (r + 1, c)) for r in range(n - 1) for c in range(n)]
-    inequalities = []
-    for a, b in rng.sample(pairs, n_ineq):
-        lo, hi = (a, b) if solution[a[0]][a[1]] < solution[b[0]][b[1]] else (b, a)
-        inequalities.append([lo[0], lo[1], hi[0], hi[1]])
-    shown = "\n".join(" ".join(str(v) if v else "_" for v in row) for row in givens)
-    rules = "\n".join(f"R{r1 + 1}C{c1 + 1} < R{r2 + 1}C{c2 + 1}" for r1, c1, r2, c2 in inequalities)
-    question = (
-        f"Solve this {n}x{n} Futoshiki. Fill every blank (_) with a digit from 1 to {n} so that "
-        "each row and each column contains every digit exactly once, and every inequality "
-        "holds (RrCc is the cell in row r, column c, counted from 1).\n\n"
-        f"{shown}\n\nInequalities:\n{rules}\n\n"
-        f"The answer is the completed grid: {n} lines, each with {n} digits separated by spaces.\n"
-        f"{ANSWER_INSTRUCTION}"
+def bracket_text(grid: list[list[int]]) -> str:
+    """A grid in SynLogic's answer form: ``[[1 2 3,2 3 1,3 1 2]]``."""
+    return "[[" + ",".join(" ".join(map(str, row)) for row in grid) + "]]"
+
+
+def bracket_grid(text: str, n: int) -> list[list[int]]:
+    """The n x n grid of a reply whose prompt asks for ``[[A B C,D E F,G H I]]``: its final
+    answer block or, without one, the last bracketed list in it. The block is that form (cells
+    separated by spaces, rows by commas), a nested list literal, or one row per line (the forms
+    of ``parse_grid``). ``AnswerError`` otherwise."""
+    block = clean(list_answer_block(text))
+    m = _DOUBLE.fullmatch(block)
+    if m:
+        rows = [row.split() for row in m.group(1).replace("\uff0c", ",").split(",")]
+        # "[[1, 2, 3]]" (one row of comma-separated numbers) is not this form: a list literal.
+        if len(rows) == n and all(len(r) == n for r in rows):
+            if not all(v.isascii() and v.isdigit() for r in rows for v in r):
+                raise AnswerError("cells must be numbers")
+            return [[int(v) for v in r] for r in rows]
+    return parse_grid(block, n, n)
+
+
+def _grid_lines(question: str, n: int) -> list[list[str]] | None:
+    """The first n consecutive lines of n cells (``X`` or a number) in the question: the
+    puzzle grid. Found by shape, not by the "Current puzzle:" header, so a Chinese prompt or a
+    row with no blank is read too (upstream missed both)."""
+    cell = re.compile(r"X|\d+")
+    run: list[list[str]] = []
+    for line in question.splitlines():
+        cells = line.split()
+        if len(cells) == n and all(cell.fullmatch(c) for c in cells):
+            run.append(cells)
+            if len(run) == n:
+                return run
+        else:
+            run = []
+    return None
+
+
+def _answer_grid(answer: str, n: int) -> list[list[int]] | None:
+    """The game data's reference solution (a list of rows, or the bracket form), if readable."""
+    try:
+        return bracket_grid(f"<answer>{answer}</answer>", n) if answer.strip() else None
+    except AnswerError:
+        return None
+
+
+Parts = tuple[int, dict[tuple[int, int], int], list[tuple[int, int, int, int, str]]]
+
+
+def _parts(puzzle: Puzzle) -> Parts:
+    n, coords, constraints = require(
+        puzzle.metadata, NAME, "grid_size", "prefilled_coords", "constraints"
     )
-    metadata = {"size": n, "givens": givens, "inequalities": inequalities, "solution": solution}
-    return Puzzle(NAME, question, format_grid(solution), difficulty, metadata)
+    if type(n) is not int or not 2 <= n <= MAX_SIZE:
+        raise PuzzleDataError(f"{NAME} metadata 'grid_size' must be an integer 2-{MAX_SIZE}")
 
+    def cell(value: Any) -> tuple[int, int]:
+        if (
+            not isinstance(value, list)
+            or len(value) != 2
+            or not all(type(v) is int and 0 <= v < n for v in value)
+        ):
+            raise PuzzleDataError(f"{NAME} metadata: {value!r} is not a [row, col] cell from 0")
+        return value[0], value[1]
 
-def _parts(puzzle: Puzzle) -> tuple[int, list[list[int]], list[list[int]]]:
-    n, givens, inequalities = require(puzzle.metadata, NAME, "size", "givens", "inequalities")
-    if type(n) is not int or n < 2:
-        raise PuzzleDataError(f"{NAME} metadata 'size' must be an integer >= 2")
-    int_grid(givens, NAME, "givens", n, n)
-    if not isinstance(inequalities, list) or not all(
-        isinstance(q, list) and len(q) == 4 and all(type(v) is int and 0 <= v < n for v in q)
-        for q in inequalities
-    ):
-        raise PuzzleDataError(f"{NAME} metadata 'inequalities' must be [r1, c1, r2, c2] cells")
-    return n, givens, inequalities
+    if not isinstance(coords, list) or not isinstance(constraints, list):
+        raise PuzzleDataError(f"{NAME} metadata: prefilled_coords and constraints must be lists")
+    rules = []
+    for q in constraints:
+        if not isinstance(q, list) or len(q) != 3 or q[2] not in ("<", ">"):
+            raise PuzzleDataError(f"{NAME} metadata: constraint {q!r} is not [cell, cell, '<'/'>']")
+        (r1, c1), (r2, c2) = cell(q[0]), cell(q[1])
+        rules.append((r1, c1, r2, c2, q[2]))
+    prefilled: dict[tuple[int, int], int] = {}
+    if coords:
+        shown = _grid_lines(puzzle.question, n)
+        solution = None if shown else _answer_grid(puzzle.answer, n)
+        for value in coords:
+            r, c = cell(value)
+            if shown is not None:
+                if shown[r][c] == "X":
+                    raise PuzzleDataError(f"{NAME}: prefilled cell {[r, c]} is blank in the grid")
+                prefilled[r, c] = int(shown[r][c])
+            elif solution is not None:
+                prefilled[r, c] = solution[r][c]
+            else:
+                raise PuzzleDataError(
+                    f"{NAME}: the prefilled values are neither in the question's grid nor in "
+                    "the answer"
+                )
+    return n, prefilled, rules
 
 
 def check(puzzle: Puzzle) -> None:
@@ -74,13 +138,56 @@ def check(puzzle: Puzzle) -> None:
 
 
 def verify(puzzle: Puzzle, text: str) -> float:
-    n, givens, inequalities = _parts(puzzle)
+    n, prefilled, rules = _parts(puzzle)
     try:
-        grid = parse_grid(answer_block(text), n, n)
+        grid = bracket_grid(text, n)
     except AnswerError:
         return 0.0
     if not is_latin(grid, n):
         return 0.0
-    if any(givens[r][c] and givens[r][c] != grid[r][c] for r in range(n) for c in range(n)):
+    if any(grid[r][c] != v for (r, c), v in prefilled.items()):
         return 0.0
-    return 1.0 if all(grid[a][b] < grid[c][d] for a, b, c, d in inequalities) else 0.0
+    for r1, c1, r2, c2, sign in rules:
+        a, b = grid[r1][c1], grid[r2][c2]
+        if not (a < b if sign == "<" else a > b):
+            return 0.0
+    return 1.0
+
+
+def generate(rng: random.Random, difficulty: int) -> Puzzle:
+    n, n_prefilled, n_signs = LEVELS[difficulty]
+    solution = random_latin_square(rng, n)
+    pairs = [((r, c), (r, c + 1)) for r in range(n) for c in range(n - 1)]
+    pairs += [((r, c), (r + 1, c)) for r in range(n - 1) for c in range(n)]
+    constraints = []
+    for (r1, c1), (r2, c2) in rng.sample(pairs, n_signs):
+        sign = "<" if solution[r1][c1] < solution[r2][c2] else ">"
+        constraints.append([[r1, c1], [r2, c2], sign])
+    coords = [
+        [r, c] for r, c in rng.sample([(r, c) for r in range(n) for c in range(n)], n_prefilled)
+    ]
+    shown = [["X"] * n for _ in range(n)]
+    for r, c in coords:
+        shown[r][c] = str(solution[r][c])
+    grid = "\n".join(" ".join(row) for row in shown)
+    signs = "\n".join(
+        f"({a + 1},{b + 1}) {s} ({c + 1},{d + 1})" for (a, b), (c, d), s in constraints
+    )
+    question = (
+        f"This is a {n}x{n} Futoshiki puzzle. Fill the grid with the numbers 1 to {n} so that "
+        "no number repeats in any row or column. Given numbers stay as they are (X marks a "
+        "blank), and every inequality below must hold; (i,j) is the cell in row i, column j, "
+        "counted from 1.\n\n"
+        f"Current puzzle:\n{grid}\n\nInequality constraints:\n{signs}\n\n"
+        "Write the solved grid row by row, numbers separated by spaces and rows by commas, "
+        "inside double square brackets: a 3x3 grid\nA B C\nD E F\nG H I\nis written "
+        f"[[A B C,D E F,G H I]]. (Or: {ANSWER_INSTRUCTION[0].lower()}{ANSWER_INSTRUCTION[1:]})"
+    )
+    metadata = {
+        "grid_size": n,
+        "num_inequality_signs": n_signs,
+        "num_prefilled_coords": n_prefilled,
+        "prefilled_coords": coords,
+        "constraints": constraints,
+    }
+    return Puzzle(NAME, question, bracket_text(solution), difficulty, metadata)

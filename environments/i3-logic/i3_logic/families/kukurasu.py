@@ -1,64 +1,101 @@
-"""Kukurasu: black out cells so that weighted row and column sums match the clues.
+"""Kukurasu: place 1s in a grid so that weighted row and column sums match the clues.
 
-A black cell in column j (counted from 1) adds j to its row's sum; a black cell in row i adds i
-to its column's sum. Level 1 is 4x4, level 2 5x5, level 3 6x6. The clues are computed from a
-random grid, so every puzzle is solvable; the verifier checks the sums, so any grid that fits
-scores 1. The answer is the grid with 1 for black and 0 for white cells.
+A 1 in column j (from 1) adds j to its row's sum; a 1 in row i (from 1) adds i to its column's
+sum; every other cell is ``X``. SynLogic's layout (``games/tasks/kukurasu``): ``metadata.n`` x
+``metadata.m`` grid, ``row_sums``, ``col_sums``, the blank ``grid`` and one ``solution`` (cells
+``"1"`` / ``"X"``), ``ones_probability``; ``answer`` is empty. The prompt asks for the grid as a
+Python list of lists of ``"1"`` and ``"X"`` strings.
+
+The verifier checks the sums, so any grid that fits scores 1. A cell is ``"1"`` or ``"X"``
+(also unquoted, or ``0`` for ``X``). The generator (4x4 / 5x5 / 6x6) writes the same layout,
+keeps upstream's rule that no sum is 0, and stores its solution as the answer.
 """
 
 from __future__ import annotations
 
+import json
 import random
+import re
+import uuid
+from typing import Any
 
-from i3_logic.answers import answer_block
+from i3_logic.answers import clean, list_answer_block
 from i3_logic.puzzle import (
     ANSWER_INSTRUCTION,
     AnswerError,
     Puzzle,
     PuzzleDataError,
-    format_grid,
-    parse_grid,
+    parse_literal,
     require,
 )
 
 NAME = "kukurasu"
 ALIASES = ()
 LEVELS = {1: 4, 2: 5, 3: 6}
+MAX_SIZE = 30
+ONES_PROBABILITY = 0.3
 
 
 def sums(grid: list[list[int]]) -> tuple[list[int], list[int]]:
+    """Weighted row and column sums of a 0/1 grid."""
     n_rows, n_cols = len(grid), len(grid[0])
     rows = [sum(c + 1 for c in range(n_cols) if grid[r][c]) for r in range(n_rows)]
     cols = [sum(r + 1 for r in range(n_rows) if grid[r][c]) for c in range(n_cols)]
     return rows, cols
 
 
-def generate(rng: random.Random, difficulty: int) -> Puzzle:
-    n = LEVELS[difficulty]
-    while True:
-        solution = [[int(rng.random() < 0.4) for _ in range(n)] for _ in range(n)]
-        if any(any(row) for row in solution):
-            break
-    row_sums, col_sums = sums(solution)
-    question = (
-        f"Solve this {n}x{n} Kukurasu puzzle. Colour some cells black. A black cell in column j "
-        "(columns counted from 1, left to right) adds j to its row's total; a black cell in row i "
-        "(rows counted from 1, top to bottom) adds i to its column's total. Every total must "
-        "equal its clue.\n\n"
-        f"Row totals (top to bottom): {' '.join(map(str, row_sums))}\n"
-        f"Column totals (left to right): {' '.join(map(str, col_sums))}\n\n"
-        f"The answer is the grid: {n} lines, each with {n} values separated by spaces, 1 for a "
-        f"black cell and 0 for a white one.\n{ANSWER_INSTRUCTION}"
-    )
-    metadata = {"row_sums": row_sums, "col_sums": col_sums, "solution": solution}
-    return Puzzle(NAME, question, format_grid(solution), difficulty, metadata)
+_CELLS = {"1": 1, "X": 0, "x": 0, "0": 0}
+_RULE = re.compile(r"[\s\-+=|]*")
+_SPLIT = re.compile(r"[\s,|\[\]\"']+")
+_LABEL = re.compile(r"^\s*(?:row\s*\d+|r\d+)\s*[:.)=-]\s*", re.IGNORECASE)
+
+
+def read_grid(block: str, rows: int, cols: int) -> list[list[int]]:
+    """A rows x cols grid of ``1`` and ``X`` (or ``0``): a list literal of strings or numbers,
+    or one row per line (or rows separated by ``;``), cells separated by spaces, commas, ``|``
+    or brackets, or run together. ``AnswerError`` otherwise."""
+    block = clean(block)
+    tokens: list[list[str]] | None = None
+    if block.startswith("["):
+        try:
+            value: Any = parse_literal(block)
+        except AnswerError:
+            value = None  # e.g. one [1, 0, 1] list per line: read line by line below
+        if value is not None:
+            if not isinstance(value, list) or not all(isinstance(r, list) for r in value):
+                raise AnswerError("grid must be a list of rows")
+            tokens = [[str(v) for v in r] for r in value]
+    if tokens is None:
+        lines = block.splitlines()
+        if len(lines) == 1 and ";" in block:
+            lines = block.split(";")
+        tokens = []
+        for line in lines:
+            if _RULE.fullmatch(line):
+                continue  # blank lines and table rules
+            cells = [c for c in _SPLIT.split(_LABEL.sub("", line)) if c]
+            if len(cells) == 1 and len(cells[0]) == cols > 1:
+                cells = list(cells[0])  # "1XX1": cells written together
+            tokens.append(cells)
+    if len(tokens) != rows or any(len(r) != cols for r in tokens):
+        raise AnswerError(f"grid must be {rows} x {cols}")
+    if any(v not in _CELLS for r in tokens for v in r):
+        raise AnswerError("cells must be 1 or X")
+    return [[_CELLS[v] for v in r] for r in tokens]
 
 
 def _clues(puzzle: Puzzle) -> tuple[list[int], list[int]]:
     rows, cols = require(puzzle.metadata, NAME, "row_sums", "col_sums")
     for name, values in (("row_sums", rows), ("col_sums", cols)):
-        if not isinstance(values, list) or not values or any(type(v) is not int for v in values):
-            raise PuzzleDataError(f"{NAME} metadata {name!r} must be a list of integers")
+        if (
+            not isinstance(values, list)
+            or not 1 <= len(values) <= MAX_SIZE
+            or any(type(v) is not int or v < 0 for v in values)
+        ):
+            raise PuzzleDataError(f"{NAME} metadata {name!r} must be a list of integers >= 0")
+    for key, want in (("n", len(rows)), ("m", len(cols))):
+        if key in puzzle.metadata and puzzle.metadata[key] != want:
+            raise PuzzleDataError(f"{NAME} metadata {key!r} does not match the number of sums")
     return rows, cols
 
 
@@ -69,9 +106,41 @@ def check(puzzle: Puzzle) -> None:
 def verify(puzzle: Puzzle, text: str) -> float:
     rows, cols = _clues(puzzle)
     try:
-        grid = parse_grid(answer_block(text), len(rows), len(cols))
+        grid = read_grid(list_answer_block(text), len(rows), len(cols))
     except AnswerError:
         return 0.0
-    if any(v not in (0, 1) for row in grid for v in row):
-        return 0.0
     return 1.0 if sums(grid) == (rows, cols) else 0.0
+
+
+def generate(rng: random.Random, difficulty: int) -> Puzzle:
+    n = m = LEVELS[difficulty]
+    while True:  # upstream keeps only puzzles without a zero sum
+        ones = [[int(rng.random() < ONES_PROBABILITY) for _ in range(m)] for _ in range(n)]
+        row_sums, col_sums = sums(ones)
+        if 0 not in row_sums and 0 not in col_sums:
+            break
+    solution = [["1" if v else "X" for v in row] for row in ones]
+    blank = [["X"] * m for _ in range(n)]
+    shown = "\n".join("  ".join(row) + f"  |  {s}" for row, s in zip(blank, row_sums, strict=True))
+    shown += "\n" + "-" * (3 * m + 5) + "\n" + " ".join(f"{s:2d}" for s in col_sums)
+    question = (
+        f"This is a {n} x {m} Kukurasu puzzle. Put a 1 in some cells and leave X in the "
+        "others. A 1 in column j (counted from 1, left to right) adds j to its row's weighted "
+        "sum; a 1 in row i (counted from 1, top to bottom) adds i to its column's weighted sum. "
+        f"Every row's sum must equal its clue, row_sums = {row_sums}, and every column's sum "
+        f"its clue, col_sums = {col_sums}.\n\n{shown}\n\n"
+        'Output the finished grid as a Python list of lists of "1" and "X" strings, e.g. '
+        '[["X", "1"], ["1", "X"]] for a 2 x 2 grid. '
+        f"(Or: {ANSWER_INSTRUCTION[0].lower()}{ANSWER_INSTRUCTION[1:]})"
+    )
+    metadata = {
+        "trace_id": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+        "grid": blank,
+        "row_sums": row_sums,
+        "col_sums": col_sums,
+        "solution": solution,
+        "n": n,
+        "m": m,
+        "ones_probability": ONES_PROBABILITY,
+    }
+    return Puzzle(NAME, question, json.dumps(solution), difficulty, metadata)
