@@ -21,11 +21,14 @@ __all__ = [
     "ANSWER_FORMATS",
     "HUB_ID",
     "LETTERS",
+    "OFFICIAL_INSTRUCTIONS",
+    "OFFICIAL_JUDGE_PROMPT",
     "extract_answer_line_letter",
     "extract_boxed_letter",
     "format_question",
     "load_environment",
     "option_order",
+    "parse_judge_verdict",
 ]
 
 HUB_ID = "Idavidrein/gpqa"
@@ -37,21 +40,23 @@ SUBSETS = {
     False: ("gpqa_main", DATA_DIR / "sample_main.jsonl"),
 }
 #: upstream's ``verifier`` values -> our answer_format (upstream's "exact-match" is the boxed
-#: letter, its "regex" a final "Answer: X" style line).
+#: letter, its "regex" a final "Answer: X" style line; its "judge" asks for the boxed letter
+#: and lets a yes/no judge compare the response with the correct letter).
 SAMPLE = SUBSETS[True][1]
-VERIFIERS = {"exact-match": "boxed", "regex": "answer_line"}
+VERIFIERS = {"exact-match": "boxed", "regex": "answer_line", "judge": "boxed"}
 LETTERS = "ABCD"
 QUESTION = "Question"
 CORRECT = "Correct Answer"
 INCORRECT = ("Incorrect Answer 1", "Incorrect Answer 2", "Incorrect Answer 3")
 RECORD_ID = "Record ID"
 
-#: answer_format -> the instruction placed before the question.
+#: answer_format -> the instruction placed before the question (our wording; the upstream
+#: environment's own lines are loaded with ``instruction_prompt="official"``).
 ANSWER_FORMATS = {
-    # The INTELLECT-3 evaluation prompt (reported GPQA Diamond 74.4).
+    # The letter in a box, the format the INTELLECT-3 evaluation asked for.
     "boxed": (
-        "Please reason step by step, then ONLY give the letter of the correct answer within "
-        "\\boxed{}."
+        "Work through the question step by step. Then write only the letter of the correct "
+        "option inside \\boxed{}."
     ),
     # A final "Answer: X" line, the format of the common zero-shot chain-of-thought evaluations.
     "answer_line": (
@@ -60,6 +65,36 @@ ANSWER_FORMATS = {
         "D) of the correct option."
     ),
 }
+
+
+# -- published prompts (loaded at run time, never stored here) --------------------------------
+_UPSTREAM = "https://raw.githubusercontent.com/PrimeIntellect-ai/research-environments/"
+#: ``instruction_prompt="official"``: the upstream environment's instruction for the format:
+#: the INTELLECT-3 version's ``INSTRUCTION_PROMPT`` (its first commit, the state the reported
+#: 74.4 was measured with) for "boxed", the 2025-12 version's ``MCQ_ANSWER_PROMPT`` for
+#: "answer_line".
+OFFICIAL_INSTRUCTIONS: dict[str, list[vf.PromptSource]] = {
+    "boxed": [
+        vf.PromptSource(
+            url=_UPSTREAM + "b9cb04acef3b5608a0e05883af7f329c0c69dbaa/environments/gpqa/gpqa.py",
+            name="INSTRUCTION_PROMPT",
+        )
+    ],
+    "answer_line": [
+        vf.PromptSource(
+            url=_UPSTREAM
+            + "377868b2fede2c329705dba4f8bab9de6b887849/environments/gpqa/gpqa/gpqa.py",
+            name="MCQ_ANSWER_PROMPT",
+        )
+    ],
+}
+#: ``judge_prompt="official"``: the yes/no prompt upstream's judge used, verifiers' own
+#: ``DEFAULT_JUDGE_PROMPT`` as of v0.1.8 (upstream passed no prompt of its own).
+OFFICIAL_JUDGE_PROMPT = vf.PromptSource(
+    url="https://raw.githubusercontent.com/PrimeIntellect-ai/verifiers/"
+    "fa7f5fad1c39437d0e66af7cc6bd25c04fe0a7cb/verifiers/rubrics/judge_rubric.py",
+    name="DEFAULT_JUDGE_PROMPT",
+)
 
 
 # -- the shuffle ---------------------------------------------------------------------------
@@ -153,15 +188,86 @@ def _load_raw(source: Any, diamond: bool) -> tuple[list[dict[str, Any]], str]:
     )
 
 
+_VERDICT_WORD = re.compile(r"[a-z]+")
+
+
+def parse_judge_verdict(reply: str | None) -> float:
+    """1.0 when the judge's reply (after any reasoning, `vf.strip_reasoning`) starts with the
+    word "yes", 0.0 with "no"; anything else is a judge failure (`vf.JudgeError`: an
+    infrastructure error on the rollout), never a guess. Upstream scored 1 whenever "yes"
+    appeared anywhere in the reply, so "no, not yes" counted as correct."""
+    text = vf.strip_reasoning(reply or "").strip().lower()
+    m = _VERDICT_WORD.search(text)
+    if m and m.start() == 0 and m.group(0) in ("yes", "no"):
+        return 1.0 if m.group(0) == "yes" else 0.0
+    raise vf.JudgeError(f"the judge's verdict is neither yes nor no: {(reply or '')[:200]!r}")
+
+
+def _final_text(text: str) -> str:
+    return vf.strip_reasoning(text).strip()
+
+
+def _judge_rubric(
+    letter_parser: vf.Parser,
+    model: str,
+    base_url: str | None,
+    api_key_var: str | None,
+    sampling_args: dict[str, Any] | None,
+    prompt: Any,
+) -> vf.Rubric:
+    """Upstream's judge mode: a yes/no `vf.JudgeRubric` shown the question (with its
+    options), the correct letter and the final response; the exact letter is a metric."""
+    template = vf.resolve_prompt(
+        prompt,
+        vf.DEFAULT_JUDGE_PROMPT,
+        [OFFICIAL_JUDGE_PROMPT],
+        argument="judge_prompt",
+        required=("answer", "response"),
+    )
+    # A named endpoint follows the keyless rule (no key variable: the key "EMPTY"); with
+    # neither, OPENAI_BASE_URL / OPENAI_API_KEY, as upstream's default client.
+    endpoint = (
+        vf.judge_endpoint(base_url, api_key_var)
+        if base_url is not None or api_key_var is not None
+        else {}
+    )
+    rubric = vf.JudgeRubric(
+        parser=vf.Parser(extract_fn=_final_text),
+        judge_model=model,
+        judge_sampling_args=sampling_args,
+        judge_prompt=template,
+        **endpoint,
+    )
+
+    async def judge_reward(judge: Any, prompt: Any, completion: Any, answer: str, state: Any):
+        """1.0 iff the judge says the response gives the correct option (strict yes/no)."""
+        if not rubric.parser.parse_answer(completion):
+            return 0.0  # no final answer (empty, or reasoning cut off): nothing to judge
+        return parse_judge_verdict(await judge(prompt, completion, answer, state))
+
+    async def correct_letter(completion: Any, answer: str) -> float:
+        """The exact-match grade of the same response (a metric, weight 0)."""
+        return 1.0 if letter_parser.parse_answer(completion) == answer else 0.0
+
+    rubric.add_reward_func(judge_reward, weight=1.0)
+    rubric.add_reward_func(correct_letter, weight=0.0)
+    return rubric
+
+
 def load_environment(
     diamond: bool = True,
     system_prompt: str | None = None,
     verifier: str | None = None,
-    instruction_prompt: str | None = None,
+    instruction_prompt: Any = None,
     source: Any = "auto",
     shuffle_seed: int = 0,
     answer_format: str = "boxed",
     sampling_args: dict[str, Any] | None = None,
+    judge_model: str = "gpt-4.1-nano",
+    judge_base_url: str | None = None,
+    judge_api_key_var: str | None = None,
+    judge_sampling_args: dict[str, Any] | None = None,
+    judge_prompt: Any = None,
 ) -> vf.Environment:
     """GPQA (Diamond by default) as a single-turn environment.
 
@@ -173,38 +279,54 @@ def load_environment(
             False: the main set (``gpqa_main``, 448). The bundled sample has rows of each.
         system_prompt: an optional system message (none by default, as upstream).
         verifier: upstream's name for the grading mode: "exact-match" (the letter in
-            ``\\boxed{}``, = answer_format "boxed") or "regex" (a final answer line, =
-            "answer_line"). Upstream's "judge" is not offered (see README). None: use
-            ``answer_format``.
+            ``\\boxed{}``, = answer_format "boxed"), "regex" (a final answer line, =
+            "answer_line") or "judge" (the boxed-letter prompt, graded by a yes/no LLM
+            judge). None: use ``answer_format``, graded exactly.
         instruction_prompt: replaces the instruction put before the question (upstream's
-            meaning); None: the answer format's own instruction.
+            meaning); None: the answer format's own instruction (our wording);
+            ``"official"``: the upstream environment's instruction for that format, loaded
+            at load time (`OFFICIAL_INSTRUCTIONS`, cached on disk); a `vf.PromptSource` dict
+            loads another published text.
         source: "auto" (the real dataset when reachable, else the bundled sample, with a
             warning), "hub" (``Idavidrein/gpqa``/``gpqa_diamond`` or an error; the dataset is
             gated, so log in to Hugging Face first), "sample", a local file / folder, a list
             of row dicts or a ``datasets.Dataset`` in the real dataset's columns.
         shuffle_seed: seed of the option order (an int; the same seed gives the same order for
             a question everywhere).
-        answer_format: "boxed" (the letter in ``\\boxed{}``; the INTELLECT-3 prompt) or
+        answer_format: "boxed" (the letter in ``\\boxed{}``, the INTELLECT-3 format) or
             "answer_line" (a final ``Answer: X`` line).
         sampling_args: default sampling arguments of the environment.
+        judge_model: the judge model (``verifier="judge"`` only; upstream's JudgeRubric
+            default, "gpt-4.1-nano").
+        judge_base_url / judge_api_key_var: the judge's endpoint and the variable holding its
+            key; a URL without a key variable sends the key "EMPTY" (`vf.judge_endpoint`);
+            neither: ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``, as upstream.
+        judge_sampling_args: sampling arguments of judge requests.
+        judge_prompt: the judge's template (``{question}``, ``{answer}``, ``{response}``);
+            None: ``vf.DEFAULT_JUDGE_PROMPT``; ``"official"``: upstream verifiers' default
+            prompt, loaded at load time (`OFFICIAL_JUDGE_PROMPT`).
     """
     if not isinstance(diamond, bool):
         raise ConfigError(f"diamond must be True or False, got {diamond!r}")
+    judged = verifier == "judge"
     if verifier is not None:
         if verifier not in VERIFIERS:
             raise ConfigError(
                 f"verifier must be one of {', '.join(map(repr, VERIFIERS))}; got {verifier!r}"
-                + (
-                    " (a judge-graded GPQA is not offered: letters are graded exactly)"
-                    if verifier == "judge"
-                    else ""
-                )
             )
         if answer_format != "boxed" and answer_format != VERIFIERS[verifier]:
             raise ConfigError(
                 f"verifier={verifier!r} and answer_format={answer_format!r} disagree; pass one"
             )
         answer_format = VERIFIERS[verifier]
+    if not judged and (
+        judge_base_url is not None
+        or judge_api_key_var is not None
+        or judge_sampling_args is not None
+        or judge_prompt is not None
+        or judge_model != "gpt-4.1-nano"
+    ):
+        raise ConfigError("the judge_* arguments need verifier='judge'")
     if answer_format not in ANSWER_FORMATS:
         raise ConfigError(
             f"answer_format must be one of {', '.join(map(repr, ANSWER_FORMATS))}; "
@@ -212,10 +334,11 @@ def load_environment(
         )
     if isinstance(shuffle_seed, bool) or not isinstance(shuffle_seed, int):
         raise ConfigError(f"shuffle_seed must be an integer, got {shuffle_seed!r}")
-    if instruction_prompt is not None and not isinstance(instruction_prompt, str):
-        raise ConfigError("instruction_prompt must be a string")
-    instruction = (
-        ANSWER_FORMATS[answer_format] if instruction_prompt is None else instruction_prompt
+    instruction = vf.resolve_prompt(
+        instruction_prompt,
+        ANSWER_FORMATS[answer_format],
+        OFFICIAL_INSTRUCTIONS[answer_format],
+        argument="instruction_prompt",
     )
     raw, what = _load_raw(source, diamond)
     rows = _build_rows(raw, shuffle_seed, instruction, what)
@@ -224,15 +347,26 @@ def load_environment(
     extract = extract_boxed_letter if answer_format == "boxed" else extract_answer_line_letter
     parser = vf.Parser(extract_fn=extract)
 
-    async def correct_letter(completion: Any, answer: str) -> float:
-        """1.0 iff the extracted letter is the correct option's letter."""
-        return 1.0 if parser.parse_answer(completion) == answer else 0.0
+    if judged:
+        rubric = _judge_rubric(
+            parser,
+            judge_model,
+            judge_base_url,
+            judge_api_key_var,
+            judge_sampling_args,
+            judge_prompt,
+        )
+    else:
 
-    async def answered(completion: Any) -> float:
-        """1.0 iff a letter could be extracted at all (a format metric, weight 0)."""
-        return 1.0 if parser.parse_answer(completion) else 0.0
+        async def correct_letter(completion: Any, answer: str) -> float:
+            """1.0 iff the extracted letter is the correct option's letter."""
+            return 1.0 if parser.parse_answer(completion) == answer else 0.0
 
-    rubric = vf.Rubric(funcs=[correct_letter, answered], weights=[1.0, 0.0], parser=parser)
+        async def answered(completion: Any) -> float:
+            """1.0 iff a letter could be extracted at all (a format metric, weight 0)."""
+            return 1.0 if parser.parse_answer(completion) else 0.0
+
+        rubric = vf.Rubric(funcs=[correct_letter, answered], weights=[1.0, 0.0], parser=parser)
 
     from datasets import Dataset
 

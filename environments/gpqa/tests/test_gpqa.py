@@ -299,8 +299,8 @@ def test_upstream_verifier_names_map_to_formats():
     assert regex.dataset["question"][0].startswith(gpqa.ANSWER_FORMATS["answer_line"])
     assert regex.parser.parse_answer("Answer: C") == "C"
     assert exact.parser.parse_answer("Answer: C") == ""
-    with pytest.raises(ConfigError, match="judge-graded GPQA is not offered"):
-        gpqa.load_environment(source="sample", verifier="judge")
+    judged = gpqa.load_environment(source="sample", verifier="judge")
+    assert judged.dataset["question"][0].startswith(gpqa.ANSWER_FORMATS["boxed"])
     with pytest.raises(ConfigError, match="disagree"):
         gpqa.load_environment(source="sample", verifier="exact-match", answer_format="answer_line")
 
