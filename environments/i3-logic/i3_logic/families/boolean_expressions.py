@@ -49,7 +49,7 @@ def check(puzzle: Puzzle) -> None:
 
 def read_labels(block: str) -> frozenset[str] | None:
     """The distinct labels a reply names, or None when it is not a plain list of labels."""
-    items = list_items(block)
+    items = list_items(block.replace("，", ",").replace("、", ","))  # Chinese prompts' commas
     if not items or not all(_LABEL.fullmatch(i) for i in items):
         return None
     labels = [i.upper() for i in items]

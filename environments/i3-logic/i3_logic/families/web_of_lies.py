@@ -11,7 +11,8 @@ clue texts and the enumerated solutions.
 The reply's list must have one yes/no per question, in order (``true``/``false`` and
 ``是``/``否`` read as yes/no, like upstream); anything else in the list is not an answer.
 Upstream also fell back to the last run of yes/no words anywhere in the reply; here the answer
-is the final answer block (``The answer is ...``, ``\\boxed{}``, ``<answer>`` tags).
+is the final answer block (``The answer is ...``, ``\\boxed{}``, ``<answer>`` tags) or, for the
+Chinese prompts, the rest of the line after the last ``答案是``.
 
 Generated puzzles (levels 1-3: 4 people and 2 questions / 6 and 3 / 9 and 4) use the same
 layout, and the asked people's honesty is forced by the clues (checked by enumeration).
@@ -26,7 +27,13 @@ import uuid
 from typing import Any
 
 from i3_logic.answers import answer_block
-from i3_logic.puzzle import ANSWER_INSTRUCTION, AnswerError, Puzzle, PuzzleDataError
+from i3_logic.puzzle import (
+    ANSWER_INSTRUCTION,
+    MAX_ANSWER_CHARS,
+    AnswerError,
+    Puzzle,
+    PuzzleDataError,
+)
 
 NAME = "web_of_lies"
 ALIASES = ()
@@ -79,10 +86,27 @@ def check(puzzle: Puzzle) -> None:
             raise PuzzleDataError(f"{NAME}: the stored answer disagrees with the solution")
 
 
+# The Chinese prompts end "答案是 **是，否，是**。"; the shared reader knows only English labels.
+_CHINESE_LABEL = re.compile(r"答案是\s*[：:=]?\s*(.+?)\s*$", re.DOTALL)
+
+
+def answer_list(text: str) -> str:
+    """The final answer block, or the text after the last "答案是" (its line, bold removed)."""
+    try:
+        return answer_block(text)
+    except AnswerError:
+        pass
+    at = (text or "").rfind("答案是")
+    m = _CHINESE_LABEL.match(text[at:]) if at >= 0 else None
+    if not m or "\n" in m[1] or len(m[1]) > MAX_ANSWER_CHARS:
+        raise AnswerError("no final answer block")
+    return m[1].strip("*。. ")
+
+
 def verify(puzzle: Puzzle, text: str) -> float:
     truth = expected(puzzle)
     try:
-        given = _truths(answer_block(text))
+        given = _truths(answer_list(text))
     except AnswerError:
         return 0.0
     return 1.0 if given == truth else 0.0

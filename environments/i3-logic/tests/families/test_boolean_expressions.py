@@ -97,6 +97,7 @@ def test_null_metadata_of_real_rows_loads():
         ("<answer>C;A</answer>", 1.0),
         ("\\boxed{\\text{A, C}}", 1.0),
         ("\\boxed{['A', 'C']}", 1.0),
+        ("\\boxed{A，C}", 1.0),  # the Chinese prompts ask for commas too
         ("\\boxed{A,A,C}", 0.0),  # upstream's letter-set comparison passed this
         ("\\boxed{CA}", 0.0),  # and this
         ("\\boxed{A and C}", 0.0),

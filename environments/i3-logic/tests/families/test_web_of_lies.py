@@ -42,6 +42,32 @@ def solve(question: str) -> list[str]:
     return list(answers.pop())
 
 
+def solve_zh(question: str) -> list[str]:
+    """The same brute force over the clue text of a Chinese row."""
+    clues = question.split("线索：")[1].split("\n问题：")[0]
+    sentences = [c for c in clues.split("。") if c]
+    where = dict(
+        m.groups() for c in sentences if (m := re.fullmatch(r"([^在说]+)在([^在说的]+)", c))
+    )
+    person = {**{n: n for n in where}, **{f"在{loc}的人": n for n, loc in where.items()}}
+    ref = "|".join(sorted(map(re.escape, person), key=len, reverse=True))
+    says, stated = [], []
+    for c in sentences:
+        if m := re.fullmatch(rf"({ref})说({ref})说的是(真话|假话)", c):
+            says.append((person[m[1]], person[m[2]], m[3] == "真话"))
+        elif m := re.fullmatch(rf"({ref})说的是(真话|假话)", c):
+            stated.append((person[m[1]], m[2] == "真话"))
+    asked = re.findall(rf"({ref})说的是真话吗？", question.split("\n问题：")[1].split("\n")[0])
+    names = sorted(where)
+    answers = set()
+    for values in itertools.product((True, False), repeat=len(names)):
+        h = dict(zip(names, values, strict=True))
+        if all(h[a] == c for a, c in stated) and all(h[a] == (h[b] == c) for a, b, c in says):
+            answers.add(tuple("是" if h[person[q]] else "否" for q in asked))
+    assert len(answers) == 1, answers
+    return list(answers.pop())
+
+
 def rows() -> list[dict]:
     return [json.loads(line) for line in ROWS.read_text().splitlines() if line.strip()]
 
@@ -49,7 +75,8 @@ def rows() -> list[dict]:
 @pytest.mark.parametrize("row", rows())
 def test_rows_are_right_by_brute_force(row):
     pz = puzzle_from_info(row["info"])
-    assert pz.answer.split(", ") == solve(row["question"])
+    chinese = pz.metadata["use_chinese"]
+    assert pz.answer.split(", ") == (solve_zh if chinese else solve)(row["question"])
     targets = [p for p in pz.metadata["people"] if p["is_target"]]
     assert len(targets) == len(pz.answer.split(", "))
 
@@ -87,7 +114,11 @@ def test_verdicts(reply, score):
 
 def test_chinese_answers():
     pz = Puzzle("web_of_lies", "q", "是, 否", 1, {})
-    assert verify(pz, "答案是 **是，否**。\\boxed{是，否}") == 1.0
+    assert verify(pz, "\\boxed{是，否}") == 1.0
+    assert verify(pz, "推理……\n答案是 **是，否**。") == 1.0  # the Chinese prompts' form
+    assert verify(pz, "答案是：**是, 否**") == 1.0
+    assert verify(pz, "答案是 **是，否**。\n不过也可能不是。") == 0.0  # not the last line
+    assert verify(pz, "答案是 **否，否**。") == 0.0
     assert verify(pz, "\\boxed{否，否}") == 0.0
 
 
