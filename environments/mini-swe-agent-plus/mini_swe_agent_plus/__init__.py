@@ -98,7 +98,7 @@ def load_environment(
             source=source,
             sample=SAMPLE,
             split=split if split is not None else _upstream_split(dataset_name),
-            required_columns=["instance_id", "problem_statement"],
+            required_columns=["problem_statement"],  # (instance_id: checked per row)
         )
     tasks = load_tasks(rows)
     if instance_ids is not None:

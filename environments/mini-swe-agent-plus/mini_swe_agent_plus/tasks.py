@@ -55,8 +55,8 @@ class SWETask:
 
     @property
     def image_kind(self) -> str | None:
-        """ "r2e" (hidden tests in /r2e_tests, /testbed/run_tests.sh) or "swebench"
-        (/run_tests.sh) for an image task; None for a task given as files."""
+        """The image task's form: "r2e" (`expected_output_json`; hidden tests in /r2e_tests,
+        /testbed/run_tests.sh) or "swebench" (`FAIL_TO_PASS`; /run_tests.sh). None: files."""
         if self.docker_image is None:
             return None
         return "r2e" if self.expected_output is not None else "swebench"
@@ -186,6 +186,11 @@ def task_from_row(row: dict[str, Any], index: int = 0) -> SWETask:
     if not isinstance(row, dict):
         raise ConfigError(f"row {index}: expected a dict, got {type(row).__name__}")
     iid = row.get("instance_id")
+    # upstream reads the image from `docker_image` or `image_name`; R2E-Gym-Subset rows have no
+    # instance_id, and their image (one per instance) names them
+    image = row.get("docker_image") or row.get("image_name")
+    if not iid and isinstance(image, str) and image.strip():
+        iid = image.strip()
     what = f"row {index} ({iid!r})" if iid else f"row {index}"
     if not isinstance(iid, str) or not iid.strip():
         raise ConfigError(f"{what}: missing instance_id")
@@ -193,7 +198,6 @@ def task_from_row(row: dict[str, Any], index: int = 0) -> SWETask:
     if not isinstance(statement, str) or not statement.strip():
         raise ConfigError(f"{what}: missing problem_statement")
 
-    image = row.get("docker_image")
     if image is not None and image != "" and not (isinstance(image, str) and image.strip()):
         raise ConfigError(f"{what}.docker_image: expected an image reference string")
     # files win over an image: a row that carries its repository runs without pulling anything
@@ -258,6 +262,8 @@ def _image_task(row: dict[str, Any], what: str, iid: str, statement: str, image:
             "/run_tests.sh); `hidden_tests` cannot be added to it"
         )
     f2p, p2p, expected = _grading_spec(row, what)
+    if f2p:  # SWE-bench's form: graded from FAIL_TO_PASS/PASS_TO_PASS of /run_tests.sh's run
+        expected = None
     return SWETask(
         instance_id=iid,
         problem_statement=statement,

@@ -170,6 +170,15 @@ def test_image_rows_are_accepted_at_load_without_pulling():
     assert "/testbed" in message_text(env.dataset[0]["prompt"][-1])
     with pytest.raises(ConfigError, match="docker_image"):
         task_from_row(row("Not A/Reference", "gold", "r2e"))
+    # upstream's other column name, and R2E-Gym-Subset rows without an instance_id
+    bare = row("ns/pandas_final:abc", "gold", "r2e")
+    bare["image_name"] = bare.pop("docker_image")
+    del bare["instance_id"]
+    task = task_from_row(bare)
+    assert task.instance_id == task.docker_image == "ns/pandas_final:abc"
+    # both forms given: SWE-bench's (graded from /run_tests.sh), as upstream for those sets
+    both = {**row("x/y:1", "gold", "swe"), "expected_output_json": '{"t": "PASSED"}'}
+    assert task_from_row(both).image_kind == "swebench"
     with pytest.raises(ConfigError, match="cannot run"):
         load_environment(source=[row("x/y:1", "gold", "r2e")], provider=ProcessProvider())
 
