@@ -8,13 +8,14 @@ stdev, sum, max, min, variance) of two columns over rows meeting some conditions
 exactly 2 decimal places". The game data's ``answer`` is that number (``"12.34"``); metadata
 keeps ``num_rows``, ``major_type``, ``bug_type``, ``bug_rate``, ``queries``, ``buggy_table``,
 ``bug_description``, ``target_answer`` (the same string), ``original_table`` (row objects) and
-``query_result`` (``cols_to_compare``, ``statistic``, ``conditions``, ``result``, ...).
+``query_result`` (``query``, ``result``, ``filtered_rows``, ``total_rows``, ``conditions``,
+``columns_compared``, ``statistic``).
 
 The prompt names no answer wrapper, so the answer is the final answer block when there is one
-(``\\boxed{}``, ``<answer>`` tags, "The answer is ..."), else the reply's last non-empty line.
-Its last number must have exactly two decimals (``1,234.50`` read with its separators) and
-equal the stored value; a line that hedges ("about", "approximately", "or", ``≈``) is not an
-answer. Upstream took the last two-decimal number anywhere in the reply (so ``1,234.50`` read
+(``\\boxed{}``, ``<answer>`` tags, "The answer is ..."), else the reply's last line holding a
+digit. Its last number must have exactly two decimals (``1,234.50`` read with its separators)
+and equal the stored value; a line that hedges ("about", "approximately", "or", ``≈``) is not
+an answer. Upstream took the last two-decimal number anywhere in the reply (so ``1,234.50`` read
 as ``234.50``) and used the whole reply when there was none.
 
 Upstream's loader skips this task by default (``tasks_to_skip``); it is verified here so
@@ -33,6 +34,7 @@ ALIASES = ()
 # A number as written: optional sign, digits (optionally in thousands groups), decimals.
 _NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\w|[.,]\d)", re.ASCII)
 _TWO_DECIMALS = re.compile(r"-?[\d,]+\.\d{2}", re.ASCII)
+_DIGIT = re.compile(r"\d", re.ASCII)
 _HEDGE = re.compile(
     r"\b(?:about|around|approximately|approx|roughly|maybe|perhaps|possibly|might|or)\b|[≈~约或]",
     re.IGNORECASE,
@@ -54,11 +56,12 @@ def check(puzzle: Puzzle) -> None:
 
 
 def answer_line(text: str) -> str:
-    """The final answer block, or else the last non-empty line of the reply."""
+    """The final answer block, or else the reply's last line that holds a digit (a closing
+    pleasantry after the answer line is skipped; an earlier result is not reached past it)."""
     block = final_answer(text)
     if block:
         return block
-    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    lines = [line.strip() for line in (text or "").splitlines() if _DIGIT.search(line)]
     return lines[-1] if lines else ""
 
 

@@ -83,7 +83,8 @@ VALUE = Puzzle("buggy_tables", "q", "1234.50", 1, {})
         ("Final answer: 1234.51", 0.0),
         ("Final answer: approximately 1234.50", 0.0),
         ("Final answer: 1234.50 or 1234.51", 0.0),
-        ("It is 1234.50.\nI am not sure.", 0.0),  # the last line holds no answer
+        ("Final answer: 1234.50\n\nHope this helps!", 1.0),  # a closing line without digits
+        ("It is 1234.50.\nBut over 3 rows it is 1234.5.", 0.0),  # the last line with a digit
         ("Final answer: -1234.50", 0.0),
         ("", 0.0),
     ],
