@@ -196,6 +196,10 @@ def test_installed_package_attribute(tmp_path, monkeypatch):
         vf.load_published_prompt({"package": "fake_bench.prompts", "name": "NUMBER"})
     with pytest.raises(vf.ConfigError, match="has no attribute 'MISSING'"):
         vf.load_published_prompt({"package": "fake_bench.prompts", "name": "MISSING"})
+    # installed but failing at import (it reads a file relative to the working directory)
+    (pkg / "broken.py").write_text("open('relative/data.json')\nX = 'never'\n")
+    with pytest.raises(vf.ConfigError, match=r"cannot be imported \(FileNotFoundError"):
+        vf.load_published_prompt({"package": "fake_bench.broken", "name": "X"})
 
 
 def test_dataset_field(tmp_path, monkeypatch):

@@ -163,11 +163,13 @@ class _Unavailable(Exception):
 def _read_package(src: PromptSource) -> str:
     import importlib
 
+    hint = f"; {src.install}" if src.install else ""
     try:
         module = importlib.import_module(src.package or "")
     except ImportError as e:
-        hint = f"; {src.install}" if src.install else ""
         raise _Unavailable(f"not installed ({e}){hint}") from None
+    except Exception as e:  # installed but fails to import here (e.g. reads files by CWD)
+        raise _Unavailable(f"cannot be imported ({type(e).__name__}: {e}){hint}") from None
     value: Any = module
     for part in (src.name or "").split("."):
         if not hasattr(value, part):
