@@ -4,6 +4,7 @@ run from the pulled image with the bwrap tier's isolation."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -220,8 +221,8 @@ async def test_pull_and_run(registry, store, base_layer, monkeypatch):
     finally:
         await provider.close()
     # the token handshake happened and blobs came through the redirect, without the token
-    assert "/v2/" in registry.requests[0] or registry.requests[0].startswith("/v2/")
-    assert any(p.startswith("/token?") for p in registry.requests)
+    assert registry.requests[1].startswith("/token?")  # after the first request's 401
+    assert registry.tokens
     assert any(p.startswith("/storage/sha256:") for p in registry.requests)
     # pulled once: the second sandbox and the store lookup used the cache
     assert sum(p.startswith("/storage/") for p in registry.requests) == 3  # config + 2 layers
@@ -240,6 +241,45 @@ async def test_pull_is_cached_across_providers(registry, store, base_layer):
             await provider.close()
     assert sum(p.startswith("/storage/") for p in registry.requests) == 3
     assert sum("/manifests/" in p for p in registry.requests) >= 2  # the tag is resolved again
+
+
+@needs_provider
+async def test_network_only_when_asked_for(registry, store, base_layer):
+    """bash's /dev/tcp to the registry (on the host's loopback): cut by default, reachable with
+    network=True (the host's network namespace, as the bwrap tier)."""
+    registry.add_image("vf/app", "v1", [base_layer, app_layer()])
+    name = f"{registry.host}/vf/app:v1"
+    host, port = registry.host.split(":")
+    probe = f"exec 3<>/dev/tcp/{host}/{port} && echo connected"
+    provider = ImageProvider(store=store)
+    try:
+        async with await provider.create(SandboxSpec(image=name, **SPEC)) as box:
+            r = await box.exec(probe, timeout=20)
+            assert r.exit_code != 0 and "connected" not in r.stdout
+        async with await provider.create(SandboxSpec(image=name, network=True, **SPEC)) as box:
+            r = await box.exec(probe, timeout=20)
+            assert r.exit_code == 0 and r.stdout == "connected\n", r
+    finally:
+        await provider.close()
+
+
+def test_a_pull_in_one_event_loop_serves_the_next(registry, store, base_layer):
+    """A trainer runs each step in a fresh `asyncio.run`: the second loop reuses the image."""
+    if unavailable():
+        pytest.skip(str(unavailable()))
+    registry.add_image("vf/app", "v1", [base_layer, app_layer()])
+    name = f"{registry.host}/vf/app:v1"
+    provider = ImageProvider(store=store)
+
+    async def step():
+        async with await provider.create(SandboxSpec(image=name, **SPEC)) as box:
+            return (await box.exec("cat /testbed/hello.txt")).stdout
+
+    try:
+        assert asyncio.run(step()) == asyncio.run(step()) == "from the image\n"
+    finally:
+        asyncio.run(provider.close())
+    assert sum("/manifests/" in p for p in registry.requests) == 3, registry.requests  # 401, index, manifest: once
 
 
 def closed_port() -> int:

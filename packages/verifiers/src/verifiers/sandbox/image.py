@@ -88,6 +88,10 @@ class ImageStore:
         os.chmod(d, 0o755)
         return d
 
+    def cached(self, name: str) -> Image | None:
+        """`name` if this store has resolved and unpacked it in this process."""
+        return self._resolved.get(name)
+
     def get(self, name: str) -> Image:
         """The unpacked image `name`, pulled now if it is not in the cache (blocking)."""
         if name in self._resolved:
@@ -97,7 +101,8 @@ class ImageStore:
         except ValueError as e:
             raise ImagePullError(f"cannot pull image {name!r}: {e}") from None
         client = Client(ref)
-        digest, _ = client.resolve()
+        resolved = client.resolve()
+        digest = resolved[0]
         self._dirs()
         key = digest.split(":", 1)[1]
         target = self.root / "rootfs" / key
@@ -106,18 +111,20 @@ class ImageStore:
             with open(self.root / "rootfs" / f"{key}.lock", "w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 if not ready.exists():
-                    self._build(client, target, ready)
+                    self._build(client, resolved, target, ready)
         image = Image(name, digest, target, json.loads(ready.read_text()))
         self._resolved[name] = image
         return image
 
-    def _build(self, client: Client, target: Path, ready: Path) -> None:
+    def _build(
+        self, client: Client, resolved: tuple[str, dict[str, Any]], target: Path, ready: Path
+    ) -> None:
         tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
         blobs = target.with_name(f"{target.name}.blobs-{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(target, ignore_errors=True)
         try:
-            pulled = client.pull(blobs)
+            pulled = client.pull(blobs, resolved)
             tmp.mkdir()
             os.chown(tmp, self.uid, self.uid)
             os.chmod(tmp, 0o755)
@@ -207,7 +214,7 @@ class ImageProvider(BwrapProvider):
     ) -> None:
         super().__init__(uid=uid, start_timeout=start_timeout, seccomp=seccomp, zygote=False)
         self.store = store or ImageStore(uid=uid)
-        self._pulls: dict[str, asyncio.Future[Image]] = {}
+        self._pulls: dict[tuple[int, str], asyncio.Task[Image]] = {}
 
     @staticmethod
     def unavailable_reason() -> str | None:
@@ -217,12 +224,22 @@ class ImageProvider(BwrapProvider):
         return reason
 
     async def image(self, name: str) -> Image:
-        """Pull (once per provider, however many creates ask at the same time) and unpack."""
-        fut = self._pulls.get(name)
-        if fut is None or (fut.done() and fut.exception() is not None):
-            fut = asyncio.ensure_future(asyncio.to_thread(self.store.get, name))
-            self._pulls[name] = fut
-        return await asyncio.shield(fut)
+        """Pull and unpack `name` (once, however many creates ask at the same time; a failed
+        pull is tried again by the next create). Pulls in flight are per event loop, as a
+        trainer may run each step in a fresh `asyncio.run`."""
+        cached = self.store.cached(name)
+        if cached is not None:
+            return cached
+        loop = asyncio.get_running_loop()
+        key = (id(loop), name)
+        task = self._pulls.get(key)
+        if task is None or task.done():
+            task = loop.create_task(asyncio.to_thread(self.store.get, name))
+            self._pulls[key] = task
+            task.add_done_callback(
+                lambda t: self._pulls.pop(key, None) if self._pulls.get(key) is t else None
+            )
+        return await asyncio.shield(task)
 
     async def _create(self, spec: SandboxSpec) -> BwrapSandbox:
         if spec.image is None:

@@ -276,9 +276,10 @@ class Client:
             part.unlink(missing_ok=True)
         return dest
 
-    def pull(self, blobs: Path) -> Pulled:
-        """Resolve the manifest and fetch the config and every layer into `blobs/`."""
-        digest, doc = self.resolve()
+    def pull(self, blobs: Path, resolved: tuple[str, dict[str, Any]] | None = None) -> Pulled:
+        """Fetch the config and every layer of the manifest (`resolved`, or resolved now)
+        into `blobs/`."""
+        digest, doc = resolved or self.resolve()
         blobs.mkdir(parents=True, exist_ok=True)
         config_desc = doc.get("config") or {}
         config_path = self.blob(config_desc.get("digest", ""), blobs / _name(config_desc))
