@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import re
 
-from i3_logic.puzzle import AnswerError, answer_text, parse_literal
+from i3_logic.puzzle import MAX_ANSWER_CHARS, AnswerError, answer_text, final_answer, parse_literal
 
 __all__ = [
     "answer_block",
     "choice",
     "clean",
     "latex_brackets",
+    "list_answer_block",
     "list_items",
     "parse_cells",
 ]
@@ -41,6 +42,33 @@ def answer_block(text: str | None) -> str:
     if not cleaned:
         raise AnswerError("empty answer block")
     return cleaned
+
+
+def list_answer_block(text: str | None) -> str:
+    """``answer_block``; or, for a reply without a final answer block, the last top-level
+    ``[...]`` in it (the SynLogic prompts for list and grid answers show only a bare list as
+    the format). ``AnswerError`` when there is neither, or it is too long."""
+    if final_answer(text or ""):
+        return answer_block(text)
+    text = text or ""
+    if text.lower().rfind("<answer>") > text.lower().rfind("</answer>"):
+        raise AnswerError("an <answer> tag is never closed")  # cut off: not a bare list
+    end = text.rfind("]")
+    depth = 0
+    for i in range(end, -1, -1):
+        depth += {"]": 1, "[": -1}.get(text[i], 0)
+        if depth == 0:
+            block = text[i : end + 1]
+            if len(block) > MAX_ANSWER_CHARS:
+                raise AnswerError(f"answer longer than {MAX_ANSWER_CHARS} characters")
+            if _OFFERED_BESIDE.search(text[:i]):
+                raise AnswerError("the list is offered as one of several candidates")
+            return block
+    raise AnswerError("no final answer block and no bracketed list")
+
+
+# "[[...]] or [[...]]": the last list is one candidate, not the answer.
+_OFFERED_BESIDE = re.compile(r"\b(?:or|either)\s*[:,]?\s*$", re.IGNORECASE)
 
 
 def clean(block: str) -> str:

@@ -32,7 +32,15 @@ from i3_logic.families import (
 )
 
 # grids-b
-from i3_logic.families import minesweeper, skyscraper_puzzle, star_placement_puzzle
+from i3_logic.families import (
+    minesweeper,
+    number_wall,
+    numbrix,
+    skyscraper_puzzle,
+    star_placement_puzzle,
+    survo,
+    wordscapes,
+)
 
 # text-a
 from i3_logic.families import (
@@ -45,7 +53,14 @@ from i3_logic.families import (
 )
 
 # text-b
-from i3_logic.families import cryptarithm, game_of_24
+from i3_logic.families import (
+    cryptarithm,
+    game_of_24,
+    goods_exchange,
+    math_path,
+    operation,
+    time_sequence,
+)
 
 # reasoning
 from i3_logic.families import (
@@ -109,17 +124,21 @@ _MODULES = (
     sudoku,
     futoshiki,
     kukurasu,
-    # grids-b
-    minesweeper,
-    skyscraper_puzzle,
-    star_placement_puzzle,
-    # text-a
-    dyck_language,
-    word_sorting,
     arrow_maze,
     calcudoko,
     campsite,
     norinori,
+    # grids-b
+    minesweeper,
+    skyscraper_puzzle,
+    star_placement_puzzle,
+    number_wall,
+    numbrix,
+    survo,
+    wordscapes,
+    # text-a
+    dyck_language,
+    word_sorting,
     cipher,
     dyck_language_errors,
     dyck_language_reasoning_errors,
@@ -127,6 +146,10 @@ _MODULES = (
     # text-b
     game_of_24,
     cryptarithm,
+    operation,
+    math_path,
+    goods_exchange,
+    time_sequence,
     # reasoning
     boolean_expressions,
     web_of_lies,

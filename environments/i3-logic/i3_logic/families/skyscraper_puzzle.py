@@ -1,22 +1,24 @@
-"""Skyscrapers: a Latin square of building heights with visibility clues around the edge.
+"""Skyscrapers (SynLogic's ``skyscraper_puzzle``): a Latin square of heights seen from the edges.
 
-A clue says how many buildings are visible from that side of its row or column (a taller
-building hides every shorter one behind it). Level 1 is 4x4 with every clue, level 2 5x5 with
-most clues, level 3 6x6 with about two thirds of the clues (0 = no clue). The verifier checks
-the Latin property and every clue, so any grid that fits scores 1.
+Each clue says how many buildings are visible from that side of its row or column (a taller
+building hides every shorter one behind it). SynLogic's metadata: ``n``, the clue lists
+``top``, ``bottom`` (columns left to right), ``left``, ``right`` (rows top to bottom), every
+clue given, and ``solved_grid``. Level 1 is 4x4, level 2 5x5, level 3 6x6.
+
+The answer is the grid as a 2D Python list in a ```` ```python ```` block at the end of the reply
+(other grid forms of ``i3_logic.answers`` and a bare list at the end are read too). The verifier
+checks the Latin property and every clue (upstream's check), so any grid that fits scores 1.
 """
 
 from __future__ import annotations
 
 import random
 
-from i3_logic.answers import answer_block
+from i3_logic.answers import list_answer_block
 from i3_logic.puzzle import (
-    ANSWER_INSTRUCTION,
     AnswerError,
     Puzzle,
     PuzzleDataError,
-    format_grid,
     is_latin,
     parse_grid,
     random_latin_square,
@@ -24,8 +26,8 @@ from i3_logic.puzzle import (
 )
 
 NAME = "skyscraper_puzzle"
-ALIASES = ("skyscrapers",)
-LEVELS = {1: (4, 1.0), 2: (5, 0.85), 3: (6, 0.65)}  # size, share of clues shown
+ALIASES = ()
+LEVELS = {1: 4, 2: 5, 3: 6}
 SIDES = ("top", "bottom", "left", "right")
 
 
@@ -48,43 +50,46 @@ def clues_of(grid: list[list[int]]) -> dict[str, list[int]]:
     }
 
 
+def layout(n: int, clues: dict[str, list[int]]) -> str:
+    """The board as SynLogic draws it: top clues above, left and right beside, bottom below."""
+    pad = " " * 6
+    lines = [pad + "   ".join(map(str, clues["top"]))]
+    for r in range(n):
+        lines.append(f"{clues['left'][r]}     " + "   ".join("X" * n) + f"   {clues['right'][r]}")
+    lines.append(pad + "   ".join(map(str, clues["bottom"])))
+    return "\n".join(lines)
+
+
 def generate(rng: random.Random, difficulty: int) -> Puzzle:
-    n, share = LEVELS[difficulty]
+    n = LEVELS[difficulty]
     solution = random_latin_square(rng, n)
     clues = clues_of(solution)
-    for side in SIDES:
-        clues[side] = [v if rng.random() < share else 0 for v in clues[side]]
-
-    def fmt(values: list[int]) -> str:
-        return " ".join(str(v) if v else "-" for v in values)
-
     question = (
-        f"Solve this {n}x{n} Skyscrapers puzzle. Put a building of height 1 to {n} in every "
-        "cell so that each row and each column contains every height exactly once. A clue is "
-        "the number of buildings visible from that side, looking along the row or column; a "
-        "taller building hides all shorter ones behind it. '-' means no clue.\n\n"
-        f"Top clues (columns left to right): {fmt(clues['top'])}\n"
-        f"Bottom clues (columns left to right): {fmt(clues['bottom'])}\n"
-        f"Left clues (rows top to bottom): {fmt(clues['left'])}\n"
-        f"Right clues (rows top to bottom): {fmt(clues['right'])}\n\n"
-        f"The answer is the completed grid: {n} lines, each with {n} heights separated by spaces.\n"
-        f"{ANSWER_INSTRUCTION}"
+        f"Solve this {n}x{n} Skyscraper puzzle. Put a skyscraper of height 1 to {n} in every "
+        "cell so that no height repeats in a row or a column. Each number around the grid says "
+        "how many skyscrapers are visible looking from that side along its row or column; a "
+        "taller skyscraper hides every shorter one behind it. X marks a cell to fill.\n\n"
+        f"{layout(n, clues)}\n\n"
+        "Reason first if you like, then end your reply with a ```python code block that holds "
+        "only the completed grid as a 2D list, one inner list per row, for example:\n"
+        "```python\n[[1, 2], [2, 1]]\n```"
     )
-    metadata = {"size": n, **clues, "solution": solution}
-    return Puzzle(NAME, question, format_grid(solution), difficulty, metadata)
+    metadata = {"n": n, "solved_grid": solution, **clues}
+    # SynLogic leaves ``answer`` empty; a generated puzzle keeps its solution there (unread).
+    return Puzzle(NAME, question, str(solution), difficulty, metadata)
 
 
 def _parts(puzzle: Puzzle) -> tuple[int, dict[str, list[int]]]:
-    n, *sides = require(puzzle.metadata, NAME, "size", *SIDES)
-    if type(n) is not int or n < 2:
-        raise PuzzleDataError(f"{NAME} metadata 'size' must be an integer >= 2")
+    n, *sides = require(puzzle.metadata, NAME, "n", *SIDES)
+    if type(n) is not int or not 2 <= n <= 12:
+        raise PuzzleDataError(f"{NAME} metadata 'n' must be an integer from 2 to 12")
     for side, values in zip(SIDES, sides, strict=True):
         if (
             not isinstance(values, list)
             or len(values) != n
-            or any(type(v) is not int or not 0 <= v <= n for v in values)
+            or any(type(v) is not int or not 1 <= v <= n for v in values)
         ):
-            raise PuzzleDataError(f"{NAME} metadata {side!r} must be {n} clues from 0 to {n}")
+            raise PuzzleDataError(f"{NAME} metadata {side!r} must be {n} clues from 1 to {n}")
     return n, dict(zip(SIDES, sides, strict=True))
 
 
@@ -95,13 +100,9 @@ def check(puzzle: Puzzle) -> None:
 def verify(puzzle: Puzzle, text: str) -> float:
     n, clues = _parts(puzzle)
     try:
-        grid = parse_grid(answer_block(text), n, n)
+        grid = parse_grid(list_answer_block(text), n, n)
     except AnswerError:
         return 0.0
     if not is_latin(grid, n):
         return 0.0
-    actual = clues_of(grid)
-    for side in SIDES:
-        if any(want and want != got for want, got in zip(clues[side], actual[side], strict=True)):
-            return 0.0
-    return 1.0
+    return 1.0 if clues_of(grid) == clues else 0.0

@@ -1,28 +1,30 @@
-"""Star placement (Star Battle): one star in every row, column and region, none touching.
+"""Star placement (SynLogic's ``star_placement_puzzle``, Star Battle): k stars in every row,
+column and lettered region, no two touching, not even diagonally.
 
-The n x n grid is split into n lettered regions. Place n stars so that each row, each column and
-each region holds exactly one, and no two stars touch, not even diagonally. Level 1 is 5x5,
-level 2 6x6, level 3 8x8. The generator places the stars first and grows the regions around
-them, so every puzzle is solvable; the verifier checks the rules, so any valid placement scores
-1. The answer lists the stars as ``(row, column)`` pairs numbered from 1.
+SynLogic's metadata: ``n``, ``k`` (stars per row, column and region), ``region_nums`` and
+``region_grid`` (n lists of n region letters). Level 1 is 5x5, level 2 6x6, level 3 8x8, all
+with k = 1; the generator places the stars first and grows the regions around them.
+
+The answer is a Python dictionary from region letter to a list of 1-based ``(row, column)``
+tuples in a ```` ```python ```` block, ``{'A': [(1, 2)], 'B': [(3, 1)]}`` (``name = {...}`` is read
+too), or a plain list of ``(row, column)`` pairs. The verifier checks the rules (upstream's
+check): k stars per row, column and region, none adjacent, so any valid placement scores 1. As
+upstream, the letters the answer files the stars under are not checked; a cell named twice
+is not an answer.
 """
 
 from __future__ import annotations
 
+import ast
 import random
+import re
 import string
 
 from i3_logic.answers import answer_block, parse_cells
-from i3_logic.puzzle import (
-    ANSWER_INSTRUCTION,
-    AnswerError,
-    Puzzle,
-    PuzzleDataError,
-    require,
-)
+from i3_logic.puzzle import AnswerError, Puzzle, PuzzleDataError, require
 
 NAME = "star_placement_puzzle"
-ALIASES = ("star_battle",)
+ALIASES = ()
 LEVELS = {1: 5, 2: 6, 3: 8}
 
 
@@ -67,56 +69,101 @@ def _grow_regions(rng: random.Random, n: int, stars: list[tuple[int, int]]) -> l
     return region
 
 
+def _answer_text(stars: list[tuple[int, int]], region: list[list[str]]) -> str:
+    by_region = sorted((region[r][c], (r + 1, c + 1)) for r, c in stars)
+    return "{" + ", ".join(f"{letter!r}: [{cell}]" for letter, cell in by_region) + "}"
+
+
 def generate(rng: random.Random, difficulty: int) -> Puzzle:
     n = LEVELS[difficulty]
     stars = list(enumerate(_columns(rng, n)))
-    region = _grow_regions(rng, n, stars)
     letters = string.ascii_uppercase
-    regions = ["".join(letters[k] for k in row) for row in region]
-    shown = "\n".join(" ".join(row) for row in regions)
-    answer = ", ".join(f"({r + 1}, {c + 1})" for r, c in stars)
+    region = [[letters[k] for k in row] for row in _grow_regions(rng, n, stars)]
+    shown = "\n".join("    [" + ", ".join(f'"{ch}"' for ch in row) + "]," for row in region)
     question = (
-        f"Solve this {n}x{n} star placement puzzle. The grid is divided into {n} regions, "
-        "marked by letters. Place stars so that every row, every column and every region "
-        "contains exactly one star, and no two stars touch each other, not even diagonally.\n\n"
-        f"{shown}\n\n"
-        "List the star cells as (row, column) pairs, numbered from 1 starting at the top-left, "
-        f"e.g. (1, 2), (2, 4).\n{ANSWER_INSTRUCTION}"
+        f"This {n} x {n} grid is divided into regions marked by letters. Place stars so that "
+        "every row, every column and every region holds exactly 1 star, and no two stars touch "
+        "each other, horizontally, vertically or diagonally.\n\nRegion grid:\n\n"
+        f"[\n{shown.rstrip(',')}\n]\n\n"
+        "Give the stars as a Python dictionary from region letter to the list of its star "
+        "cells as (row, column) tuples, counting from 1 at the top-left, regions in "
+        "alphabetical order. End your reply with a ```python code block holding only that "
+        "dictionary, like this:\n\n```python\n{'A': [(1, 1)], 'B': [(3, 2)], 'C': [(2, 3)]}\n```"
     )
-    metadata = {"regions": regions, "solution": [[r, c] for r, c in stars]}
-    return Puzzle(NAME, question, answer, difficulty, metadata)
+    metadata = {"n": n, "k": 1, "region_nums": n, "region_grid": region, "solution": None}
+    return Puzzle(NAME, question, _answer_text(stars, region), difficulty, metadata)
 
 
-def _regions(puzzle: Puzzle) -> list[str]:
-    (regions,) = require(puzzle.metadata, NAME, "regions")
-    n = len(regions) if isinstance(regions, list) else 0
+def _parts(puzzle: Puzzle) -> tuple[list[list[str]], int]:
+    n, k, region = require(puzzle.metadata, NAME, "n", "k", "region_grid")
+    if type(n) is not int or not 2 <= n <= 26 or type(k) is not int or not 1 <= k <= n // 2 + 1:
+        raise PuzzleDataError(f"{NAME} metadata 'n' must be 2 to 26 and 'k' from 1 to n/2 + 1")
     if (
-        n < 2
-        or not all(isinstance(row, str) and len(row) == n for row in regions)
-        or len({ch for row in regions for ch in row}) != n
-    ):
-        raise PuzzleDataError(
-            f"{NAME} metadata 'regions' must be n strings of n letters, n regions"
+        not isinstance(region, list)
+        or len(region) != n
+        or not all(
+            isinstance(row, list) and len(row) == n and all(isinstance(v, str) for v in row)
+            for row in region
         )
-    return regions
+    ):
+        raise PuzzleDataError(f"{NAME} metadata 'region_grid' must be {n} lists of {n} letters")
+    return region, k
 
 
 def check(puzzle: Puzzle) -> None:
-    _regions(puzzle)
+    _parts(puzzle)
+
+
+_ASSIGNMENT = re.compile(r"^\s*[A-Za-z_]\w*\s*=\s*")
+
+
+def read_stars(block: str) -> list[tuple[int, int]]:
+    """The 1-based cells of a ``{letter: [(r, c), ...]}`` dictionary (optionally assigned to a
+    name), or of a plain list of pairs; ``AnswerError`` for anything else."""
+    text = _ASSIGNMENT.sub("", block, count=1).strip()
+    if not text.startswith("{"):
+        return parse_cells(block)
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return parse_cells(block)  # {(1, 2), (3, 4)} and other written forms of pairs
+    if not isinstance(node, ast.Dict):
+        return parse_cells(block)
+    cells: list[tuple[int, int]] = []
+    for key, value in zip(node.keys, node.values, strict=True):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            raise AnswerError("dictionary keys must be region letters")
+        if not isinstance(value, ast.List | ast.Tuple):
+            raise AnswerError("each region holds a list of (row, column) pairs")
+        for pair in value.elts:
+            if not (
+                isinstance(pair, ast.Tuple | ast.List)
+                and len(pair.elts) == 2
+                and all(
+                    isinstance(v, ast.Constant) and type(v.value) is int and 0 <= v.value < 100
+                    for v in pair.elts
+                )
+            ):
+                raise AnswerError("each star is a (row, column) pair of small integers")
+            cells.append((pair.elts[0].value, pair.elts[1].value))  # type: ignore[attr-defined]
+    return cells
 
 
 def verify(puzzle: Puzzle, text: str) -> float:
-    regions = _regions(puzzle)
-    n = len(regions)
+    region, k = _parts(puzzle)
+    n = len(region)
     try:
-        stars = [(r - 1, c - 1) for r, c in parse_cells(answer_block(text))]
+        stars = [(r - 1, c - 1) for r, c in read_stars(answer_block(text))]
     except AnswerError:
         return 0.0  # no pairs, or anything besides them
-    if len(stars) != n or any(not (0 <= r < n and 0 <= c < n) for r, c in stars):
+    if len(set(stars)) != len(stars) or any(not (0 <= r < n and 0 <= c < n) for r, c in stars):
         return 0.0
-    if len({r for r, _ in stars}) != n or len({c for _, c in stars}) != n:
+    rows = [sum(r == i for r, _ in stars) for i in range(n)]
+    cols = [sum(c == j for _, c in stars) for j in range(n)]
+    if any(v != k for v in rows + cols):
         return 0.0
-    if len({regions[r][c] for r, c in stars}) != n:
+    letters = {ch for row in region for ch in row}
+    if any(sum(region[r][c] == ch for r, c in stars) != k for ch in letters):
         return 0.0
     for i, (r1, c1) in enumerate(stars):
         for r2, c2 in stars[i + 1 :]:
