@@ -55,7 +55,7 @@ _SPLIT = re.compile(r"[\s,，、;；]+")
 def _truths(text: str) -> list[bool] | None:
     """One bool per item of a yes/no list, or None when any item is not yes or no."""
     items = [w.strip("*_`'\".。!") for w in _SPLIT.split(text.strip())]
-    items = [w.lower() for w in items if w]
+    items = [w.lower() for w in items if w and w.lower() != "and"]  # "yes, no, and yes"
     if not items or any(w not in _YES | _NO for w in items):
         return None
     return [w in _YES for w in items]

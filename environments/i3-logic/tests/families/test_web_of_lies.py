@@ -99,6 +99,8 @@ YES_NO = Puzzle("web_of_lies", "q", "yes, no, yes", 1, {})
         ("The answer is: **Yes, No, Yes**", 1.0),
         ("\\boxed{yes, no, yes}", 1.0),
         ("<answer>true false true</answer>", 1.0),  # upstream read true/false as yes/no
+        ("The answer is **Yes**, **No**, and **Yes**.", 1.0),
+        ("The answer is **yes, no, and**.", 0.0),
         ("The answer is **yes, yes, yes**.", 0.0),
         ("The answer is **yes, no**.", 0.0),
         ("The answer is **yes, no, yes, no**.", 0.0),
