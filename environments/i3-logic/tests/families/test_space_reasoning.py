@@ -73,3 +73,9 @@ def test_an_article_is_only_dropped_from_the_reply():
 def test_check_rejects_a_missing_answer():
     with pytest.raises(PuzzleDataError):
         fam.check(Puzzle("space_reasoning", "q", "  ", 1, {}))
+
+
+def test_chinese_item():
+    pz = Puzzle("space_reasoning", "q", "折叠桌", 1, {"language": "cn"})
+    assert verify(pz, "看到的物品是\\boxed{折叠桌}") == 1.0
+    assert verify(pz, "\\boxed{桌子}") == 0.0

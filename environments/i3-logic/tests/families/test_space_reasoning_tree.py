@@ -63,3 +63,11 @@ def test_verdicts(reply, score):
 def test_check_rejects_broken_answers(answer):
     with pytest.raises(PuzzleDataError):
         fam.check(Puzzle("space_reasoning_tree", "q", answer, 1, {}))
+
+
+def test_chinese_items_and_separators():
+    pz = Puzzle("space_reasoning_tree", "q", "书架, 椅子", 1, {"language": "cn"})
+    assert verify(pz, "所以答案是\\boxed{椅子，书架}") == 1.0
+    assert verify(pz, "\\boxed{书架、椅子}") == 1.0
+    assert verify(pz, "\\boxed{书架}") == 0.0
+    assert verify(pz, "\\boxed{unknown}") == 0.0
