@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from mini_swe_agent_plus import SENTINEL, load_environment, task_from_row
+from mini_swe_agent_plus import SENTINEL, images, load_environment, task_from_row
 
 import verifiers as vf
 from verifiers.errors import ConfigError
@@ -168,6 +168,15 @@ def test_image_rows_are_accepted_at_load_without_pulling():
     env = load_environment(source=[row("127.0.0.1:1/never/pulled:v1", "gold", "swe")])
     assert isinstance(env.provider, ImageProvider)
     assert "/testbed" in message_text(env.dataset[0]["prompt"][-1])
+    # upstream's sandbox size and timeouts hold for image rows too
+    spec = images.image_spec(env.spec, env.tasks["swe-gold"])
+    assert (spec.image, spec.workdir, spec.runtime.packages) == (
+        "127.0.0.1:1/never/pulled:v1",
+        "/testbed",
+        (),
+    )
+    assert (spec.cpu, spec.memory, spec.disk, spec.lifetime) == (8.0, 8 * 2**30, 10 * 2**30, 7200)
+    assert env.test_timeout == 3600 and spec.env["HOME"] == "/root"
     with pytest.raises(ConfigError, match="docker_image"):
         task_from_row(row("Not A/Reference", "gold", "r2e"))
     # upstream's other column name, and R2E-Gym-Subset rows without an instance_id
