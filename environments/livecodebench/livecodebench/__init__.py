@@ -33,7 +33,11 @@ from verifiers.envs.code_env import FENCE
 from verifiers.parsers.parser import content_text
 from verifiers.sandbox.base import MiB, SandboxSpec
 
+from . import prompts
+from .prompts import OFFICIAL_PROMPTS, SYSTEM_PROMPT, build_prompt
+
 __all__ = [
+    "OFFICIAL_PROMPTS",
     "RELEASES",
     "LiveCodeBenchEnv",
     "build_prompt",
@@ -119,20 +123,6 @@ def prelude_for(code: str) -> str:
 
 _FUTURE = re.compile(r"^from __future__ import [^\n]*$", re.MULTILINE)
 
-SYSTEM_PROMPT = (
-    "You are an expert Python programmer. Given a programming problem, you write a correct "
-    "Python program that satisfies the specification and passes all of its tests."
-)
-STDIN_FORMAT = (
-    "### Format: Your program must read the input from standard input and write the answer to "
-    "standard output (do not hard-code the sample inputs). Put the complete program in one "
-    "block:\n```python\n# YOUR CODE HERE\n```"
-)
-STARTER_FORMAT = (
-    "### Format: Complete the starter code below and put the full solution in one block:\n"
-    "```python\n{starter}\n```"
-)
-
 
 # -- private test encoding ------------------------------------------------------------------
 class _DataOnlyUnpickler(pickle.Unpickler):
@@ -208,11 +198,6 @@ def _check_tests(value: Any, what: str) -> list[dict[str, Any]]:
 
 
 # -- prompts and parsing --------------------------------------------------------------------
-def build_prompt(question: str, starter_code: str) -> str:
-    fmt = STARTER_FORMAT.format(starter=starter_code.strip()) if starter_code else STDIN_FORMAT
-    return f"### Question:\n{question}\n\n{fmt}\n\n### Answer: (use the format above)\n\n"
-
-
 def extract_python(text: str) -> str | None:
     """The last ```python block of the answer (after any finished reasoning; none when a
     `<think>` was never closed). Blocks with another or no language tag do not count."""
@@ -389,7 +374,11 @@ def select_tests(n: int, k: int | None, seed: int, key: str) -> list[int]:
 
 
 def process_row(
-    row: dict[str, Any], index: int, max_num_tests: int | None, seed: int
+    row: dict[str, Any],
+    index: int,
+    max_num_tests: int | None,
+    seed: int,
+    official: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     where = f"row {index} ({row.get('question_id', '?')})"
     content = row.get("question_content")
@@ -426,7 +415,7 @@ def process_row(
         else:
             outputs.append(t["output"])
     return {
-        "question": build_prompt(content, starter),
+        "question": build_prompt(content, starter, official),
         "answer": "",
         "task": "livecodebench",
         "info": {
@@ -478,7 +467,7 @@ def load_environment(
     difficulty: str | list[str] | None = None,
     start_date: str | None = "2024-08-01",
     end_date: str | None = "2025-05-01",
-    system_prompt: str | None = SYSTEM_PROMPT,
+    system_prompt: Any = SYSTEM_PROMPT,
     timeout_per_test: float = 6.0,
     max_retries: int = 5,
     pool_size: int = 10,
@@ -495,6 +484,7 @@ def load_environment(
     memory_mb: int = 1024,
     provider: Any = None,
     sampling_args: dict[str, Any] | None = None,
+    prompt_template: str | None = None,
 ) -> vf.Environment:
     """Build the LiveCodeBench code-generation environment.
 
@@ -527,15 +517,33 @@ def load_environment(
             integers and strings are compared exactly, stdout decimals exactly.
         int_accepts_float: accept a float equal to an expected integer (`5.0` for `5`), for
             every problem; a row may say so itself with `metadata.comparison`.
-        system_prompt: the system message (None: none).
+        system_prompt: the system message (None: none); ``"official"``: LiveCodeBench's
+            published one (`OFFICIAL_PROMPTS`, fetched at load time and cached on disk); a
+            `vf.PromptSource` dict loads another published text.
         sandbox_retries: ours, overriding ``max_retries``: replacements of a failing sandbox
             (attempts - 1).
         pool_size: warm sandboxes kept ready (upstream's default, 10).
         memory_mb: memory limit of one sandbox.
         provider: a `verifiers.sandbox` provider (default: bwrap, else the process tier).
         sampling_args: default sampling arguments of the environment.
+        prompt_template: the user message's layout: None (ours) or ``"official"``
+            (LiveCodeBench's generic chat layout with its published formatting messages,
+            fetched at load time and cached).
     """
     release_version = resolve_release(version, release_version)
+    if system_prompt is not None:
+        system_prompt = vf.resolve_prompt(
+            system_prompt,
+            SYSTEM_PROMPT,
+            [prompts.OFFICIAL_PROMPTS["system"]],
+            argument="system_prompt",
+        )
+    if prompt_template is None:
+        official = None
+    elif isinstance(prompt_template, str) and prompt_template.strip().lower() == "official":
+        official = prompts.official_formats()
+    else:
+        raise vf.ConfigError(f"prompt_template must be None or 'official', got {prompt_template!r}")
     if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 1:
         raise vf.ConfigError(f"max_retries must be an integer >= 1, got {max_retries!r}")
     if sandbox_retries is None:
@@ -565,7 +573,7 @@ def load_environment(
             continue
         if platforms and row.get("platform") not in platforms:
             continue
-        rows.append(process_row(row, i, max_num_tests, seed))
+        rows.append(process_row(row, i, max_num_tests, seed, official))
     if not rows:
         raise vf.ConfigError(
             f"no LiveCodeBench problems in {release_version} between {start_date} and {end_date}"
