@@ -1,0 +1,62 @@
+"""BBH Dyck languages: completions recomputed with a stack, answer forms, hedges."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from i3_logic import Puzzle, puzzle_from_info, verify
+from i3_logic.families import bbh_dyck_languages as family
+from i3_logic.puzzle import PuzzleDataError
+
+ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
+PUZZLES = [
+    puzzle_from_info(json.loads(line)["info"]) for line in ROWS_FILE.read_text().splitlines()
+]
+CLOSE = {"(": ")", "[": "]", "{": "}", "<": ">"}
+
+
+def completion(sequence: str) -> str:
+    stack: list[str] = []
+    for ch in sequence.split():
+        if ch in CLOSE:
+            stack.append(ch)
+        else:
+            assert CLOSE[stack.pop()] == ch  # the prefix itself is well nested
+    return " ".join(CLOSE[o] for o in reversed(stack))
+
+
+def test_rows_are_right():
+    for p in PUZZLES:
+        prefix = p.question.split("Input: ")[1].split("\n")[0]
+        assert p.answer == completion(prefix)
+
+
+P = PUZZLES[0]  # Input: [ { ( < > )  ->  } ]
+
+
+@pytest.mark.parametrize(
+    "reply,score",
+    [
+        ("So the answer is } ].", 1.0),
+        ("So the answer is } ]", 1.0),  # upstream dropped the last character without a period
+        ("So the answer is }].", 1.0),
+        ("<answer>\\} ]</answer>", 1.0),
+        ("So the answer is [ { ( < > ) } ].", 1.0),  # the whole completed sequence
+        ("So the answer is ] }.", 0.0),
+        ("So the answer is } ] ).", 0.0),
+        ("So the answer is } ] or ] }.", 0.0),
+        ("So the answer is { ( < > ) } ].", 0.0),  # a partial prefix is not the sequence
+        ("} ]", 0.0),  # no statement: upstream compared the whole reply
+        ("", 0.0),
+    ],
+)
+def test_answer_forms(reply, score):
+    assert verify(P, reply) == score
+
+
+@pytest.mark.parametrize("answer", ["", "close them", "} ] x"])
+def test_check_rejects_rows_without_brackets(answer):
+    with pytest.raises(PuzzleDataError):
+        family.check(Puzzle(family.NAME, P.question, answer, 1, {}))

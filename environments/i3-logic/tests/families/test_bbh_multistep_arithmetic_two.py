@@ -1,0 +1,76 @@
+"""BBH multi-step arithmetic and object counting: integers recomputed, one number stated."""
+
+from __future__ import annotations
+
+import ast
+import json
+import operator
+from pathlib import Path
+
+import pytest
+from i3_logic import TASKS, Puzzle, puzzle_from_info, verify
+from i3_logic.families import bbh_multistep_arithmetic_two as family
+from i3_logic.puzzle import PuzzleDataError
+
+ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
+PUZZLES = {
+    json.loads(json.loads(line)["info"])["task"]: puzzle_from_info(json.loads(line)["info"])
+    for line in ROWS_FILE.read_text().splitlines()
+}
+OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
+
+
+def value(node: ast.AST) -> int:
+    """Integer arithmetic by Python's grammar, walked (no eval)."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -value(node.operand)
+    if isinstance(node, ast.BinOp) and type(node.op) in OPS:
+        return OPS[type(node.op)](value(node.left), value(node.right))
+    raise AssertionError(ast.dump(node))
+
+
+def test_rows_are_right():
+    assert set(PUZZLES) == {"bbh_multistep_arithmetic_two", "bbh_object_counting"}
+    assert TASKS["bbh_object_counting"].name == family.NAME
+    p = PUZZLES["bbh_multistep_arithmetic_two"]
+    expression = p.question.split(" =")[0]
+    assert int(p.answer) == value(ast.parse(expression, mode="eval").body)
+    p = PUZZLES["bbh_object_counting"]
+    instruments = {"piano": 1, "violins": 2, "trumpet": 1, "flute": 1}
+    assert all(k in p.question for k in instruments) and int(p.answer) == sum(instruments.values())
+
+
+P = PUZZLES["bbh_multistep_arithmetic_two"]  # -11
+
+
+@pytest.mark.parametrize(
+    "reply,score",
+    [
+        ("So the answer is -11.", 1.0),
+        ("So the answer is \u221211.", 1.0),
+        ("\\boxed{-11}", 1.0),
+        ("First 7 * 2 = 14 ... so the answer is -11", 1.0),
+        ("So the answer is 11.", 0.0),
+        ("So the answer is -11 or 11.", 0.0),
+        ("So the answer is -11.0.", 0.0),
+        ("7 * 2 = 14, and the total is -11.", 0.0),  # no statement: upstream took 7
+        ("So the answer is " + "1" * 40 + ".", 0.0),
+        ("", 0.0),
+    ],
+)
+def test_answer_forms(reply, score):
+    assert verify(P, reply) == score
+
+
+def test_upstream_first_number_is_not_the_answer():
+    # Upstream's fallback read the first number anywhere: "-11" here, although the reply
+    # ends by stating 11.
+    assert verify(P, "-11 was wrong; recomputing. So the answer is 11.") == 0.0
+
+
+@pytest.mark.parametrize("answer", ["", "eleven", "1.5"])
+def test_check_rejects_rows_without_an_integer(answer):
+    with pytest.raises(PuzzleDataError):
+        family.check(Puzzle(family.NAME, P.question, answer, 1, {}))

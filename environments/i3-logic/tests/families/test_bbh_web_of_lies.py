@@ -1,0 +1,69 @@
+"""BBH web of lies: the chain solved by brute force, yes/no and restatements read."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from pathlib import Path
+
+import pytest
+from i3_logic import Puzzle, puzzle_from_info, verify
+from i3_logic.families import bbh_web_of_lies as family
+from i3_logic.puzzle import PuzzleDataError
+
+ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
+PUZZLES = [
+    puzzle_from_info(json.loads(line)["info"]) for line in ROWS_FILE.read_text().splitlines()
+]
+
+
+def solve(question: str) -> bool:
+    """The asked person's honesty, over every assignment consistent with the statements."""
+    (first, first_honest), *_ = re.findall(r"(\w+) (tells the truth|lies)\. ", question)
+    says = re.findall(r"(\w+) says (\w+) (tells the truth|lies)", question)
+    asked = re.findall(r"Does (\w+) tell the truth\?", question)[-1]
+    people = [first] + [s for s, _, _ in says]
+    found = set()
+    for values in itertools.product([False, True], repeat=len(people)):
+        honest = dict(zip(people, values, strict=True))
+        if honest[first] != (first_honest == "tells the truth"):
+            continue
+        if all(honest[s] == (honest[t] == (w == "tells the truth")) for s, t, w in says):
+            found.add(honest[asked])
+    assert len(found) == 1
+    return found.pop()
+
+
+def test_rows_are_right():
+    for p in PUZZLES:
+        assert p.answer == ("Yes" if solve(p.question) else "No")
+
+
+YES, NO = PUZZLES  # Dora tells the truth; Ivo lies
+
+
+@pytest.mark.parametrize(
+    "puzzle,reply,score",
+    [
+        (YES, "So the answer is Yes.", 1.0),
+        (YES, "So the answer is yes, Dora tells the truth.", 1.0),
+        (YES, "So the answer is: Dora tells the truth.", 1.0),
+        (YES, "So the answer is Yes, Cyril tells the truth.", 0.0),  # about someone else
+        (YES, "So the answer is Yes, Dora lies.", 0.0),  # contradicts itself
+        (NO, "So the answer is No, Ivo lies.", 1.0),
+        (NO, "So the answer is Ivo does not tell the truth.", 1.0),
+        (NO, "So the answer is Yes.", 0.0),
+        (NO, "So the answer is yes or no.", 0.0),
+        (YES, "No one lies here except Amos. So the answer is yes.", 1.0),  # upstream: "no"
+        (YES, "", 0.0),
+    ],
+)
+def test_answer_forms(puzzle, reply, score):
+    assert verify(puzzle, reply) == score
+
+
+@pytest.mark.parametrize("answer", ["", "True", "Dora"])
+def test_check_rejects_rows_without_yes_or_no(answer):
+    with pytest.raises(PuzzleDataError):
+        family.check(Puzzle(family.NAME, YES.question, answer, 1, {}))
