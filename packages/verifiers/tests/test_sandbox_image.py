@@ -16,7 +16,7 @@ import pytest
 
 import verifiers as vf
 from verifiers.sandbox import ImageProvider, SandboxSpec, tier_of
-from verifiers.sandbox.base import MiB
+from verifiers.sandbox.base import MiB, SandboxCreationError
 from verifiers.sandbox.image import ImageStore
 from verifiers.sandbox.localregistry import Layer, LocalRegistry, host_programs
 from verifiers.sandbox.registry import ImagePullError, ImageRef, endpoint
@@ -279,7 +279,34 @@ def test_a_pull_in_one_event_loop_serves_the_next(registry, store, base_layer):
         assert asyncio.run(step()) == asyncio.run(step()) == "from the image\n"
     finally:
         asyncio.run(provider.close())
-    assert sum("/manifests/" in p for p in registry.requests) == 3, registry.requests  # 401, index, manifest: once
+    assert sum("/manifests/" in p for p in registry.requests) == 3, (
+        registry.requests
+    )  # 401, index, manifest: once
+
+
+@needs_provider
+async def test_image_links_never_lead_to_host_files(registry, store, base_layer):
+    """bwrap writes /etc files and creates mount points while the host's root is still
+    reachable: an image's links there are dropped (files) or refused (directories)."""
+    links = (
+        Layer()
+        .dir("etc")
+        .symlink("etc/passwd", "/etc/shadow")
+        .symlink("etc/hosts", "../../../../oldroot/etc/hosts")
+    )
+    registry.add_image("vf/links", "v1", [base_layer, links])
+    bad_tmp = Layer().symlink("tmp", "/oldroot/tmp")
+    registry.add_image("vf/badtmp", "v1", [base_layer, bad_tmp])
+    provider = ImageProvider(store=store)
+    try:
+        spec = SandboxSpec(image=f"{registry.host}/vf/links:v1", **SPEC)
+        async with await provider.create(spec) as box:
+            r = await box.exec("cat /etc/passwd /etc/hosts")
+            assert r.stdout.startswith("sandbox:x:1000:1000::/workspace:/bin/sh\n127.0.0.1"), r
+        with pytest.raises(SandboxCreationError, match="/tmp is a symbolic link"):
+            await provider.create(SandboxSpec(image=f"{registry.host}/vf/badtmp:v1", **SPEC))
+    finally:
+        await provider.close()
 
 
 def closed_port() -> int:

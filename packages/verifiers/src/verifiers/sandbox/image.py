@@ -139,6 +139,7 @@ class ImageStore:
                     raise client.fail(f"layer {layer.get('digest')}: {e}") from None
             if devices:
                 logger.info("image %s: %d device nodes/FIFOs not created", client.ref, devices)
+            _drop_replaced_links(tmp)
             os.rename(tmp, target)
             ready.write_text(json.dumps(pulled.config))
         finally:
@@ -186,10 +187,44 @@ def host_loader() -> str | None:
     return HOST_USR + real[len("/usr") :]
 
 
+# Files every image sandbox gets written over (bwrap `--file`), and directories bwrap creates
+# or mounts on: bwrap resolves them with the host's old root still reachable, so none may be a
+# symbolic link in the image (a link could lead it to a host directory).
+REPLACED = ("etc/hosts", "etc/hostname", "etc/nsswitch.conf", "etc/passwd", "etc/group",
+            "etc/resolv.conf")  # fmt: skip
+MOUNT_POINTS = ("/.vf/usr", "/proc", "/dev", "/tmp", "/etc", "/opt/agent/__pycache__")
+
+
+def _drop_replaced_links(rootfs: Path) -> None:
+    """Remove the image's symlinks at the paths a sandbox writes over (their content is
+    replaced anyway); a linked /etc itself is refused at launch."""
+    if (rootfs / "etc").is_symlink():
+        return
+    for rel in REPLACED:
+        if (rootfs / rel).is_symlink():
+            (rootfs / rel).unlink()
+
+
+def _check_links(image: Image, paths: list[str]) -> None:
+    for path in paths:
+        cur = image.rootfs
+        for part in path.strip("/").split("/"):
+            cur = cur / part
+            if cur.is_symlink():
+                rel = "/" + str(cur.relative_to(image.rootfs))
+                raise SandboxCreationError(
+                    f"image {image.name}: {rel} is a symbolic link; the sandbox creates or "
+                    "mounts there, so it must be a directory or absent"
+                )
+
+
 def _etc_account(rootfs: Path, name: str, line: str) -> bytes:
-    """The image's passwd/group with the sandbox user added when its id is not there."""
+    """The image's passwd/group with the sandbox user added when its id is not there (read
+    without following links: `_check_links` and `_drop_replaced_links` ran first)."""
     try:
-        old = (rootfs / "etc" / name).read_bytes()
+        fd = os.open(rootfs / "etc" / name, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as f:
+            old = f.read(1 << 20)
     except OSError:
         old = b""
     ids = {ln.split(b":")[2] for ln in old.splitlines() if ln.count(b":") >= 3}
@@ -262,6 +297,7 @@ class ImageProvider(BwrapProvider):
     ) -> tuple[list[str], dict[str, bytes]]:
         """bwrap's arguments for an image root (after `--bind <overlay> /`)."""
         wd = spec.workdir
+        _check_links(image, [*MOUNT_POINTS, wd])
         args = [
             "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
             "--new-session", "--uid", str(INNER_UID), "--gid", str(INNER_UID),
@@ -280,6 +316,7 @@ class ImageProvider(BwrapProvider):
         )
         files["/etc/group"] = _etc_account(image.rootfs, "group", f"sandbox:x:{INNER_UID}:\n")
         files |= {f"/opt/agent/{rel}": data for rel, data in agent_files().items()}
+        _check_links(image, list(files))  # (links at /etc's were dropped when unpacking)
         if spec.network:
             args += ["--share-net"]
         if seccomp_fd is not None:
