@@ -1,0 +1,155 @@
+"""Calcudoko: regions as SynLogic stores them ("(r,c)" strings from 1, ÷ for division); every
+Latin square of the 4x4 row graded as a judge says."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from i3_logic import Puzzle, puzzle_from_info, verify
+from i3_logic.families import calcudoko as family
+from i3_logic.puzzle import PuzzleDataError
+
+ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
+ROWS = [json.loads(line) for line in ROWS_FILE.read_text().splitlines()]
+PUZZLES = [puzzle_from_info(r["info"]) for r in ROWS]
+
+
+def cells(region: dict) -> list[tuple[int, int]]:
+    return [tuple(int(x) - 1 for x in c.strip("()").split(",")) for c in region["cells"]]
+
+
+def judge(p: Puzzle, g: list[list[int]]) -> bool:
+    n = p.metadata["grid_size"]
+    if not all(sorted(line) == list(range(1, n + 1)) for line in [*g, *zip(*g, strict=True)]):
+        return False
+    for region in p.metadata["regions"]:
+        vals = [g[r][c] for r, c in cells(region)]
+        t, op = region["target"], region["operator"]
+        results = {
+            "+": {sum(vals)},
+            "*": {eval_product(vals)},
+            "-": {abs(vals[0] - vals[1])} if len(vals) == 2 else set(),
+            "÷": {Fraction(vals[0], vals[1]), Fraction(vals[1], vals[0])}
+            if len(vals) == 2
+            else set(),
+        }[op]
+        if len(set(vals)) != len(vals) or t not in results:
+            return False
+    return True
+
+
+def eval_product(vals: list[int]) -> int:
+    out = 1
+    for v in vals:
+        out *= v
+    return out
+
+
+def latin_squares(n: int):
+    perms = list(itertools.permutations(range(1, n + 1)))
+
+    def extend(rows):
+        if len(rows) == n:
+            yield [list(r) for r in rows]
+            return
+        for p in perms:
+            if all(p[c] != r[c] for r in rows for c in range(n)):
+                yield from extend([*rows, p])
+
+    yield from extend([])
+
+
+def bracket(g: list[list[int]]) -> str:
+    return "[[" + ",".join(" ".join(map(str, r)) for r in g) + "]]"
+
+
+def test_rows_partition_the_grid_and_hold_their_answer():
+    for p in PUZZLES:
+        n = p.metadata["grid_size"]
+        covered = sorted(c for region in p.metadata["regions"] for c in cells(region))
+        assert covered == [(r, c) for r in range(n) for c in range(n)]
+        solution = [[int(v) for v in row.split()] for row in p.answer.strip("[]").split(",")]
+        assert judge(p, solution)
+
+
+def test_every_4x4_latin_square_is_graded_like_the_judge():
+    p = next(p for p in PUZZLES if p.metadata["grid_size"] == 4)
+    accepted = 0
+    for g in latin_squares(4):
+        want = judge(p, g)
+        accepted += want
+        assert verify(p, bracket(g)) == float(want), g
+    assert accepted >= 1
+
+
+def test_division_is_exact():
+    # 5 / 2 rounds down to 2 (how upstream's generator computed targets), but is not 2.
+    region = {"cells": ["(1,1)", "(1,2)"], "target": 2, "operator": "÷"}
+    p = Puzzle(family.NAME, "q", "", 1, {"grid_size": 5, "regions": [region]})
+
+    def shifted(first: list[int]) -> list[list[int]]:  # a Latin square with this first row
+        return [first[i:] + first[:i] for i in range(5)]
+
+    assert verify(p, bracket(shifted([5, 2, 1, 3, 4]))) == 0.0
+    assert verify(p, bracket(shifted([4, 2, 1, 3, 5]))) == 1.0
+    assert verify(p, bracket(shifted([2, 4, 1, 3, 5]))) == 1.0  # either order
+
+
+P = next(p for p in PUZZLES if p.metadata["grid_size"] == 4)
+SOL = [[int(v) for v in row.split()] for row in P.answer.strip("[]").split(",")]
+WRONG = next(g for g in latin_squares(4) if not judge(P, g))
+
+
+@pytest.mark.parametrize(
+    "reply,score",
+    [
+        (bracket(SOL), 1.0),
+        (f"first guess {bracket(WRONG)}, fixed: {bracket(SOL)}", 1.0),
+        (f"<answer>{SOL}</answer>", 1.0),
+        ("```\n" + "\n".join(" ".join(map(str, r)) for r in SOL) + "\n```", 1.0),
+        (f"{bracket(SOL)} and then {bracket(WRONG)}", 0.0),
+        (f"<answer>{bracket(SOL)} or {bracket(WRONG)}</answer>", 0.0),
+        # Upstream padded short rows and missing rows with 1s; here they are malformed.
+        ("[[" + ",".join(" ".join(map(str, r)) for r in SOL[:3]) + "]]", 0.0),
+        ("[[" + ",".join(" ".join(map(str, r[:3])) for r in SOL) + "]]", 0.0),
+        ("[[1 2 3 4 5,2 3 4 1,3 4 1 2,4 1 2 3]]", 0.0),
+        (f"<answer>{bracket(SOL)}", 0.0),
+        ("[[" + "1 " * 3000 + "]]", 0.0),
+        ("The regions all add up.", 0.0),
+        ("", 0.0),
+    ],
+)
+def test_replies(reply: str, score: float):
+    assert verify(P, reply) == score
+
+
+def test_region_cells_may_be_pairs_too():
+    regions = [
+        {**r, "cells": [[row + 1, col + 1] for row, col in cells(r)]} for r in P.metadata["regions"]
+    ]
+    p = Puzzle(family.NAME, "q", "", 1, {"grid_size": 4, "regions": regions})
+    assert verify(p, bracket(SOL)) == 1.0 and verify(p, bracket(WRONG)) == 0.0
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        {"regions": []},
+        {"grid_size": 4},
+        {"grid_size": 4, "regions": []},
+        {"grid_size": 4, "regions": [{"cells": ["(1,1)"], "target": 1}]},
+        {"grid_size": 4, "regions": [{"cells": ["(1,1)"], "target": 1, "operator": "%"}]},
+        {"grid_size": 4, "regions": [{"cells": ["(5,1)"], "target": 1, "operator": "+"}]},
+        {"grid_size": 4, "regions": [{"cells": ["1,1"], "target": 1, "operator": "+"}]},
+        {"grid_size": 4, "regions": [{"cells": ["(1,1)"], "target": "1", "operator": "+"}]},
+        {"grid_size": 4, "regions": [{"cells": [], "target": 1, "operator": "+"}]},
+        {"grid_size": "4", "regions": [{"cells": ["(1,1)"], "target": 1, "operator": "+"}]},
+    ],
+)
+def test_broken_metadata_is_refused(metadata):
+    with pytest.raises(PuzzleDataError):
+        family.check(Puzzle(family.NAME, "q", "", 1, metadata))
