@@ -346,6 +346,15 @@ async def test_pull_failures_are_infra_errors_naming_image_and_registry(
         registry.add_image("vf/evil", "v1", [base_layer, evil])
         with pytest.raises(ImagePullError, match="'..'"):
             await provider.create(SandboxSpec(image=f"{registry.host}/vf/evil:v1", **SPEC))
+
+        class Garbage(Layer):
+            def tar_gz(self, level: int = 1) -> bytes:
+                return b"\x1f\x8b\x08\x00not a gzip stream at all"
+
+        registry.add_image("vf/garbage", "v1", [base_layer, Garbage()])
+        with pytest.raises(ImagePullError, match="layer sha256:"):
+            await provider.create(SandboxSpec(image=f"{registry.host}/vf/garbage:v1", **SPEC))
         assert not list((store.root / "rootfs").glob("*.tmp-*"))  # nothing half-built kept
+        assert not list((store.root / "rootfs").glob("*.blobs-*"))
     finally:
         await provider.close()

@@ -25,6 +25,8 @@ import json
 import logging
 import os
 import shutil
+import tarfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -135,7 +137,14 @@ class ImageStore:
                     devices += unpack_layer(
                         tmp, path, str(layer.get("mediaType", "")), self.uid, self.uid
                     )["devices"]
-                except (LayerError, OSError, EOFError, ValueError) as e:
+                except (
+                    LayerError,
+                    OSError,
+                    EOFError,
+                    ValueError,
+                    tarfile.TarError,
+                    zlib.error,
+                ) as e:
                     raise client.fail(f"layer {layer.get('digest')}: {e}") from None
             if devices:
                 logger.info("image %s: %d device nodes/FIFOs not created", client.ref, devices)
