@@ -52,6 +52,9 @@ def stated_answer(text: str | None) -> str:
         block, _, after = rest.partition("\n")
         if _CONTINUED.match(after.lstrip()):
             raise AnswerError("the stated answer continues with an alternative")
+        # "**So the answer is (A).**": markdown emphasis around the sentence, not the answer
+        # (no BBH answer contains an asterisk).
+        block = block.replace("*", "")
     if len(block) > MAX_ANSWER_CHARS:
         raise AnswerError(f"answer longer than {MAX_ANSWER_CHARS} characters")
     block = clean(block)

@@ -1,6 +1,6 @@
-"""BBH multiple choice (date understanding and 17 more BBH tasks): one option letter, ``(A)``.
+"""BBH multiple choice (date understanding and 16 more BBH tasks): one option letter, ``(A)``.
 
-Upstream scores these 18 BIG-Bench Hard tasks with its date-understanding verifier: the row's
+Upstream scores these 17 BIG-Bench Hard tasks with its date-understanding verifier: the row's
 ``answer`` is the option in parentheses (``(B)``) and the reply must state it, as in the BBH
 prompts' "So the answer is (B).". Read with ``bbh_common.stated_answer``: the last
 ``<answer>``/``\\boxed{}`` or the line after the last "the answer is"; the block must name exactly

@@ -188,6 +188,7 @@ P = PUZZLES["bbh_date_understanding"]  # answer (A) 02/23/2024
         ("So the answer is A.", 1.0),
         ("The answer is: **(A)**", 1.0),
         ("So the answer is (A) 02/23/2024.", 1.0),
+        ("**So the answer is (A).**", 1.0),  # markdown around the sentence
         ("Option A.\n<answer>Option A</answer>", 1.0),
         ("\\boxed{(A)}", 1.0),
         ("The answer is (B) at first sight. So the answer is (A).", 1.0),  # the last statement
