@@ -75,14 +75,12 @@ def _remove(path: Path) -> None:
 
 
 def _open_layer(path: Path, media_type: str) -> BinaryIO:
+    """The layer's tar stream: gzip'd or plain, told apart by its first bytes."""
     if "zstd" in media_type:
         raise LayerError(f"zstd-compressed layers are not supported ({media_type})")
-    f = open(path, "rb")
-    head = f.read(2)
-    f.seek(0)
-    if head == b"\x1f\x8b":
-        return gzip.open(f)  # type: ignore[return-value]
-    return f
+    with open(path, "rb") as f:
+        gz = f.read(2) == b"\x1f\x8b"
+    return gzip.open(path, "rb") if gz else open(path, "rb")  # type: ignore[return-value]
 
 
 def unpack_layer(
