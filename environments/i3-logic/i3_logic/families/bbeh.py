@@ -7,9 +7,10 @@ phrase, a list such as ``[1, 2]``). The prompt asks for the final answer in a fe
 A Python literal in it (a string, a number, a list) is read as upstream's ``eval`` read it,
 by a literal-only parser; anything else is taken as written. The answer is lower-cased, ``**``
 and a trailing period dropped, and compared with upstream's fuzzy rules: equal; the same
-option letter (``(b)`` and ``b``; ``(b) text`` only with option B's own text from the prompt);
-lists equal without brackets, spaces and quotes; numbers equal by value; equal without spaces
-or without quotes; one side the other in brackets; a trailing ``?`` dropped.
+option letter (``(b)``, ``b``, a ``(b) text`` reference; a ``(b) text`` answer only with
+option B's own text from the prompt); lists equal without brackets, spaces and quotes; numbers
+equal by value; equal without spaces or without quotes; one side the other in brackets; a
+trailing ``?`` dropped.
 
 Stricter than upstream: an answer of several lines scores 0 (upstream kept the first line, so
 "(a)\\n(b)" matched (a)); the option rule needs a letter answer (upstream compared the second
@@ -67,7 +68,8 @@ def extract(text: str) -> str | None:
     return answer[:-1].strip() if answer.endswith(".") else answer
 
 
-_LETTER = re.compile(r"\(?([a-z])\)?")
+# An option reference: "a", "(a)", or "(a) " followed by the option's text.
+_LETTER = re.compile(r"([a-z])|\(([a-z])\)(?:\s.*)?", re.DOTALL)
 
 
 def _number(text: str) -> float | None:
@@ -88,11 +90,11 @@ def matches(given: str, want: str, question: str = "") -> bool:
     given = given.strip()
     if given == want:
         return True
-    ref_letter = _LETTER.fullmatch(want) if want.startswith("(") or len(want) == 1 else None
+    ref_letter = _LETTER.fullmatch(want)
     if ref_letter:
         # An option answer: the same letter, or the letter with that option's own text.
         letter = option_letter(given, question)
-        return letter is not None and letter.lower() == ref_letter.group(1)
+        return letter is not None and letter.lower() == (ref_letter.group(1) or ref_letter.group(2))
     if want.startswith("[") and want.endswith("]"):
         inner = given[1:-1] if given.startswith("[") and given.endswith("]") else given
         return _bare(want[1:-1]) == _bare(inner)

@@ -88,6 +88,10 @@ def answer(reference: str, reply: str) -> float:
     "reference,value,score",
     [
         ("8", "8.0", 1.0),  # numbers by value
+        ("(b) the dog", "'(b)'", 1.0),  # a reference with the option text: the letter counts
+        ("(b) the dog", "'b'", 1.0),
+        ("(b) the dog", "'(c)'", 0.0),
+        ("(b) the dog", "'(b) the cat'", 0.0),  # not option B's text (the prompt has none)
         ("8", "'8'", 1.0),
         ("8", "1e1", 0.0),
         ("1, 0, 1", "'1,0,1'", 1.0),  # spacing ignored
