@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 import math
@@ -41,7 +40,7 @@ def reply(text: str) -> str:
 
 
 # -- every family: its own solution verifies, corruptions do not -----------------------------
-@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("family", sorted(i3_logic.GENERATED))
 @pytest.mark.parametrize("lvl", LEVELS)
 def test_generated_solution_verifies(family, lvl):
     for index in range(4):
@@ -54,7 +53,7 @@ def test_generated_solution_verifies(family, lvl):
         assert verify(again, reply(f"<think>let me see</think>\n{tagged(puzzle.answer)}")) == 1.0
 
 
-@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("family", sorted(i3_logic.GENERATED))
 def test_wrong_and_malformed_answers_score_zero(family):
     puzzle = generate(family, 3, 2, 0)
     sol = puzzle.answer
@@ -99,7 +98,12 @@ WORDS = puzzle(
 )
 SEND = puzzle("cryptarithm", equation="SEND + MORE = MONEY")
 ABCD = puzzle("cryptarithm", equation="AB + CD = EF")
-MINES = puzzle("minesweeper", board=[[-1, 1, 0], [1, 1, 0], [0, 0, -1]], mines=1)
+# SynLogic's layout: "X" hidden, 0-based mine cells; (0, 0) is a mine, (2, 2) is then safe.
+MINES = puzzle(
+    "minesweeper",
+    revealed_grid=[["X", "1", "0"], ["1", "1", "0"], ["0", "0", "X"]],
+    current_mines=[[0, 0]],
+)
 # SynLogic's layout: the prefilled values are read from the question's grid.
 FUTO = Puzzle(
     "futoshiki",
@@ -109,11 +113,12 @@ FUTO = Puzzle(
     {"grid_size": 3, "prefilled_coords": [[0, 0]], "constraints": [[[0, 1], [0, 2], "<"]]},
 )
 SKY = puzzle(
-    "skyscraper_puzzle", size=3, top=[3, 2, 1], bottom=[1, 2, 2], left=[3, 2, 1], right=[1, 2, 2]
+    "skyscraper_puzzle", n=3, top=[3, 2, 1], bottom=[1, 2, 2], left=[3, 2, 1], right=[1, 2, 2]
 )
-SKY_ONE = puzzle(
-    "skyscraper_puzzle", size=3, top=[0] * 3, bottom=[0] * 3, left=[2, 0, 0], right=[0] * 3
+SKY_ONE = puzzle(  # the clues of LATIN_B (SynLogic gives every clue)
+    "skyscraper_puzzle", n=3, top=[2, 1, 2], bottom=[2, 3, 1], left=[2, 1, 2], right=[2, 3, 1]
 )
+KUKU = puzzle("kukurasu", row_sums=[4, 2], col_sums=[1, 2, 1])
 ARROWS = puzzle("arrow_maze", maze=[["2", "X", "X"]])
 CALC = puzzle(
     "calcudoko",
@@ -129,7 +134,6 @@ CAMP = puzzle(
     "campsite", grid=[["T", "X"], ["X", "X"]], row_constraints=[1, 0], col_constraints=[0, 1]
 )
 NORI = puzzle("norinori", region_grid=[["A", "A", "A"], ["B", "B", "B"], ["B", "B", "B"]])
-KUKU = puzzle("kukurasu", row_sums=[4, 2], col_sums=[1, 2, 1])
 # Amara is honest; Bruno says she lies (so he lies); Celia says Bruno is honest (so she lies).
 # Web of lies (SynLogic: one yes/no per person asked, in order).
 LIES = Puzzle("web_of_lies", "q", "no, yes", 1, {})
@@ -140,8 +144,12 @@ PROPS = Puzzle("object_properties", "q", "4", 1, {})
 SPACE = Puzzle("space_reasoning", "q", "sunflower seed", 1, {})
 TREE = Puzzle("space_reasoning_tree", "q", "kite, lamp, mug", 1, {})
 TABLES = Puzzle("buggy_tables", "q", "1234.50", 1, {})
-STARS = puzzle("star_placement_puzzle", regions=["AABB", "AABB", "CCDD", "CCDD"])
-STARS_BAD = puzzle("star_placement_puzzle", regions=["AAAA", "AAAA", "BBCC", "BDDD"])
+STARS = puzzle(
+    "star_placement_puzzle", n=4, k=1, region_grid=[list(r) for r in "AABB AABB CCDD CCDD".split()]
+)
+STARS_BAD = puzzle(
+    "star_placement_puzzle", n=4, k=1, region_grid=[list(r) for r in "AAAA AAAA BBCC BDDD".split()]
+)
 LATIN_A = "1 2 3\n2 3 1\n3 1 2"
 LATIN_B = "1 3 2\n3 2 1\n2 1 3"
 
@@ -209,20 +217,21 @@ GRADING = [
     (ABCD, "08 + 15 = 23", 0.0),  # leading zero
     (ABCD, "18 + 28 = 46", 0.0),  # B and D both 8
     (ABCD, "18 + 25 + 0 = 43", 0.0),
-    # Minesweeper: 3x3, one mine, top-left and bottom-right hidden.
-    (MINES, "(1, 1)", 1.0),
-    (MINES, "[[1, 1]]", 1.0),
-    (MINES, "(3, 3)", 0.0),
-    (MINES, "(1, 1), (3, 3)", 0.0),
-    (MINES, "(1, 1), (1, 1)", 0.0),
-    (MINES, "(1, 2)", 0.0),  # a revealed cell
-    (MINES, "(0, 0)", 0.0),
-    (MINES, "(1, 1) maybe", 0.0),
+    # Minesweeper: 3x3, top-left and bottom-right hidden, cells from 0 (SynLogic).
+    (MINES, "(0, 0)", 1.0),
+    (MINES, "[(0, 0)]", 1.0),
+    (MINES, "[[0, 0]]", 1.0),
+    (MINES, "(2, 2)", 0.0),
+    (MINES, "(0, 0), (2, 2)", 0.0),
+    (MINES, "(0, 0), (0, 0)", 0.0),
+    (MINES, "(0, 1)", 0.0),  # a revealed cell
+    (MINES, "(1, 1)", 0.0),  # counted from 1
+    (MINES, "(0, 0) maybe", 0.0),
     # Futoshiki 3x3: clue 1 at the top-left, R1C2 < R1C3.
     (FUTO, LATIN_A, 1.0),
     (FUTO, LATIN_B, 0.0),  # Latin and keeps the clue, breaks the inequality
     (FUTO, "1 2 3\n2 3 1\n3 2 1", 0.0),
-    # Skyscrapers 3x3: all clues, then only one clue (left of row 1 = 2).
+    # Skyscrapers 3x3: the clues of LATIN_A, then of LATIN_B.
     (SKY, LATIN_A, 1.0),
     (SKY, LATIN_B, 0.0),
     (SKY_ONE, LATIN_B, 1.0),
@@ -231,6 +240,7 @@ GRADING = [
     (KUKU, "1 0 1\n0 1 0", 1.0),
     (KUKU, "1 0 1\n1 1 0", 0.0),
     (KUKU, "1 0 1\n0 2 0", 0.0),
+    (KUKU, "1 0 1", 0.0),
     (KUKU, '[["1", "X", "1"], ["X", "1", "X"]]', 1.0),  # SynLogic's form
     # Arrow maze 1x3, calcudoko 3x3, campsite 2x2, norinori 3x3 (regions A and B).
     (ARROWS, '[["2", "→", "→"]]', 1.0),
@@ -242,7 +252,6 @@ GRADING = [
     (CAMP, "[['T', 'X'], ['C', 'X']]", 0.0),
     (NORI, "[[(1, 1), (1, 2)], [(3, 1), (3, 2)]]", 1.0),
     (NORI, "[[(1, 1), (1, 2)]]", 0.0),  # region B uncovered (upstream accepted it)
-    (KUKU, "1 0 1", 0.0),
     # Star placement 4x4.
     (STARS, "(1, 2), (2, 4), (3, 1), (4, 3)", 1.0),
     (STARS, "[[1, 3], [2, 1], [3, 4], [4, 2]]", 1.0),  # the other valid placement
@@ -285,8 +294,8 @@ def test_grading_table(pz, answer, expected):
 
 def test_every_family_has_grading_rows():
     covered = {i3_logic.TASKS[pz.task].name for pz, _, _ in GRADING}
-    assert covered == set(FAMILIES)
-    assert len(FAMILIES) >= 10
+    assert covered == set(i3_logic.GENERATED)  # the other families: tests/rows, tests/families
+    assert len(i3_logic.GENERATED) >= 10
 
 
 def test_answer_forms_documented_in_prompts():
@@ -337,16 +346,16 @@ SIZE = {
     "boolean_expressions": lambda m: len(" ".join(m["expressions"]).split()),
     "word_sorting": lambda m: len(m["words"]),
     "cryptarithm": lambda m: len(re.sub(r"[^A-Z]", "", m["equation"])),
-    "minesweeper": lambda m: len(m["board"]) * 100 + m["mines"],
+    "minesweeper": lambda m: m["n"],
     "futoshiki": lambda m: m["grid_size"],
-    "skyscraper_puzzle": lambda m: m["size"],
+    "skyscraper_puzzle": lambda m: m["n"],
     "kukurasu": lambda m: len(m["row_sums"]),
     "web_of_lies": lambda m: len(m["people"]),
-    "star_placement_puzzle": lambda m: len(m["regions"]),
+    "star_placement_puzzle": lambda m: m["n"],
 }
 
 
-@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("family", sorted(i3_logic.GENERATED))
 def test_difficulty_changes_size(family):
     sizes = [
         mean(SIZE[family](generate(family, 1, lvl, i).metadata) for i in range(8)) for lvl in LEVELS
@@ -375,8 +384,9 @@ def test_game_of_24_level_one_targets_24_and_all_levels_solvable():
 def test_minesweeper_hides_every_mine():
     for i in range(5):
         meta = generate("minesweeper", 4, 3, i).metadata
-        assert all(meta["board"][r][c] == -1 for r, c in meta["solution"])
-        assert sum(v == -1 for row in meta["board"] for v in row) > meta["mines"]
+        assert meta["current_mines"]
+        assert all(meta["revealed_grid"][r][c] == "X" for r, c in meta["current_mines"])
+        assert all(meta["full_grid"][r][c] == "M" for r, c in meta["current_mines"])
 
 
 def test_no_eval_or_exec_in_the_package():
@@ -389,28 +399,6 @@ def test_no_eval_or_exec_in_the_package():
 
 
 # -- loading rows: sample, filters, broken rows ----------------------------------------------
-def test_sample_rows_load_and_their_solutions_verify():
-    env = load_environment(source="sample")
-    rows = list(env.dataset)
-    assert len(rows) >= 2 * len(FAMILIES)
-    tasks = {i3_logic.TASKS[json.loads(r["info"])["task"]].name for r in rows}
-    assert tasks == set(FAMILIES)
-    assert any(json.loads(r["info"])["task"] == "mathador" for r in rows)
-    for row in rows:
-        pz = i3_logic.puzzle_from_info(row["info"])
-        assert row["prompt"][-1]["content"] == row["question"]
-        assert verify(pz, tagged(pz.answer)) == 1.0
-        assert verify(pz, tagged(pz.answer + " 0")) == 0.0
-
-
-def test_shipped_sample_is_what_the_script_writes():
-    script = PACKAGE.parent / "scripts" / "make_sample.py"
-    spec = importlib.util.spec_from_file_location("i3_logic_make_sample", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    assert (PACKAGE / "data" / "sample.jsonl").read_bytes() == module.render()
-
-
 def test_difficulty_filter_and_family_filter_on_loaded_rows():
     all_rows = len(load_environment(source="sample").dataset)
     easy = load_environment(source="sample", min_avg_reward=0.6)
@@ -522,7 +510,7 @@ def test_bad_arguments_are_config_errors(kwargs):
 
 
 async def test_broken_info_at_scoring_time_is_an_error_not_a_zero():
-    env = load_environment(families="web_of_lies", num_examples=1)
+    env = load_environment(source="generate", families="web_of_lies", num_examples=1)
     good = env.dataset[0]
     pz = i3_logic.puzzle_from_info(good["info"])
     completion = [{"role": "assistant", "content": tagged(pz.answer)}]
@@ -543,8 +531,8 @@ async def test_broken_info_at_scoring_time_is_an_error_not_a_zero():
 def test_vf_eval_rewards_match_the_answers_given(tmp_path):
     from verifiers.testing import ScriptedServer, run_vf_eval
 
-    args = {"num_examples": 2, "difficulty": "mixed", "seed": 5}
-    n = 2 * len(FAMILIES)
+    args = {"source": "generate", "num_examples": 2, "difficulty": "mixed", "seed": 5}
+    n = 2 * len(i3_logic.GENERATED)
     solutions = {}
     for r in generate_rows(None, 2, "mixed", 5):
         solutions[r["question"]] = i3_logic.puzzle_from_info(r["info"]).answer
@@ -573,6 +561,6 @@ def test_vf_eval_rewards_match_the_answers_given(tmp_path):
         assert r["reward"] == want and r["error"] is None, (r["info"]["task"], r["completion"])
         assert r["metrics"]["answer_block"] == (0.0 if kind(question) == 2 else 1.0)
         expected.append(want)
-    assert {r["info"]["task"] for r in rows} == set(FAMILIES)
+    assert {r["info"]["task"] for r in rows} == set(i3_logic.GENERATED)
     assert 0 < sum(expected) < len(expected)
     assert meta["avg_reward"] == pytest.approx(mean(expected))

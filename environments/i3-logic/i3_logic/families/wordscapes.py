@@ -77,10 +77,13 @@ def _runs(lines: list[str]) -> list[str]:
     return [run for line in lines for run in line.split(" ") if run]
 
 
-def valid(layout: list[list[str]], across: list[str], down: list[str], grid: list[list[str]]):
-    if len(grid) != len(layout) or any(len(a) != len(b) for a, b in zip(grid, layout)):
+def valid(
+    layout: list[list[str]], across: list[str], down: list[str], grid: list[list[str]]
+) -> bool:
+    if len(grid) != len(layout) or any(len(a) != len(b) for a, b in zip(grid, layout, strict=True)):
         return False
-    for want, got in zip((v for row in layout for v in row), (v for row in grid for v in row)):
+    cells = zip((v for row in layout for v in row), (v for row in grid for v in row), strict=True)
+    for want, got in cells:
         if (want == "X") != (got != " "):
             return False  # a letter cell left empty, or a letter in an empty cell
     rows = _runs(["".join(row).lower() for row in grid])
