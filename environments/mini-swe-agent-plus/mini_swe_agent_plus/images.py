@@ -22,7 +22,7 @@ import dataclasses
 import time
 from typing import Any
 
-from mini_swe_agent_plus.grading import decide, parse_pytest_summary
+from mini_swe_agent_plus.grading import CONFIG_NAMES, RUNNER_MODULES, decide, parse_pytest_summary
 from mini_swe_agent_plus.tasks import SWETask
 from verifiers.errors import SandboxError
 from verifiers.sandbox.base import RuntimeSpec, Sandbox, SandboxSpec
@@ -56,6 +56,16 @@ mkdir -p /root
 if [ -d /opt/miniconda3/envs/testbed ]; then ln -sfn /opt/miniconda3/envs/testbed /root/.venv; fi
 """
 SETUP_TIMEOUT = 600.0
+# Files that change how pytest or the interpreter behave (conftest.py, pytest.ini, ...,
+# sitecustomize.py, *.pth) anywhere in the image, and modules in /testbed that would stand in
+# for the test runner (`python -m pytest` runs with /testbed on sys.path): recorded after the
+# setup, and at grading restored (changed or deleted ones) or removed (new ones).
+_NAMES = " -o ".join(f"-name '{n}'" for n in [*sorted(CONFIG_NAMES), "*.pth"])
+_SHADOWS = " ".join(f"/testbed/{m} /testbed/{m}.py" for m in sorted(RUNNER_MODULES))
+GUARD_LIST = (
+    f"find / -xdev \\( {_NAMES} \\) ! -type d -print 2>/dev/null; "
+    f"ls -d {_SHADOWS} 2>/dev/null; true"
+)
 
 
 def image_spec(base: SandboxSpec, task: SWETask) -> SandboxSpec:
@@ -80,8 +90,52 @@ async def _run(box: Sandbox, script: str, what: str, task: SWETask) -> None:
         )
 
 
+async def _guarded(box: Sandbox) -> list[str]:
+    r = await box.exec(GUARD_LIST, timeout=SETUP_TIMEOUT)
+    if r.truncated:
+        raise SandboxError("the list of configuration files in the image is too long")
+    return sorted({p for p in r.stdout.splitlines() if p.startswith("/")})
+
+
+async def _record_guarded(box: Sandbox) -> dict[str, bytes | None]:
+    out: dict[str, bytes | None] = {}
+    for path in await _guarded(box):
+        try:
+            out[path] = await box.read_file(path)
+        except OSError:  # a link to a directory, or a runner-named package: left as it is
+            out[path] = None
+    return out
+
+
+async def restore_guarded(box: Sandbox, pristine: dict[str, bytes | None]) -> list[str]:
+    """Put the recorded configuration files back as they were and remove new ones; returns
+    the paths the agent had changed, deleted or added."""
+    touched = [p for p in await _guarded(box) if p not in pristine]
+    if touched:
+        await box.exec(["rm", "-rf", "--", *touched], timeout=SETUP_TIMEOUT)
+    for path, data in pristine.items():
+        if data is None:
+            continue
+        try:
+            same = await box.read_file(path) == data
+        except OSError:
+            same = False
+        if not same:
+            await box.exec(["rm", "-rf", "--", path], timeout=60)  # (a link or directory now)
+            await box.write_file(path, data)
+            touched.append(path)
+    return sorted(touched)
+
+
 async def prepare(box: Sandbox, task: SWETask) -> dict[str, Any]:
-    """Set the sandbox up as upstream does and take the hidden tests out; returns them."""
+    """Set the sandbox up as upstream does, record its configuration files and take the
+    hidden tests out; returns what grading needs back."""
+    withheld = await _prepare(box, task)
+    withheld["config"] = await _record_guarded(box)
+    return withheld
+
+
+async def _prepare(box: Sandbox, task: SWETask) -> dict[str, Any]:
     if task.image_kind == "r2e":
         await _run(box, R2E_SETUP, "the R2E-Gym setup", task)
         try:
@@ -108,7 +162,9 @@ async def prepare(box: Sandbox, task: SWETask) -> dict[str, Any]:
 async def grade(
     box: Sandbox, task: SWETask, withheld: dict[str, Any], test_timeout: float
 ) -> dict[str, Any]:
-    """Put the pristine tests back, run the image's runner, and decide from its summary."""
+    """Restore the configuration, put the pristine tests back, run the image's runner, and
+    decide from its summary."""
+    changed = await restore_guarded(box, withheld["config"])
     if task.image_kind == "r2e":
         await _run(box, "rm -rf /r2e_tests /testbed/r2e_tests", "clearing the test paths", task)
         await box.write_dir("/r2e_tests", withheld["tests"])
@@ -137,6 +193,7 @@ async def grade(
         "exit_code": r.exit_code,
         "timed_out": r.timed_out,
         "duration": time.perf_counter() - t0,
+        "protected_changed": changed,
         "image": task.docker_image,
         "image_digest": getattr(getattr(box, "image", None), "digest", None),
         "log_tail": log[-4000:],

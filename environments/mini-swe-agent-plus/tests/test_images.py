@@ -123,9 +123,17 @@ def call(name, **arguments):
 
 SUBMIT = call("execute_bash", command=f"echo {SENTINEL}")
 PROBE = call("execute_bash", command="ls /r2e_tests /run_tests.sh run_tests.sh; pwd; echo $HOME")
+# a conftest.py that reports every failing test as passed (no fix)
+CHEAT = (
+    "cat > conftest.py <<'EOF'\nimport pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+    "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
+    "    report = outcome.get_result()\n    if report.failed:\n"
+    "        report.outcome = 'passed'\nEOF"
+)
 SCRIPTS = {
     "gold": [PROBE, call("edit_via_str_replace", **FIX), SUBMIT],
     "noedit": [PROBE, SUBMIT],
+    "cheat": [call("execute_bash", command=CHEAT), SUBMIT],
 }
 
 
@@ -212,6 +220,25 @@ def test_image_rows_run_end_to_end(registry, provider):
         assert gold["grading"]["image"].endswith("/calc:v1")
         assert gold["grading"]["image_digest"].startswith("sha256:")
     assert recs["r2e-gold"]["grading"]["statuses"] == {"test_add": "PASSED", "test_sub": "PASSED"}
+    for kind in ("r2e", "swe"):  # the agent's conftest.py is removed before the run
+        cheat = recs[f"{kind}-cheat"]
+        assert cheat["reward"] == 0.0, cheat["grading"]["reason"]
+        assert cheat["grading"]["protected_changed"] == ["/testbed/conftest.py"]
+        assert cheat["metrics"]["protected_files_changed"] == 1.0
+
+
+def test_the_cheat_works_without_the_restore(registry, provider, monkeypatch):
+    """Control: the same conftest.py does turn the failing test into a pass when the
+    configuration is not restored (so the test above can fail)."""
+
+    async def keep(box, pristine):
+        return []
+
+    monkeypatch.setattr(images, "restore_guarded", keep)
+    image = f"{registry.host}/r2e/calc:v1"
+    env = load_environment(source=[row(image, "cheat", "r2e")], max_turns=4, provider=provider)
+    rec = asyncio.run(evaluate(env))["r2e-cheat"]
+    assert rec["reward"] == 1.0, rec["grading"]["reason"]
 
 
 def test_unpullable_image_is_an_infra_error_naming_image_and_registry(provider):
