@@ -138,12 +138,6 @@ NORI = puzzle("norinori", region_grid=[["A", "A", "A"], ["B", "B", "B"], ["B", "
 # Web of lies (SynLogic: one yes/no per person asked, in order).
 LIES = Puzzle("web_of_lies", "q", "no, yes", 1, {})
 LIES_2 = Puzzle("web_of_lies", "q", "yes", 1, {})
-# Object counting / properties, space reasoning (tree), buggy tables: the stored answer.
-COUNT = Puzzle("object_counting", "q", "137", 1, {})
-PROPS = Puzzle("object_properties", "q", "4", 1, {})
-SPACE = Puzzle("space_reasoning", "q", "sunflower seed", 1, {})
-TREE = Puzzle("space_reasoning_tree", "q", "kite, lamp, mug", 1, {})
-TABLES = Puzzle("buggy_tables", "q", "1234.50", 1, {})
 STARS = puzzle(
     "star_placement_puzzle", n=4, k=1, region_grid=[list(r) for r in "AABB AABB CCDD CCDD".split()]
 )
@@ -268,22 +262,6 @@ GRADING = [
     (LIES, "no", 0.0),
     (LIES, "no, yes, yes", 0.0),
     (LIES, "no, maybe yes", 0.0),
-    # Counts, items and table values.
-    (COUNT, "137", 1.0),
-    (COUNT, "\\text{137}", 1.0),
-    (COUNT, "138", 0.0),
-    (COUNT, "137 or 138", 0.0),
-    (PROPS, "4", 1.0),
-    (PROPS, "4.5", 0.0),
-    (SPACE, "Sunflower  Seed", 1.0),
-    (SPACE, "sunflowerseed", 0.0),
-    (SPACE, "sunflower seed or lamp", 0.0),
-    (TREE, "lamp, kite, mug", 1.0),
-    (TREE, "kite, lamp", 0.0),
-    (TREE, "kite, lamp, mug, mug", 0.0),
-    (TABLES, "1,234.50", 1.0),
-    (TABLES, "1234.5", 0.0),
-    (TABLES, "about 1234.50", 0.0),
 ]
 
 

@@ -102,3 +102,27 @@ def test_check_rejects_broken_answers(answer):
 def test_check_rejects_a_disagreeing_target_answer():
     with pytest.raises(PuzzleDataError, match="disagrees"):
         fam.check(Puzzle("buggy_tables", "q", "1.00", 1, {"target_answer": "2.00"}))
+
+
+HEDGE = object()  # the response offers no single value
+JUDGED = [  # (response, the value it states, verdict) for the first row
+    ("346.50", "346.50", 1),
+    ("Final answer: 346.50", "346.50", 1),
+    ("**346.50**", "346.50", 1),
+    ("346.50.", "346.50", 1),
+    ("346.5", "346.5", 0),  # two decimals are required
+    ("346", "346", 0),
+    ("347.50", "347.50", 0),
+    ("371.75", "371.75", 0),  # one mean, not the difference
+    ("about 346.50", HEDGE, 0),
+    ("346.50 or 347.50", HEDGE, 0),
+]
+
+
+@pytest.mark.parametrize(("response", "meaning", "verdict"), JUDGED)
+def test_judged_table(response, meaning, verdict):
+    pz = puzzle_from_info(rows()[0]["info"])
+    truth = solve(pz.metadata)
+    assert (meaning is not HEDGE and meaning == truth) == bool(verdict)
+    assert verify(pz, f"<answer>{response}</answer>") == verdict
+    assert verify(pz, f"Working through the table.\n{response}") == verdict  # no answer block

@@ -74,3 +74,27 @@ def test_checks_reject_broken_rows():
         object_properties.check(Puzzle("object_properties", "q", "3", 1, {"answer": "4"}))
     with pytest.raises(PuzzleDataError):
         object_properties.check(Puzzle("object_properties", "q", "3", 1, {"final_collection": "x"}))
+
+
+HEDGE = object()  # the response offers no single integer answer
+JUDGED = [  # (response, what it says, verdict) for the first row (12 + 25 + 3 + 14 = 54)
+    ("54", 54, 1),
+    ("\\text{54}", 54, 1),
+    ("**54**", 54, 1),
+    ("54.", 54, 1),
+    ("95", 95, 0),  # the cousin's plums counted too
+    ("53", 53, 0),
+    ("54.0", HEDGE, 0),  # not the integer asked for
+    ("54 or 55", HEDGE, 0),
+    ("about 54", HEDGE, 0),
+    ("fifty-four", HEDGE, 0),
+]
+
+
+@pytest.mark.parametrize(("response", "meaning", "verdict"), JUDGED)
+def test_judged_table(response, meaning, verdict):
+    row = rows("object_counting")[0]
+    pz = puzzle_from_info(row["info"])
+    truth = solve_counting(row["question"], pz.metadata["possessions"])
+    assert (meaning is not HEDGE and meaning == truth) == bool(verdict)
+    assert verify(pz, f"\\boxed{{{response}}}") == verdict

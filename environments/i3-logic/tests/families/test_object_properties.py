@@ -61,3 +61,28 @@ def test_a_count_beside_prose_in_the_box_is_not_an_answer():
     assert verify(pz, "\\boxed{unknown}") == 0.0
     with pytest.raises(PuzzleDataError):
         verify(Puzzle("object_properties", "q", "unknown", 1, {}), "\\boxed{3}")
+
+
+HEDGE = object()  # the response offers no single integer answer
+JUDGED = [  # (response, what it says, verdict) for the first row
+    ("3", 3, 1),
+    ("**3**", 3, 1),
+    ("3.", 3, 1),
+    ("4", 4, 0),  # the small red teapot was lost
+    ("2", 2, 0),
+    ("5", 5, 0),
+    ("3 or 4", HEDGE, 0),
+    ("3.0", HEDGE, 0),
+    ("unknown", HEDGE, 0),
+]
+
+
+@pytest.mark.parametrize(("response", "meaning", "verdict"), JUDGED)
+def test_judged_table(response, meaning, verdict):
+    pz = puzzle_from_info(rows()[0]["info"])
+    meta = pz.metadata
+    final = simulate(meta["initial_collection"], meta["story"])
+    wanted = re.findall(r"(size|color|origin|material|smell) is (\w+)", meta["question"])
+    truth = sum(any(i[KEYS[k]] == v for k, v in wanted) for i in final)
+    assert (meaning is not HEDGE and meaning == truth) == bool(verdict)
+    assert verify(pz, f"\\boxed{{{response}}}") == verdict

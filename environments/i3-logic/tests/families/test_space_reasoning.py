@@ -79,3 +79,26 @@ def test_chinese_item():
     pz = Puzzle("space_reasoning", "q", "折叠桌", 1, {"language": "cn"})
     assert verify(pz, "看到的物品是\\boxed{折叠桌}") == 1.0
     assert verify(pz, "\\boxed{桌子}") == 0.0
+
+
+HEDGE = object()  # the response names no single item
+JUDGED = [  # (response, what it says, verdict) for the first row
+    ("sunflower seed", "sunflower seed", 1),
+    ("Sunflower Seed", "sunflower seed", 1),
+    ("\\text{sunflower seed}", "sunflower seed", 1),
+    ("**sunflower seed**", "sunflower seed", 1),
+    ("a sunflower seed", "sunflower seed", 1),
+    ("compass", "compass", 0),
+    ("anchor", "anchor", 0),
+    ("sunflowerseed", "sunflowerseed", 0),
+    ("sunflower", "sunflower", 0),
+    ("unknown", "unknown", 0),
+    ("sunflower seed or kite", HEDGE, 0),
+]
+
+
+@pytest.mark.parametrize(("response", "meaning", "verdict"), JUDGED)
+def test_judged_table(response, meaning, verdict):
+    row = rows()[0]
+    assert (meaning is not HEDGE and meaning == solve(row["question"])) == bool(verdict)
+    assert verify(puzzle_from_info(row["info"]), f"\\boxed{{{response}}}") == verdict

@@ -71,3 +71,28 @@ def test_chinese_items_and_separators():
     assert verify(pz, "\\boxed{书架、椅子}") == 1.0
     assert verify(pz, "\\boxed{书架}") == 0.0
     assert verify(pz, "\\boxed{unknown}") == 0.0
+
+
+HEDGE = object()  # the response is not one list of items
+COUSINS = ["acorn", "pillow", "stapler", "thimble"]
+JUDGED = [  # (response, the items it names, verdict) for the first row
+    ("acorn, pillow, stapler, thimble", COUSINS, 1),
+    ("thimble, stapler, pillow, acorn", COUSINS[::-1], 1),
+    ("acorn，pillow，stapler，thimble", COUSINS, 1),
+    ("acorn, pillow, stapler, and thimble", COUSINS, 1),
+    ("['acorn', 'pillow', 'stapler', 'thimble']", COUSINS, 1),
+    ("acorn\npillow\nstapler\nthimble", COUSINS, 1),
+    ("acorn, pillow, stapler", COUSINS[:3], 0),
+    ("acorn, pillow, stapler, thimble, sponge", [*COUSINS, "sponge"], 0),
+    ("acorn, pillow, stapler, thimble, acorn", [*COUSINS, "acorn"], 0),
+    ("sunflower seed", ["sunflower seed"], 0),
+    ("acorn, pillow or stapler, thimble", HEDGE, 0),
+]
+
+
+@pytest.mark.parametrize(("response", "meaning", "verdict"), JUDGED)
+def test_judged_table(response, meaning, verdict):
+    row = rows()[0]
+    truth = solve(row["question"]).split(", ")
+    assert (meaning is not HEDGE and sorted(meaning) == truth) == bool(verdict)
+    assert verify(puzzle_from_info(row["info"]), f"\\boxed{{{response}}}") == verdict
