@@ -418,7 +418,7 @@ def resolve_prompt(
     if isinstance(value, str) and value.strip().lower() == OFFICIAL:
         return load_published_prompt(
             official,
-            what=f"{argument} prompt",
+            what=argument,
             required=required,
             instead=f"pass the template text as {argument}",
         )
@@ -427,7 +427,7 @@ def resolve_prompt(
     ):
         return load_published_prompt(
             value,
-            what=f"{argument} prompt",
+            what=argument,
             required=required,
             instead=f"pass the template text as {argument}",
         )
