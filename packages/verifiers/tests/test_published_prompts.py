@@ -202,6 +202,20 @@ def test_installed_package_attribute(tmp_path, monkeypatch):
         vf.load_published_prompt({"package": "fake_bench.broken", "name": "X"})
 
 
+def test_file_url_is_read_fresh_not_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("VF_PROMPT_CACHE", str(tmp_path / "cache"))
+    local = tmp_path / "prompts.py"
+    local.write_text('P = "one"\n')
+    spec = {"url": local.as_uri(), "name": "P"}
+    assert vf.load_published_prompt(spec) == "one"
+    local.write_text('P = "two"\n')
+    assert vf.load_published_prompt(spec) == "two"
+    assert not (tmp_path / "cache").exists()
+    local.unlink()
+    with pytest.raises(vf.ConfigError, match="cannot read it"):
+        vf.load_published_prompt(spec)
+
+
 def test_dataset_field(tmp_path, monkeypatch):
     monkeypatch.setenv("VF_PROMPT_CACHE", str(tmp_path / "cache"))
     rows = tmp_path / "fewshot.jsonl"

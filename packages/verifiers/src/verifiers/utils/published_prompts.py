@@ -14,7 +14,7 @@ the official one is published; `load_published_prompt` fetches it when asked:
 * ``PromptSource(dataset=..., field=...)``: a field of one row of a Hugging Face dataset (or
   of a local dataset file or folder).
 
-What a URL or dataset source gave is kept in an on-disk cache (``$VF_PROMPT_CACHE``, else
+What an http(s) URL or a dataset source gave is kept in an on-disk cache (``$VF_PROMPT_CACHE``, else
 ``$XDG_CACHE_HOME/verifiers/published_prompts``, else ``~/.cache/...``), so a later offline
 run reuses it; pin URLs to a commit so the cached text cannot go stale. When no source can be
 read, the error says why for each one and what to do instead (install the package, allow
@@ -312,6 +312,8 @@ def _read_dataset(src: PromptSource) -> str:
 
 
 def _cached(src: PromptSource, refresh: bool, timeout: float) -> str:
+    if src.url and urlparse(src.url).scheme == "file":
+        return _read_url(src, timeout)  # a local file is always at hand: never a stale copy
     path = prompt_cache_dir() / f"{src.cache_key()}.json"
     if not refresh and path.is_file():
         try:
