@@ -105,11 +105,16 @@ def numbered(text: str, first: int, last: int) -> str:
 class MiniSweAgentPlusEnv(vf.SandboxEnv):
     """Repository bug fixing with `execute_bash` and `edit_via_str_replace` in a sandbox.
 
+    Image tasks are graded in a fresh sandbox from the image (`fresh_grading_sandbox`; False
+    runs the tests in the agent's own sandbox, as upstream, for comparison).
+
     Reward `solved` (weight 1): 1.0 when the agent submitted and every graded hidden test
     passes (SWE-bench FAIL_TO_PASS + PASS_TO_PASS, or an exact R2E-Gym expected output), else
     0.0. Zero-weight metrics: `did_submit`, `command_timeout_count`, `format_error_count`,
     `protected_files_changed`, `graded_tests_passing`.
     """
+
+    fresh_grading_sandbox = True
 
     def __init__(
         self,
@@ -476,7 +481,11 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
             withheld = self._withheld.get(state["sandbox_id"])
             if withheld is None:
                 raise SandboxError("this rollout's sandbox has been released")
-            state["grading"] = await images.grade(box, task, withheld, self.test_timeout)
+            if not self.fresh_grading_sandbox:
+                state["grading"] = await images.grade(box, None, task, withheld, self.test_timeout)
+                return state["grading"]
+            async with await self.provider.create(images.image_spec(self.spec, task)) as fresh:
+                state["grading"] = await images.grade(box, fresh, task, withheld, self.test_timeout)
             return state["grading"]
         try:
             agent_files = await box.read_dir(REPO)

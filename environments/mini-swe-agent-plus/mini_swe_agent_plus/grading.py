@@ -49,12 +49,12 @@ def is_protected(path: str) -> bool:
     return any(p in TEST_DIRS for p in parts[:-1])
 
 
-def _is_junk(path: str) -> bool:
+def is_junk(path: str) -> bool:
     parts = path.split("/")
     return any(p in JUNK_PARTS for p in parts) or path.endswith((".pyc", ".pyo"))
 
 
-def _shadows_runner(path: str) -> bool:
+def shadows_runner(path: str) -> bool:
     head = path.split("/")[0]
     return posixpath.splitext(head)[0] in RUNNER_MODULES
 
@@ -75,13 +75,13 @@ def grading_tree(
     changed: list[str] = []
     dropped: list[str] = []
     for path, content in agent.items():
-        if _is_junk(path):
+        if is_junk(path):
             continue
         if is_protected(path):
             if original.get(path, None) is None or original[path].encode() != content:
                 changed.append(path)
             continue
-        if path not in original and _shadows_runner(path):
+        if path not in original and shadows_runner(path):
             dropped.append(path)
             continue
         files[path] = content

@@ -1,8 +1,10 @@
 """Image tasks: the repository is a per-instance container image (R2E-Gym, SWE-bench style)
-with the code at /testbed. The sandbox is created from the image (`verifiers.sandbox`'s image
-provider) and set up as upstream does; the image's own hidden tests are taken out of the
-sandbox while the agent works and put back, pristine, to be run by the image's own runner
-once it has submitted.
+with the code at /testbed. The agent's sandbox is created from the image (`verifiers.sandbox`'s
+image provider) and set up as upstream does, with the image's hidden tests taken out while the
+agent works. Grading runs in a fresh sandbox from the same image (the same setup, the hidden
+tests, venv and test runner as the image has them), into which the source files the agent
+wrote under /testbed are copied, test and configuration files excepted: nothing else the agent
+did (to the venv, to pytest, to conftest.py) reaches the run.
 
 * R2E-Gym (`expected_output_json`): the repository's venv is linked into root's home
   (`~/.venv`, `~/.local/bin`), bytecode is removed from /testbed and /r2e_tests, and
@@ -22,7 +24,13 @@ import dataclasses
 import time
 from typing import Any
 
-from mini_swe_agent_plus.grading import CONFIG_NAMES, RUNNER_MODULES, decide, parse_pytest_summary
+from mini_swe_agent_plus.grading import (
+    decide,
+    is_junk,
+    is_protected,
+    parse_pytest_summary,
+    shadows_runner,
+)
 from mini_swe_agent_plus.tasks import SWETask
 from verifiers.errors import SandboxError
 from verifiers.sandbox.base import RuntimeSpec, Sandbox, SandboxSpec
@@ -56,15 +64,12 @@ mkdir -p /root
 if [ -d /opt/miniconda3/envs/testbed ]; then ln -sfn /opt/miniconda3/envs/testbed /root/.venv; fi
 """
 SETUP_TIMEOUT = 600.0
-# Files that change how pytest or the interpreter behave (conftest.py, pytest.ini, ...,
-# sitecustomize.py, *.pth) anywhere in the image, and modules in /testbed that would stand in
-# for the test runner (`python -m pytest` runs with /testbed on sys.path): recorded after the
-# setup, and at grading restored (changed or deleted ones) or removed (new ones).
-_NAMES = " -o ".join(f"-name '{n}'" for n in [*sorted(CONFIG_NAMES), "*.pth"])
-_SHADOWS = " ".join(f"/testbed/{m} /testbed/{m}.py" for m in sorted(RUNNER_MODULES))
-GUARD_LIST = (
-    f"find / -xdev \\( {_NAMES} \\) ! -type d -print 2>/dev/null; "
-    f"ls -d {_SHADOWS} 2>/dev/null; true"
+MAX_CHANGED_BYTES = 64 * 1024 * 1024
+# The agent's files under /testbed written since the setup (the venv and the test link aside).
+# An mtime set back only hides the agent's own change from grading, so it cannot help it.
+CHANGED = (
+    "find /testbed \\( -path /testbed/.venv -o -path /testbed/r2e_tests \\) -prune -o "
+    "-type f -newermt @{since} -print"
 )
 
 
@@ -90,91 +95,107 @@ async def _run(box: Sandbox, script: str, what: str, task: SWETask) -> None:
         )
 
 
-async def _guarded(box: Sandbox) -> list[str]:
-    r = await box.exec(GUARD_LIST, timeout=SETUP_TIMEOUT)
-    if r.truncated:
-        raise SandboxError("the list of configuration files in the image is too long")
-    return sorted({p for p in r.stdout.splitlines() if p.startswith("/")})
-
-
-async def _record_guarded(box: Sandbox) -> dict[str, bytes | None]:
-    out: dict[str, bytes | None] = {}
-    for path in await _guarded(box):
-        try:
-            out[path] = await box.read_file(path)
-        except OSError:  # a link to a directory, or a runner-named package: left as it is
-            out[path] = None
-    return out
-
-
-async def restore_guarded(box: Sandbox, pristine: dict[str, bytes | None]) -> list[str]:
-    """Put the recorded configuration files back as they were and remove new ones; returns
-    the paths the agent had changed, deleted or added."""
-    touched = [p for p in await _guarded(box) if p not in pristine]
-    if touched:
-        await box.exec(["rm", "-rf", "--", *touched], timeout=SETUP_TIMEOUT)
-    for path, data in pristine.items():
-        if data is None:
-            continue
-        try:
-            same = await box.read_file(path) == data
-        except OSError:
-            same = False
-        if not same:
-            await box.exec(["rm", "-rf", "--", path], timeout=60)  # (a link or directory now)
-            await box.write_file(path, data)
-            touched.append(path)
-    return sorted(touched)
+async def setup(box: Sandbox, task: SWETask) -> None:
+    """Upstream's setup steps for the task's form."""
+    if task.image_kind == "r2e":
+        await _run(box, R2E_SETUP, "the R2E-Gym setup", task)
+    else:
+        await _run(box, SWEBENCH_SETUP, "the SWE-bench setup", task)
 
 
 async def prepare(box: Sandbox, task: SWETask) -> dict[str, Any]:
-    """Set the sandbox up as upstream does, record its configuration files and take the
-    hidden tests out; returns what grading needs back."""
-    withheld = await _prepare(box, task)
-    withheld["config"] = await _record_guarded(box)
+    """Set the agent's sandbox up, take the hidden tests out (kept here, for grading in
+    place), and note the time after which the agent's changes are what grading carries over."""
+    await setup(box, task)
+    try:
+        if task.image_kind == "r2e":
+            withheld = {
+                "tests": await box.read_dir("/r2e_tests"),
+                "runner": await box.read_file(f"{IMAGE_REPO}/run_tests.sh"),
+            }
+            hide = "rm -rf /r2e_tests /testbed/r2e_tests"
+        else:
+            withheld = {"runner": await box.read_file("/run_tests.sh")}
+            hide = "rm -f /run_tests.sh"
+    except OSError as e:
+        where = (
+            "/r2e_tests or /testbed/run_tests.sh" if task.image_kind == "r2e" else "/run_tests.sh"
+        )
+        raise SandboxError(
+            f"{task.instance_id}: image {task.docker_image} lacks {where} ({e})"
+        ) from e
+    await _run(box, hide, "withholding the hidden tests", task)
+    r = await box.exec(["date", "+%s.%N"], timeout=30)
+    if r.exit_code != 0 or not r.stdout.strip():
+        raise SandboxError(f"image {task.docker_image}: `date` failed: {r.stderr[-300:]}")
+    withheld["since"] = r.stdout.strip()
     return withheld
 
 
-async def _prepare(box: Sandbox, task: SWETask) -> dict[str, Any]:
-    if task.image_kind == "r2e":
-        await _run(box, R2E_SETUP, "the R2E-Gym setup", task)
+async def agent_changes(box: Sandbox, since: str) -> tuple[dict[str, bytes], list[str], str]:
+    """(source files the agent wrote under /testbed, by relative path; the test and
+    configuration files it wrote, which are left out; why nothing can be taken, or "")."""
+    r = await box.exec(CHANGED.format(since=since), timeout=SETUP_TIMEOUT)
+    if r.truncated:
+        return {}, [], "the agent wrote too many files to grade"
+    files: dict[str, bytes] = {}
+    protected: list[str] = []
+    total = 0
+    for path in sorted(set(r.stdout.splitlines())):
+        rel = path.removeprefix(f"{IMAGE_REPO}/")
+        if rel == path or not rel or is_junk(rel):
+            continue
+        if is_protected(rel) or shadows_runner(rel):
+            protected.append(rel)
+            continue
         try:
-            tests = await box.read_dir("/r2e_tests")
-            runner = await box.read_file(f"{IMAGE_REPO}/run_tests.sh")
-        except OSError as e:
-            raise SandboxError(
-                f"{task.instance_id}: image {task.docker_image} lacks /r2e_tests or "
-                f"/testbed/run_tests.sh ({e})"
-            ) from e
-        await _run(box, "rm -rf /r2e_tests /testbed/r2e_tests", "withholding the tests", task)
-        return {"tests": tests, "runner": runner}
-    await _run(box, SWEBENCH_SETUP, "the SWE-bench setup", task)
-    try:
-        runner = await box.read_file("/run_tests.sh")
-    except OSError as e:
-        raise SandboxError(
-            f"{task.instance_id}: image {task.docker_image} lacks /run_tests.sh ({e})"
-        ) from e
-    await _run(box, "rm -f /run_tests.sh", "withholding the test runner", task)
-    return {"runner": runner}
+            data = await box.read_file(path)
+        except OSError:
+            continue  # gone (or unreadable) by now
+        total += len(data)
+        if total > MAX_CHANGED_BYTES:
+            return {}, protected, "the agent's changed files exceed 64 MiB"
+        files[rel] = data
+    return files, protected, ""
 
 
 async def grade(
-    box: Sandbox, task: SWETask, withheld: dict[str, Any], test_timeout: float
+    box: Sandbox,
+    fresh: Sandbox | None,
+    task: SWETask,
+    withheld: dict[str, Any],
+    test_timeout: float,
 ) -> dict[str, Any]:
-    """Restore the configuration, put the pristine tests back, run the image's runner, and
-    decide from its summary."""
-    changed = await restore_guarded(box, withheld["config"])
-    if task.image_kind == "r2e":
-        await _run(box, "rm -rf /r2e_tests /testbed/r2e_tests", "clearing the test paths", task)
-        await box.write_dir("/r2e_tests", withheld["tests"])
-        await box.write_file(f"{IMAGE_REPO}/run_tests.sh", withheld["runner"], mode=0o755)
-        command = "ln -s /r2e_tests r2e_tests && /bin/bash run_tests.sh 2>&1"
+    """Run the image's runner and decide from its pytest summary: in `fresh` (a new sandbox
+    from the image, with the agent's source files copied in), or, with `fresh=None`, in the
+    agent's own sandbox with the hidden tests put back (upstream's way; for comparison)."""
+    files, protected, refused = await agent_changes(box, withheld["since"])
+    record: dict[str, Any] = {
+        "image": task.docker_image,
+        "image_digest": getattr(getattr(box, "image", None), "digest", None),
+        "protected_changed": protected,
+        "copied": sorted(files),
+    }
+    if refused:
+        return {**record, "solved": False, "reason": refused}
+    if fresh is not None:
+        await setup(fresh, task)
+        if files:
+            await fresh.write_dir(IMAGE_REPO, files)
+        target = fresh
     else:
-        await box.write_file("/run_tests.sh", withheld["runner"], mode=0o755)
+        if task.image_kind == "r2e":
+            await box.write_dir("/r2e_tests", withheld["tests"])
+            await box.write_file(f"{IMAGE_REPO}/run_tests.sh", withheld["runner"], mode=0o755)
+        else:
+            await box.write_file("/run_tests.sh", withheld["runner"], mode=0o755)
+        target = box
+    if task.image_kind == "r2e":
+        command = "rm -rf r2e_tests && ln -s /r2e_tests r2e_tests && /bin/bash run_tests.sh 2>&1"
+    else:
         command = "/run_tests.sh 2>&1"
     t0 = time.perf_counter()
-    r = await box.exec(command, timeout=test_timeout, cwd=IMAGE_REPO)
+    r = await target.exec(command, timeout=test_timeout, cwd=IMAGE_REPO)
     log = r.stdout + r.stderr
     results = {} if r.timed_out else parse_pytest_summary(log)
     verdict = decide(task, results)
@@ -187,14 +208,13 @@ async def grade(
     else:
         reason = verdict.reason
     return {
+        **record,
         "solved": verdict.solved and not r.timed_out and r.exit_code <= 1,
         "reason": reason,
         "statuses": verdict.statuses,
         "exit_code": r.exit_code,
         "timed_out": r.timed_out,
         "duration": time.perf_counter() - t0,
-        "protected_changed": changed,
-        "image": task.docker_image,
-        "image_digest": getattr(getattr(box, "image", None), "digest", None),
+        "fresh_sandbox": fresh is not None,
         "log_tail": log[-4000:],
     }

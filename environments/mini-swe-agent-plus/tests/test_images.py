@@ -30,7 +30,7 @@ pytestmark = pytest.mark.skipif(
     ImageProvider.unavailable_reason() is not None,
     reason=str(ImageProvider.unavailable_reason()),
 )
-PROGRAMS = ["bash", "cat", "ls", "ln", "mkdir", "rm", "find", "chmod", "env", "sleep"]
+PROGRAMS = ["bash", "cat", "ls", "ln", "mkdir", "rm", "find", "chmod", "env", "sleep", "date"]
 PYVER = f"python{sys.version_info.major}.{sys.version_info.minor}"
 CALC = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
 HIDDEN = (
@@ -219,24 +219,22 @@ def test_image_rows_run_end_to_end(registry, provider):
         assert "No such file" in text and "/testbed\n/root" in text, text
         assert gold["grading"]["image"].endswith("/calc:v1")
         assert gold["grading"]["image_digest"].startswith("sha256:")
+        assert gold["grading"]["copied"] == ["calc.py"]  # the fix, nothing else
     assert recs["r2e-gold"]["grading"]["statuses"] == {"test_add": "PASSED", "test_sub": "PASSED"}
     for kind in ("r2e", "swe"):  # the agent's conftest.py is removed before the run
         cheat = recs[f"{kind}-cheat"]
         assert cheat["reward"] == 0.0, cheat["grading"]["reason"]
-        assert cheat["grading"]["protected_changed"] == ["/testbed/conftest.py"]
+        assert cheat["grading"]["protected_changed"] == ["conftest.py"]
+        assert cheat["grading"]["fresh_sandbox"] is True
         assert cheat["metrics"]["protected_files_changed"] == 1.0
 
 
-def test_the_cheat_works_without_the_restore(registry, provider, monkeypatch):
-    """Control: the same conftest.py does turn the failing test into a pass when the
-    configuration is not restored (so the test above can fail)."""
-
-    async def keep(box, pristine):
-        return []
-
-    monkeypatch.setattr(images, "restore_guarded", keep)
+def test_the_cheat_works_when_graded_in_the_agents_sandbox(registry, provider):
+    """Control: the same conftest.py turns the failing test into a pass when the tests run in
+    the agent's own sandbox, as upstream's do (so the test above can fail)."""
     image = f"{registry.host}/r2e/calc:v1"
     env = load_environment(source=[row(image, "cheat", "r2e")], max_turns=4, provider=provider)
+    env.fresh_grading_sandbox = False
     rec = asyncio.run(evaluate(env))["r2e-cheat"]
     assert rec["reward"] == 1.0, rec["grading"]["reason"]
 
