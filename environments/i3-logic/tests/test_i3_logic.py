@@ -14,7 +14,6 @@ import i3_logic
 import orjson
 import pytest
 from i3_logic import (
-    FAMILIES,
     LogicParser,
     Puzzle,
     generate,
@@ -283,7 +282,7 @@ def test_same_seed_same_puzzles_different_seed_different():
     a = generate_rows(None, 3, "mixed", seed=5)
     assert a == generate_rows(None, 3, "mixed", seed=5)
     b = generate_rows(None, 3, "mixed", seed=6)
-    for family in FAMILIES:
+    for family in i3_logic.GENERATED:
         qa = [r["question"] for r in a if json.loads(r["info"])["task"] == family]
         qb = [r["question"] for r in b if json.loads(r["info"])["task"] == family]
         assert len(qa) == 3 and qa != qb, family
@@ -404,16 +403,16 @@ def test_unverifiable_rows_can_be_skipped_instead(caplog):
 
 
 def test_unknown_tasks_are_skipped_with_a_warning(caplog):
-    zebra = {
-        "question": "Who owns the zebra?",
-        "info": json.dumps({"task": "zebra_puzzle", "game_data_str": "{}"}),
+    unknown = {
+        "question": "Which way does the river run?",
+        "info": json.dumps({"task": "river_crossing", "game_data_str": "{}"}),
     }
     with caplog.at_level(logging.WARNING, logger="i3_logic"):
-        env = load_environment(source=[zebra, row(), zebra])
+        env = load_environment(source=[unknown, row(), unknown])
     assert len(env.dataset) == 1
-    assert "zebra_puzzle (2)" in caplog.text
+    assert "river_crossing (2)" in caplog.text
     with pytest.raises(vf.ConfigError, match="no rows left"):
-        load_environment(source=[zebra])
+        load_environment(source=[unknown])
 
 
 def test_in_memory_rows_with_dict_info_and_a_local_file(tmp_path):
