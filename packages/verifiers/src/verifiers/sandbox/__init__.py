@@ -1,5 +1,6 @@
 """Isolated code execution: one async interface (`Provider` -> `Sandbox`), a local bubblewrap
-provider with cgroup limits, a gVisor tier, a weaker process tier, a warm pool, and the stdlib
+provider with cgroup limits, an image provider (container images pulled over the registry
+API as the root), a gVisor tier, a weaker process tier, a warm pool, and the stdlib
 agent that serves commands inside every one of them. `TIERS` lists the tiers and what each
 promises (docs/sandboxes.md, "The isolation contract")."""
 
