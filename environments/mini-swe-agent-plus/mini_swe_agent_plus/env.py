@@ -4,6 +4,7 @@ the hidden tests decide the reward after it submits."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import posixpath
 import re
 import time
@@ -161,6 +162,9 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
             environment_vars=env_vars,
             **kwargs,
         )
+        # file rows run on the local runtime: the classic request's default image
+        # (python:3.11-slim) must not be pulled by an image-capable provider
+        self.spec = dataclasses.replace(self.spec, image=None)
         self.remove_tool("bash")
         self.add_tool(self.execute_bash, args_to_skip=["state"])
         self.add_tool(self.edit_via_str_replace, args_to_skip=["state"])

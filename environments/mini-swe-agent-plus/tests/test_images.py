@@ -239,6 +239,28 @@ def test_the_cheat_works_when_graded_in_the_agents_sandbox(registry, provider):
     assert rec["reward"] == 1.0, rec["grading"]["reason"]
 
 
+SAMPLE = Path(__file__).resolve().parent.parent / "mini_swe_agent_plus" / "data" / "sample.jsonl"
+
+
+def test_rows_given_as_files_run_on_the_image_provider_too(registry, provider):
+    """A dataset mixing both kinds: the file row runs on the image provider's plain layout
+    (the pytest runtime mounted as on the bwrap tier) next to an image row."""
+    sample = json.loads(SAMPLE.read_text().splitlines()[0])
+    SCRIPTS["file-gold"] = [
+        *(call("edit_via_str_replace", **e) for e in sample["gold_edits"]),
+        SUBMIT,
+    ]
+    file_row = {
+        **sample,
+        "problem_statement": "SCENARIO<file-gold>\n" + sample["problem_statement"],
+    }
+    rows = [file_row, row(f"{registry.host}/r2e/calc:v1", "gold", "r2e")]
+    env = load_environment(source=rows, max_turns=6, command_timeout=30, provider=provider)
+    recs = asyncio.run(evaluate(env))
+    assert recs[sample["instance_id"]]["reward"] == 1.0, recs[sample["instance_id"]]["grading"]
+    assert recs["r2e-gold"]["reward"] == 1.0
+
+
 def test_unpullable_image_is_an_infra_error_naming_image_and_registry(provider):
     host = f"127.0.0.1:{closed_port()}"
     env = load_environment(source=[row(f"{host}/r2e/gone:v1", "gold", "r2e")], provider=provider)
