@@ -26,6 +26,7 @@ __all__ = [
     "DEFAULT_DIFFICULTY_KEY",
     "INSTRUCTION_PROMPT",
     "JUDGE_PROMPT",
+    "OFFICIAL_INSTRUCTION",
     "HybridMathRubric",
     "answer_parser",
     "load_environment",
@@ -35,9 +36,16 @@ __all__ = [
 
 DATASET_NAME = "PrimeIntellect/INTELLECT-3-RL"
 DEFAULT_DIFFICULTY_KEY = "avg@8_qwen3_4b_thinking_2507"
+#: The instruction put before each problem, in our words; upstream's own line (the INTELLECT-3
+#: prompt) is loaded at run time with ``instruction_prompt="official"`` (`OFFICIAL_INSTRUCTION`).
 INSTRUCTION_PROMPT = (
-    "Solve the following math problem. Explain your reasoning and put the final answer in "
-    "\\boxed{}."
+    "Work out the math problem below step by step, then give the final answer inside \\boxed{}."
+)
+#: Where upstream's instruction is published: the INTELLECT-3 version of the environment.
+OFFICIAL_INSTRUCTION = vf.PromptSource(
+    url="https://raw.githubusercontent.com/PrimeIntellect-ai/research-environments/"
+    "b9cb04acef3b5608a0e05883af7f329c0c69dbaa/environments/i3_math/i3_math.py",
+    name="INSTRUCTION_PROMPT",
 )
 SAMPLE = Path(__file__).parent / "data" / "sample.jsonl"
 
@@ -91,7 +99,7 @@ def load_environment(
     min_avg_reward: float = 0.0,
     max_avg_reward: float = 1.0,
     keep_unrated: bool = False,
-    instruction_prompt: str = INSTRUCTION_PROMPT,
+    instruction_prompt: Any = None,
     system_prompt: str | None = None,
     max_answer_chars: int = 500,
     require_think_close: bool = False,
@@ -119,7 +127,9 @@ def load_environment(
             The default [0, 1] filters nothing. Asking for a narrower range on a dataset without
             ``difficulty_key`` is an error.
         keep_unrated: with a filter active, keep rows whose pass rate is empty (default: drop).
-        instruction_prompt: put before each problem (then a blank line).
+        instruction_prompt: put before each problem (then a blank line). None: ours
+            (`INSTRUCTION_PROMPT`); ``"official"``: upstream's INTELLECT-3 line, loaded at
+            load time and cached on disk (`OFFICIAL_INSTRUCTION`); other text: used as is.
         system_prompt: an optional system message (none by default).
         max_answer_chars: a boxed answer longer than this scores 0 (not graded, not judged).
         require_think_close: a completion without ``</think>`` has no answer (use with chat
@@ -147,9 +157,15 @@ def load_environment(
         config=dataset_subset,
         required_columns=["question", "answer"],
     )
+    instruction = vf.resolve_prompt(
+        instruction_prompt,
+        INSTRUCTION_PROMPT,
+        [OFFICIAL_INSTRUCTION],
+        argument="instruction_prompt",
+    )
     dataset = prepare_dataset(
         dataset,
-        instruction_prompt=instruction_prompt,
+        instruction_prompt=instruction,
         difficulty_key=difficulty_key,
         min_avg_reward=min_avg_reward,
         max_avg_reward=max_avg_reward,

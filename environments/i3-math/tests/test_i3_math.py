@@ -7,6 +7,7 @@ import math
 import re
 import time
 
+import i3_math
 import pytest
 from i3_math import answer_parser, load_environment, parse_verdict, prepare_dataset
 
@@ -256,7 +257,8 @@ def test_difficulty_filter_inclusive_bounds_and_unrated_rows():
     sample = load_environment(source="sample", min_avg_reward=0.1, max_avg_reward=0.9)
     assert 0 < len(sample.dataset) < 17
     assert all(
-        0.1 <= json.loads(i)["avg_reward"] <= 0.9 and q.startswith("Solve the following math")
+        0.1 <= json.loads(i)["avg_reward"] <= 0.9
+        and q.startswith(i3_math.INSTRUCTION_PROMPT + "\n\n")
         for i, q in zip(sample.dataset["info"], sample.dataset["question"], strict=True)
     )
 

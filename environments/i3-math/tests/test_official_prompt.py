@@ -166,3 +166,29 @@ def test_own_template_and_misuse():
         load_environment(source="sample", judge_model="j", judge_prompt="Grade {answer}.")
     with pytest.raises(vf.ConfigError, match="judge_prompt needs judge_model"):
         load_environment(source="sample", judge_prompt="official")
+
+
+def test_official_instruction_is_upstreams_constant_loaded_at_run_time(tmp_path, monkeypatch):
+    """instruction_prompt="official": the INSTRUCTION_PROMPT constant of upstream's i3_math.py
+    (research-environments b9cb04a), read with ast from a file in that layout; None is ours."""
+    published = tmp_path / "i3_math.py"
+    published.write_text(
+        'import verifiers as vf\n\nINSTRUCTION_PROMPT = "PLACEHOLDER UPSTREAM LINE."\n'
+        "def load_environment(**kwargs):\n    raise SystemExit('never executed')\n"
+    )
+    source = i3_math.OFFICIAL_INSTRUCTION
+    assert source.name == "INSTRUCTION_PROMPT"
+    assert source.url.endswith(
+        "/b9cb04acef3b5608a0e05883af7f329c0c69dbaa/environments/i3_math/i3_math.py"
+    )
+    monkeypatch.setattr(
+        i3_math, "OFFICIAL_INSTRUCTION", dataclasses.replace(source, url=published.as_uri())
+    )
+    official = load_environment(source="sample", instruction_prompt="official")
+    ours = load_environment(source="sample")
+    assert official.dataset[0]["question"].startswith("PLACEHOLDER UPSTREAM LINE.\n\n")
+    assert ours.dataset[0]["question"].startswith(i3_math.INSTRUCTION_PROMPT + "\n\n")
+    problem = ours.dataset[0]["question"].removeprefix(i3_math.INSTRUCTION_PROMPT)
+    assert official.dataset[0]["question"].removeprefix("PLACEHOLDER UPSTREAM LINE.") == problem
+    own = load_environment(source="sample", instruction_prompt="Just solve it.")
+    assert own.dataset[0]["question"].startswith("Just solve it.\n\n")

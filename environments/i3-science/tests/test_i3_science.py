@@ -7,6 +7,7 @@ import math
 import re
 import time
 
+import i3_science
 import pytest
 from i3_science import check_answer, load_environment, parse_verdict
 from i3_science.answers import choice_letter
@@ -238,8 +239,7 @@ def test_sample_rows_and_prompt():
     assert len(env.dataset) == 16
     row = env.dataset[1]
     assert row["prompt"][-1]["content"].startswith(
-        "Solve the following problem. Make sure to put the answer (and only answer) inside "
-        "\\boxed{}.\n\nWhich organelle"
+        i3_science.INSTRUCTION_PROMPT + "\n\nWhich organelle"
     )
     assert json.loads(row["info"]) == {"domain": "biology", "source_row": 1, "avg_reward": 1.0}
     assert set(env.dataset["task"]) == {"i3-science"}

@@ -168,3 +168,23 @@ def test_own_template_and_misuse():
         load_environment(source="sample", judge_model="j", judge_prompt="Grade {answer}.")
     with pytest.raises(vf.ConfigError, match="judge_prompt needs judge_model"):
         load_environment(source="sample", judge_prompt="official")
+
+
+def test_official_instruction_is_upstreams_constant_loaded_at_run_time(tmp_path, monkeypatch):
+    """instruction_prompt="official": the INSTRUCTION_PROMPT constant of upstream's
+    i3_science.py (research-environments b9cb04a), read with ast; None is ours."""
+    published = tmp_path / "i3_science.py"
+    published.write_text('INSTRUCTION_PROMPT = "PLACEHOLDER UPSTREAM LINE."\nraise SystemExit\n')
+    source = i3_science.OFFICIAL_INSTRUCTION
+    assert source.name == "INSTRUCTION_PROMPT"
+    assert source.url.endswith(
+        "/b9cb04acef3b5608a0e05883af7f329c0c69dbaa/environments/i3_science/i3_science.py"
+    )
+    monkeypatch.setattr(
+        i3_science, "OFFICIAL_INSTRUCTION", dataclasses.replace(source, url=published.as_uri())
+    )
+    official = load_environment(source="sample", instruction_prompt="official")
+    ours = load_environment(source="sample")
+    problem = ours.dataset[0]["question"].removeprefix(i3_science.INSTRUCTION_PROMPT)
+    assert official.dataset[0]["question"] == "PLACEHOLDER UPSTREAM LINE." + problem
+    assert problem.startswith("\n\n")
