@@ -395,6 +395,9 @@ def test_images_and_gpus_that_cannot_run_locally_are_refused_at_load():
         supports_images = True
 
     SandboxEnv(dataset=rows("q"), docker_image="mkyacine/autodiff:latest", provider=RemoteLike())
+    # an image-capable provider still has no GPUs
+    with pytest.raises(vf.ConfigError, match="GPU"):
+        SandboxEnv(dataset=rows("q"), gpu_count=1, provider=RemoteLike())
 
 
 async def test_post_rollout_in_its_0_1_7_form_gets_the_conversation():

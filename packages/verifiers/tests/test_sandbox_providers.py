@@ -9,13 +9,14 @@ import pytest
 from verifiers.sandbox import TIERS, cgroups
 from verifiers.sandbox.base import MiB, SandboxDeadError, SandboxSpec
 from verifiers.sandbox.bwrap import BwrapProvider
+from verifiers.sandbox.image import ImageProvider
 from verifiers.sandbox.process import ProcessProvider
 from verifiers.sandbox.runsc import RunscProvider
 
 # every registered tier's provider (verifiers.sandbox.TIERS; test_sandbox_isolation.py checks
 # that no Provider of the package is missing there)
 PROVIDERS = list(dict.fromkeys(t.provider for t in TIERS))
-assert set(PROVIDERS) == {BwrapProvider, ProcessProvider, RunscProvider}
+assert set(PROVIDERS) == {BwrapProvider, ImageProvider, ProcessProvider, RunscProvider}
 SPEC = SandboxSpec(memory=128 * MiB, pids=64, disk=16 * MiB, output_limit=4096)
 
 
@@ -75,7 +76,7 @@ async def test_command_that_closes_its_output_before_exiting_keeps_its_exit_code
 
 PROJECT = str(Path(__file__).resolve().parents[3])
 ISOLATING = list(dict.fromkeys(t.provider for t in TIERS if t.promises.isolating))
-assert ISOLATING == [BwrapProvider, RunscProvider]  # the process tier does not isolate
+assert ISOLATING == [BwrapProvider, ImageProvider, RunscProvider]  # process does not isolate
 
 
 @pytest.mark.parametrize("cls", ISOLATING, ids=lambda cls: cls.__name__)

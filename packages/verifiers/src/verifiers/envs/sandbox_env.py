@@ -231,10 +231,10 @@ class SandboxEnv(StatefulToolEnv):
     def unsupported_reason(self, request: CreateSandboxRequest) -> str | None:
         """Why `request` cannot be served by this env's provider (None: it can). A provider
         that runs images says so with `supports_images = True`."""
+        if request.gpu_count:  # no local provider has GPUs, image-capable or not
+            return f"gpu_count={request.gpu_count}: local sandboxes have no GPUs"
         if getattr(self._provider, "supports_images", False):
             return None
-        if request.gpu_count:
-            return f"gpu_count={request.gpu_count}: local sandboxes have no GPUs"
         image = (request.docker_image or "").strip()
         if image and not _PYTHON_IMAGE.match(image) and not self.ignore_docker_image:
             return (
