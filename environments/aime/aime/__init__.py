@@ -17,6 +17,7 @@ from verifiers.errors import ConfigError
 
 __all__ = [
     "INSTRUCTION",
+    "OFFICIAL_INSTRUCTION",
     "YEARS",
     "load_aime2024",
     "load_aime2025",
@@ -27,7 +28,16 @@ __all__ = [
 logger = logging.getLogger("aime")
 
 DATA_DIR = Path(__file__).parent / "data"
-INSTRUCTION = "Please reason step by step, and put your final answer within \\boxed{}."
+#: The instruction after each problem, in our words. Upstream's own line (the INTELLECT-3
+#: evaluation prompt) is loaded at run time with ``instruction_prompt_post="official"``.
+INSTRUCTION = "Think the problem through step by step, then give the final answer inside \\boxed{}."
+#: Where upstream's line is published: the INTELLECT-3 version of its aime2025 environment
+#: (aime2024's holds the same constant).
+OFFICIAL_INSTRUCTION = vf.PromptSource(
+    url="https://raw.githubusercontent.com/PrimeIntellect-ai/research-environments/"
+    "b9cb04acef3b5608a0e05883af7f329c0c69dbaa/environments/aime2025/aime2025.py",
+    name="INSTRUCTION_PROMPT",
+)
 
 
 class _YearSource(NamedTuple):
@@ -179,8 +189,9 @@ def load_environment(
         math_verify_timeout: math-verify's per-operation time limit, in seconds.
         max_workers: size of the grading process pool (default: the SDK's choice).
         instruction_prompt_pre / instruction_prompt_post: text put before / after the problem
-            (the later upstream's names; the defaults give the INTELLECT-3 prompt, problem +
-            newline + instruction).
+            (the later upstream's names; default: problem + newline + our instruction).
+            ``instruction_prompt_post="official"``: a newline + upstream's INTELLECT-3 line,
+            loaded at load time and cached on disk (`OFFICIAL_INSTRUCTION`).
         sampling_args: default sampling arguments of the environment.
     """
     for name, text in (
@@ -189,6 +200,10 @@ def load_environment(
     ):
         if not isinstance(text, str):
             raise ConfigError(f"{name} must be a string, got {text!r}")
+    if instruction_prompt_post.strip().lower() == "official":
+        instruction_prompt_post = "\n" + vf.resolve_prompt(
+            "official", INSTRUCTION, [OFFICIAL_INSTRUCTION], argument="instruction_prompt_post"
+        )
     years = _parse_years(year)
     custom = source not in ("auto", "hub", "sample")
     if custom and len(years) > 1:

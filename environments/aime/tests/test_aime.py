@@ -218,6 +218,27 @@ def test_instruction_prompt_pre_and_post():
     assert default.endswith("\n" + aime.INSTRUCTION)
 
 
+def test_official_instruction_is_upstreams_line_loaded_at_run_time(tmp_path, monkeypatch):
+    """instruction_prompt_post="official": a newline + INSTRUCTION_PROMPT of upstream's
+    aime2025.py (research-environments b9cb04a), read with ast from a file in that layout."""
+    import dataclasses
+
+    published = tmp_path / "aime2025.py"
+    published.write_text('INSTRUCTION_PROMPT = "PLACEHOLDER UPSTREAM LINE."\nraise SystemExit\n')
+    source = aime.OFFICIAL_INSTRUCTION
+    assert source.name == "INSTRUCTION_PROMPT"
+    assert source.url.endswith(
+        "/b9cb04acef3b5608a0e05883af7f329c0c69dbaa/environments/aime2025/aime2025.py"
+    )
+    monkeypatch.setattr(
+        aime, "OFFICIAL_INSTRUCTION", dataclasses.replace(source, url=published.as_uri())
+    )
+    official = aime.load_environment(year=2024, source="sample", instruction_prompt_post="official")
+    ours = aime.load_environment(year=2024, source="sample")
+    problem = ours.dataset["question"][0].removesuffix("\n" + aime.INSTRUCTION)
+    assert official.dataset["question"][0] == problem + "\nPLACEHOLDER UPSTREAM LINE."
+
+
 def test_unknown_argument_is_a_clear_error():
     import verifiers as vf
 
