@@ -215,7 +215,8 @@ def judge_24(p: Puzzle, meaning: list[str]) -> bool:
 
 
 def judge_crypt(p: Puzzle, meaning: list[str]) -> bool:
-    words = re.findall(r"[A-Z]+", p.metadata["equation"])
+    words = p.metadata["letter_words"]
+    assert set(p.metadata["operators"]) == {"+"}  # the tables hold additions only
     if len(meaning) != len(words):
         return False
     mapping: dict[str, str] = {}
@@ -597,8 +598,8 @@ TABLE += (
     )
 )
 
-SEND = pz("cryptarithm", equation="SEND + MORE = MONEY")
-ABCD = pz("cryptarithm", equation="AB + CD = EF")
+SEND = pz("cryptarithm", letter_words=["SEND", "MORE", "MONEY"], operators=["+"])
+ABCD = pz("cryptarithm", letter_words=["AB", "CD", "EF"], operators=["+"])
 MONEY = ["9567", "1085", "10652"]
 TABLE += rows(
     SEND,
@@ -910,11 +911,11 @@ def _swap_first_difference(g: list[list[int]]) -> list[list[int]]:
 
 
 def _crypt_numbers(p: Puzzle) -> list[str]:
-    return re.findall(r"\d+", p.metadata["solution"])
+    return [str(n) for n in p.metadata["numbers"]]
 
 
 def _mapping(p: Puzzle, numbers: list[str], sep: str) -> str:
-    words = re.findall(r"[A-Z]+", p.metadata["equation"])
+    words = p.metadata["letter_words"]
     digit = dict(zip("".join(words), "".join(numbers), strict=True))
     return sep.join(f"{letter}={d}" for letter, d in sorted(digit.items()))
 

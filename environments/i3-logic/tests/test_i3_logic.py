@@ -95,8 +95,8 @@ WORDS = puzzle(
     front_letters="x",  # in none of the words: the usual order
     order=1,
 )
-SEND = puzzle("cryptarithm", equation="SEND + MORE = MONEY")
-ABCD = puzzle("cryptarithm", equation="AB + CD = EF")
+SEND = puzzle("cryptarithm", letter_words=["SEND", "MORE", "MONEY"], operators=["+"])
+ABCD = puzzle("cryptarithm", letter_words=["AB", "CD", "EF"], operators=["+"])
 # SynLogic's layout: "X" hidden, 0-based mine cells; (0, 0) is a mine, (2, 2) is then safe.
 MINES = puzzle(
     "minesweeper",
@@ -258,7 +258,7 @@ def test_answer_forms_documented_in_prompts():
     assert verify(pz, "The final answer is: A") == 1.0
     assert verify(pz, "\\boxed{B} no wait <answer>$\\boxed{A}$</answer>") == 1.0
     assert verify(pz, "<answer>\\boxed{A} or \\boxed{B}</answer>") == 0.0
-    crypt = puzzle("cryptarithm", equation="AB + CD = EF")
+    crypt = puzzle("cryptarithm", letter_words=["AB", "CD", "EF"], operators=["+"])
     assert verify(crypt, "So the answer is 18 + 25 = 43.") == 1.0
     assert verify(pz, "A") == 0.0  # prose without an answer block
     assert verify(pz, "It is A, I think") == 0.0
@@ -297,7 +297,7 @@ SIZE = {
     "dyck_language": lambda m: len(m["question_sequence"]),
     "boolean_expressions": lambda m: len(" ".join(m["expressions"]).split()),
     "word_sorting": lambda m: len(m["words"]),
-    "cryptarithm": lambda m: len(re.sub(r"[^A-Z]", "", m["equation"])),
+    "cryptarithm": lambda m: sum(map(len, m["letter_words"])),
     "minesweeper": lambda m: m["n"],
     "futoshiki": lambda m: m["grid_size"],
     "skyscraper_puzzle": lambda m: m["n"],
@@ -357,7 +357,8 @@ def test_difficulty_filter_and_family_filter_on_loaded_rows():
     assert 0 < len(easy.dataset) < all_rows
     assert all(r[i3_logic.DIFFICULTY_KEY] >= 0.6 for r in easy.dataset)
     only = load_environment(source="sample", families=["game_of_24"])
-    assert {json.loads(r["info"])["task"] for r in only.dataset} == {"game_of_24", "mathador"}
+    tasks = {json.loads(r["info"])["task"] for r in only.dataset}
+    assert tasks == {"game_of_24", "mathador", "game24"}  # tests/rows/game_of_24.jsonl
 
 
 def row(task="sudoku", **info_overrides):

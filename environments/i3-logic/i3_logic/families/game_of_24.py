@@ -1,26 +1,36 @@
 """Game of 24 (and its generalisation, SynLogic's ``mathador``): reach a target number.
 
-Use every given number exactly once with ``+ - * /`` and parentheses. Difficulty sets the size:
-level 1 is the classic four numbers (1-13) making 24; level 2 five numbers and a target up to
-200; level 3 six numbers (1-20) and a target up to 999. Every generated puzzle carries a
-solution found by the generator (level 1: exhaustive search; levels 2-3: the target is the value
-of a random expression over the numbers).
+Use every given number exactly once with the allowed operators (``+ - * /``) and parentheses.
+Difficulty sets the size: level 1 is the classic four numbers (1-13) making 24; level 2 five
+numbers and a target up to 200; level 3 six numbers (1-20) and a target up to 999. Every
+generated puzzle carries a solution found by the generator (level 1: exhaustive search; levels
+2-3: the target is the value of a random expression over the numbers).
+
+Metadata is SynLogic's Game-of-24 layout (upstream's ``mathador`` rows): ``numbers`` (sorted
+integers), ``result``, ``operators``, ``solutions``, ``candidates``, ``num_of_numbers``,
+``trace_id``; the row's ``answer`` may be empty. The SynLogic prompt asks for one expression in
+a final ```` ```python ```` block; that block is the answer unless the reply has ``<answer>``
+tags (this package's own prompts ask for those), else the common forms of
+:mod:`i3_logic.answers`.
 
 Verification never evaluates the answer as code (see :mod:`i3_logic.arith`) and compares the
-value with ``metadata["result"]`` exactly, so an expression with the right numbers but the wrong
+exact value with ``metadata["result"]``, so an expression with the right numbers but the wrong
 value scores 0 (the upstream SynLogic checker compared the result with itself).
 """
 
 from __future__ import annotations
 
 import random
+import re
+import uuid
 from fractions import Fraction
 from typing import Any
 
-from i3_logic.answers import answer_block
+from i3_logic.answers import answer_block, clean
 from i3_logic.arith import evaluate
 from i3_logic.puzzle import (
     ANSWER_INSTRUCTION,
+    MAX_ANSWER_CHARS,
     AnswerError,
     Puzzle,
     PuzzleDataError,
@@ -30,6 +40,10 @@ from i3_logic.puzzle import (
 NAME = "game_of_24"
 ALIASES = ("mathador", "game24")
 OPERATORS = ("+", "-", "*", "/")
+# SynLogic's generator also knows "%" (its operator table); the walker can do it exactly.
+KNOWN_OPERATORS = frozenset({*OPERATORS, "%"})
+_PYTHON_FENCE = re.compile(r"```python[ \t]*\n?(.*?)```", re.DOTALL | re.IGNORECASE)
+_ANSWER_TAG = re.compile(r"<answer>.*?</answer>", re.DOTALL | re.IGNORECASE)
 LEVELS = {1: (4, 13, None), 2: (5, 13, (10, 200)), 3: (6, 20, (50, 999))}
 
 
@@ -93,7 +107,7 @@ def _random_expression(rng: random.Random, numbers: list[int], lo: int, hi: int)
 def generate(rng: random.Random, difficulty: int) -> Puzzle:
     count, top, target_range = LEVELS[difficulty]
     while True:
-        numbers = [rng.randint(1, top) for _ in range(count)]
+        numbers = sorted(rng.randint(1, top) for _ in range(count))
         if target_range is None:
             target = 24
             solution = solve(numbers, target)
@@ -113,10 +127,13 @@ def generate(rng: random.Random, difficulty: int) -> Puzzle:
         f"{ANSWER_INSTRUCTION}"
     )
     metadata = {
+        "trace_id": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
         "numbers": numbers,
-        "result": target,
-        "operators": list(OPERATORS),
         "solutions": [solution],
+        "candidates": list(range(1, top + 1)),
+        "operators": list(OPERATORS),
+        "result": target,
+        "num_of_numbers": count,
     }
     return Puzzle(NAME, question, solution, difficulty, metadata)
 
@@ -125,25 +142,49 @@ def check(puzzle: Puzzle) -> None:
     numbers, result = require(puzzle.metadata, NAME, "numbers", "result")
     if not isinstance(numbers, list) or not numbers or any(type(n) is not int for n in numbers):
         raise PuzzleDataError(f"{NAME} metadata 'numbers' must be a non-empty list of integers")
-    if isinstance(result, bool) or not isinstance(result, int | float):
+    if any(n < 0 for n in numbers):
+        raise PuzzleDataError(f"{NAME} metadata 'numbers' must not be negative")
+    if isinstance(result, bool) or not isinstance(result, int | float) or result != result:
         raise PuzzleDataError(f"{NAME} metadata 'result' must be a number")
+    _operators(puzzle)
+
+
+def _operators(puzzle: Puzzle) -> frozenset[str]:
     ops = puzzle.metadata.get("operators", list(OPERATORS))
-    if not isinstance(ops, list) or not set(ops) <= set(OPERATORS):
-        raise PuzzleDataError(f"{NAME} metadata 'operators' must be a subset of + - * /")
+    if not isinstance(ops, list) or not ops or not set(ops) <= KNOWN_OPERATORS:
+        raise PuzzleDataError(f"{NAME} metadata 'operators' must be a subset of + - * / %")
+    return frozenset(ops)
+
+
+def asked_block(text: str) -> str:
+    """The answer block: the last ```` ```python ```` block (what the SynLogic prompt asks
+    for), unless the reply has ``<answer>`` tags, which are explicit and win; otherwise the
+    common forms (``answer_block``). ``AnswerError`` when there is none."""
+    if not _ANSWER_TAG.search(text):
+        fences = _PYTHON_FENCE.findall(text)
+        if fences:
+            block = fences[-1].strip()
+            if len(block) > MAX_ANSWER_CHARS:
+                raise AnswerError(f"answer longer than {MAX_ANSWER_CHARS} characters")
+            if not block:
+                raise AnswerError("empty python block")
+            return clean(block)
+    return answer_block(text)
 
 
 def verify(puzzle: Puzzle, text: str) -> float:
     meta: dict[str, Any] = puzzle.metadata
     target = Fraction(meta["result"])
+    allowed = _operators(puzzle)
     try:
         # "expr", "expr = 24", "24 = expr", "expr = 8 * 3 = 24": every side must equal the
         # target and one side must be the expression over exactly the given numbers.
-        sides = [evaluate(side) for side in answer_block(text).split("=") if side.strip()]
+        block = asked_block(text)
+        sides = [evaluate(side, operators=allowed) for side in block.split("=") if side.strip()]
     except AnswerError:
         return 0.0
     if not sides or any(side.value != target for side in sides):
         return 0.0
-    allowed = set(meta.get("operators", OPERATORS))
     numbers = sorted(meta["numbers"])
-    uses_numbers = (sorted(side.numbers) == numbers and side.operators <= allowed for side in sides)
+    uses_numbers = (sorted(side.numbers) == numbers for side in sides)
     return 1.0 if any(uses_numbers) else 0.0

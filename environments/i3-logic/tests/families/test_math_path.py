@@ -1,0 +1,139 @@
+"""math_path: every filling of each row's query judged by brute force; the template rule
+(parentheses kept), hedges, hostile input and broken rows."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import json
+import operator
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
+from i3_logic.families import math_path
+
+ROWS = [
+    json.loads(line)
+    for line in (Path(__file__).parents[1] / "rows" / "math_path.jsonl").read_text().splitlines()
+    if line.strip()
+]
+_AST = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Mod: operator.mod,
+}
+
+
+def value(expr: str) -> Fraction | None:
+    """Python's parser and exact fractions (Python's own % on them); None on a zero divisor."""
+
+    def walk(node: ast.AST) -> Fraction:
+        if isinstance(node, ast.Constant):
+            return Fraction(node.value)
+        if isinstance(node, ast.BinOp):
+            return _AST[type(node.op)](walk(node.left), walk(node.right))
+        raise ValueError(ast.dump(node))
+
+    try:
+        return walk(ast.parse(expr, mode="eval").body)
+    except ZeroDivisionError:
+        return None
+
+
+def fillings(query: str) -> dict[str, bool]:
+    """Every way to fill the ``?`` of ``query``'s left side, and whether it makes it true."""
+    left, right = (s.strip() for s in query.split("="))
+    holes = left.count("?")
+    out = {}
+    for digits in itertools.product("0123456789", repeat=holes):
+        it = iter(digits)
+        filled = "".join(next(it) if ch == "?" else ch for ch in left)
+        out[filled] = value(filled) == int(right)
+    return out
+
+
+@pytest.mark.parametrize("index", range(len(ROWS)))
+def test_rows_solvable_and_every_filling_judged(index):
+    row = ROWS[index]
+    pz = puzzle_from_info(row["info"])
+    query, ref = pz.metadata["query_expr"], pz.metadata["ref_expr"]
+    right = query.split("=")[1].strip()
+    table = fillings(query)
+    ref_left = "".join(ref.split("=")[0].split())
+    assert table[ref_left], "the reference filling must be right"
+    assert pz.answer == ref
+    for filled, ok in table.items():
+        assert verify(pz, f"Restored:\n[[{filled} = {right}]]") == float(ok), filled
+    for reply in row["_right"]:
+        assert verify(pz, reply) == 1.0, reply
+    for reply in row["_wrong"]:
+        assert verify(pz, reply) == 0.0, reply
+
+
+P = Puzzle(
+    "math_path", "q", "", 1, {"query_expr": "(?-3)*?+? = 30", "ref_expr": "(9 - 3)*4 + 6 = 30"}
+)
+
+
+@pytest.mark.parametrize(
+    ("reply", "score"),
+    [
+        ("[[(9 - 3)*4 + 6 = 30]]", 1.0),
+        ("[[(9 − 3)×4 + 6 = 30]]", 1.0),
+        ("[[(9-3)*4+6==30]]", 1.0),
+        ("<answer>(9 - 3)*4 + 6 = 30</answer>", 1.0),
+        ("<answer>[[(9 - 3)*4 + 6 = 30]]</answer>", 1.0),
+        ("\\boxed{(9 - 3)*4 + 6 = 30}", 1.0),
+        ("[[9 - 3*4 + 6 = 30]]", 0.0),  # parentheses dropped (upstream accepted the digit order)
+        ("[[9 - (3*4) + 6 = 30]]", 0.0),  # parentheses moved
+        ("[[(9 - 3)*4 + 6]]", 0.0),  # no right side
+        ("[[(9 - 3)*4 + 6 = 30 = 30]]", 0.0),
+        ("[[(9 - 3)*4 + 6 = 31]]", 0.0),  # the right side is given
+        ("[[(9 - 3)*14 + 6 = 30]]", 0.0),  # two digits for one ?
+        ("[[(٩ - 3)*4 + 6 = 30]]", 0.0),  # a non-ASCII digit
+        ("[[(3 - 3)*4 + 6 = 30]]", 0.0),
+        ("[[(3 - 3)*4 + 6 = 30]] or [[(9 - 3)*4 + 6 = 30]]", 0.0),  # hedge on one line
+        ("First guess [[(3 - 3)*4 + 6 = 30]].\nFinal:\n[[(9 - 3)*4 + 6 = 30]]", 1.0),
+        ("(9 - 3)*4 + 6 = 30", 0.0),  # no answer block
+        ("[[]]", 0.0),
+        ("[[" + "(" * 3000 + "]]", 0.0),
+        ("[[__import__('os') = 30]]", 0.0),
+    ],
+)
+def test_answer_forms(reply, score):
+    assert verify(P, reply) == score
+
+
+def test_division_and_modulo_by_zero_score_zero():
+    p = Puzzle("math_path", "q", "", 1, {"query_expr": "?/?+?%? = 1"})
+    assert verify(p, "[[1/1+0%1 = 1]]") == 1.0
+    assert verify(p, "[[1/0+1%1 = 1]]") == 0.0
+    assert verify(p, "[[1/1+1%0 = 1]]") == 0.0
+
+
+def test_modulo_is_pythons():
+    p = Puzzle("math_path", "q", "", 1, {"query_expr": "?-7%? = -1"})
+    # 1 - 7 % 3 = 1 - 1 = 0; 0 - 7 % 8 = -7; 6 - 7 % 1 = 6; 1 - 7 % 5 = -1
+    assert verify(p, "[[1-7%5 = -1]]") == 1.0
+    assert verify(p, "[[1-7%3 = -1]]") == 0.0
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        {},
+        {"query_expr": 12},
+        {"query_expr": "?+? = ?"},
+        {"query_expr": "?+? 3"},
+        {"query_expr": "1+2 = 3"},  # nothing hidden
+        {"query_expr": "?+x = 3"},
+        {"query_expr": "?+? = 3 = 3"},
+    ],
+)
+def test_check_rejects_broken_rows(metadata):
+    with pytest.raises(PuzzleDataError):
+        math_path.check(Puzzle("math_path", "q", "", 1, metadata))
