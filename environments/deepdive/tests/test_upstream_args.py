@@ -2,7 +2,6 @@
 with upstream's meaning and defaults; each one changes what is loaded or how it runs."""
 
 import inspect
-import json
 import logging
 from pathlib import Path
 
@@ -10,7 +9,7 @@ import deepdive as dd
 import pytest
 
 import verifiers as vf
-from verifiers.testing import ScriptedServer
+from verifiers.testing import ScriptedServer, write_hub_dataset
 from verifiers.testing.responders import Reply
 
 # name -> upstream default
@@ -114,16 +113,12 @@ def test_dataset_test_size_and_seed_split_the_rows():
 
 @pytest.fixture
 def local_hub(tmp_path: Path, monkeypatch) -> Path:
-    """A dataset folder with two splits, loaded by `datasets` like a hub repo."""
-    for split in ("qa_rl", "qa_sft"):
-        row = {"id": 1, "question": f"{split} question?", "answer": "x"}
-        (tmp_path / f"{split}.jsonl").write_text(json.dumps(row) + "\n")
-    files = "".join(f"  - split: {s}\n    path: {s}.jsonl\n" for s in ("qa_rl", "qa_sft"))
-    (tmp_path / "README.md").write_text(
-        f"---\nconfigs:\n- config_name: default\n  data_files:\n{files}---\n"
-    )
+    """Two splits of the default config, read by `datasets` like a hub repository."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    return tmp_path
+    return write_hub_dataset(
+        tmp_path / "hub",
+        {s: [{"id": 1, "question": f"{s} question?", "answer": "x"}] for s in ("qa_rl", "qa_sft")},
+    )
 
 
 def test_dataset_name_and_split_pick_the_rows(local_hub):

@@ -10,6 +10,7 @@ from i3_code import SAMPLE, load_environment
 
 import verifiers as vf
 from verifiers.sandbox.process import ProcessProvider
+from verifiers.testing import write_hub_dataset
 
 # name -> upstream default
 UPSTREAM = {
@@ -95,22 +96,17 @@ def test_docker_image_needs_a_provider_that_runs_images(monkeypatch):
 
 @pytest.fixture
 def local_hub(tmp_path: Path, monkeypatch) -> Path:
-    """A dataset folder with two configs and two splits, loaded by `datasets` like a hub repo."""
+    """Two configs with two splits each, read by `datasets` like a hub repository."""
     row = json.loads(SAMPLE.read_text().splitlines()[0])
-    for config in ("code", "other"):
-        (tmp_path / config).mkdir()
-        for split in ("train", "test"):
-            marked = dict(row, question=f"{config}-{split} problem")
-            (tmp_path / config / f"{split}.jsonl").write_text(json.dumps(marked) + "\n")
-    configs = "".join(
-        f"- config_name: {c}\n  data_files:\n"
-        f"  - split: train\n    path: {c}/train.jsonl\n"
-        f"  - split: test\n    path: {c}/test.jsonl\n"
-        for c in ("code", "other")
-    )
-    (tmp_path / "README.md").write_text(f"---\nconfigs:\n{configs}---\n")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    return tmp_path
+    return write_hub_dataset(
+        tmp_path / "hub",
+        {
+            (c, s): [dict(row, question=f"{c}-{s} problem")]
+            for c in ("code", "other")
+            for s in ("train", "test")
+        },
+    )
 
 
 def test_dataset_name_subset_split_pick_the_rows(local_hub):

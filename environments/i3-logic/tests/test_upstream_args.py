@@ -9,6 +9,7 @@ import pytest
 from i3_logic import SAMPLE, load_environment
 
 import verifiers as vf
+from verifiers.testing import write_hub_dataset
 
 # name -> upstream default
 UPSTREAM = {
@@ -21,11 +22,15 @@ UPSTREAM = {
     "max_avg_reward": 1.0,
     "tasks_to_skip": ["arc_agi", "arc_agi_2", "buggy_tables"],
 }
-SAMPLE_ROWS = [json.loads(line) for line in SAMPLE.read_text().splitlines()]
 
 
 def task(row: dict) -> str:
     return json.loads(row["info"])["task"]
+
+
+ALL_SAMPLE_ROWS = [json.loads(line) for line in SAMPLE.read_text().splitlines()]
+# the sample rows upstream's default tasks_to_skip keeps
+SAMPLE_ROWS = [r for r in ALL_SAMPLE_ROWS if task(r) not in UPSTREAM["tasks_to_skip"]]
 
 
 def tasks(env: vf.Environment) -> list[str]:
@@ -40,8 +45,12 @@ def test_every_upstream_argument_has_upstream_default():
     ours["dataset_shuffle"] = False
     assert ours == UPSTREAM
     env = load_environment(source="sample", **UPSTREAM)
-    # every sample row, in the dataset's order (the defaults filter and shuffle nothing)
+    # every sample row of a task not skipped, in the dataset's order (the defaults filter and
+    # shuffle nothing)
     assert [r["question"] for r in env.dataset] == [r["question"] for r in SAMPLE_ROWS]
+    assert len(SAMPLE_ROWS) < len(ALL_SAMPLE_ROWS)  # the sample has rows of skipped tasks
+    everything = load_environment(source="sample", tasks_to_skip=[]).dataset["question"]
+    assert everything == [r["question"] for r in ALL_SAMPLE_ROWS]
 
 
 def test_tasks_to_skip_drops_those_tasks():
@@ -80,25 +89,15 @@ def test_dataset_shuffle_reorders_loaded_rows():
 
 @pytest.fixture
 def local_hub(tmp_path: Path, monkeypatch) -> Path:
-    """A dataset folder with two configs and two splits, loaded by `datasets` like a hub repo."""
+    """Two configs with two splits each, read by `datasets` like a hub repository."""
     layout = {
         ("logic", "train"): 0,
         ("logic", "test"): 2,
         ("other", "train"): 4,
         ("other", "test"): 6,
     }
-    for (config, split), i in layout.items():
-        (tmp_path / config).mkdir(exist_ok=True)
-        (tmp_path / config / f"{split}.jsonl").write_text(json.dumps(SAMPLE_ROWS[i]) + "\n")
-    configs = "".join(
-        f"- config_name: {c}\n  data_files:\n"
-        f"  - split: train\n    path: {c}/train.jsonl\n"
-        f"  - split: test\n    path: {c}/test.jsonl\n"
-        for c in ("logic", "other")
-    )
-    (tmp_path / "README.md").write_text(f"---\nconfigs:\n{configs}---\n")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    return tmp_path
+    return write_hub_dataset(tmp_path / "hub", {k: [SAMPLE_ROWS[i]] for k, i in layout.items()})
 
 
 def test_dataset_name_subset_split_pick_the_rows(local_hub):

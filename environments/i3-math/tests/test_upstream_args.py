@@ -2,13 +2,13 @@
 with upstream's meaning and defaults; each one changes what is loaded or how it is judged."""
 
 import inspect
-import json
 from pathlib import Path
 
 import pytest
 from i3_math import load_environment
 
 import verifiers as vf
+from verifiers.testing import write_hub_dataset
 
 # name -> upstream default
 UPSTREAM = {
@@ -62,22 +62,17 @@ def test_dataset_shuffle_reorders_with_upstream_seed():
 
 @pytest.fixture
 def local_hub(tmp_path: Path, monkeypatch) -> Path:
-    """A dataset folder with two configs and two splits, loaded by `datasets` like a hub repo."""
-    for config in ("math", "other"):
-        for split in ("train", "test"):
-            (tmp_path / config).mkdir(exist_ok=True)
-            row = {"question": f"{config}-{split} problem", "answer": "1"}
-            (tmp_path / config / f"{split}.jsonl").write_text(json.dumps(row) + "\n")
-    configs = "".join(
-        f"- config_name: {c}\n  data_files:\n"
-        f"  - split: train\n    path: {c}/train.jsonl\n"
-        f"  - split: test\n    path: {c}/test.jsonl\n"
-        for c in ("math", "other")
-    )
-    (tmp_path / "README.md").write_text(f"---\nconfigs:\n{configs}---\n")
+    """Two configs with two splits each, read by `datasets` like a hub repository."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / ".cache"))
-    return tmp_path
+    return write_hub_dataset(
+        tmp_path / "hub",
+        {
+            (c, s): [{"question": f"{c}-{s} problem", "answer": "1"}]
+            for c in ("math", "other")
+            for s in ("train", "test")
+        },
+    )
 
 
 def test_dataset_name_subset_split_pick_the_rows(local_hub):

@@ -10,6 +10,7 @@ import pytest
 from mini_swe_agent_plus import SAMPLE, load_environment
 
 import verifiers as vf
+from verifiers.testing import write_hub_dataset
 
 GiB = 2**30
 
@@ -43,18 +44,11 @@ def test_arguments_change_the_environment():
 
 @pytest.fixture
 def local_hub(tmp_path: Path, monkeypatch) -> Path:
-    """Two dataset folders loaded by `datasets` like hub repos: one with train and test splits,
-    one whose name contains "bench" (upstream reads its test split)."""
-    for name in ("gym", "swe-bench-like"):
-        folder = tmp_path / name
-        folder.mkdir()
-        for split in ("train", "test"):
-            row = dict(ROWS[0], instance_id=f"{split}__row")  # one schema for both splits
-            (folder / f"{split}.jsonl").write_text(json.dumps(row) + "\n")
-        files = "".join(f"  - split: {s}\n    path: {s}.jsonl\n" for s in ("train", "test"))
-        (folder / "README.md").write_text(
-            f"---\nconfigs:\n- config_name: default\n  data_files:\n{files}---\n"
-        )
+    """Two dataset folders read by `datasets` like hub repositories: one with train and test
+    splits, one whose name contains "bench" (upstream reads its test split)."""
+    for name in ("gym", "swe-bench-like"):  # one schema for both splits
+        splits = {s: [dict(ROWS[0], instance_id=f"{s}__row")] for s in ("train", "test")}
+        write_hub_dataset(tmp_path / name, splits)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     return tmp_path
 

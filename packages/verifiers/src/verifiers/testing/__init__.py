@@ -7,6 +7,7 @@ CLI: ``python -m verifiers.testing serve --port 0`` prints ``READY <base_url>``.
 """
 
 from verifiers.testing.evalrun import run_vf_eval
+from verifiers.testing.hub_dataset import write_hub_dataset
 from verifiers.testing.responders import (
     ArithmeticResponder,
     GateResponder,
@@ -32,4 +33,5 @@ __all__ = [
     "encode_chat",
     "encode_completion",
     "run_vf_eval",
+    "write_hub_dataset",
 ]
