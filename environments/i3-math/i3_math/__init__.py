@@ -17,7 +17,6 @@ from .grading import (
     COMPASS_VERIFIER_COT,
     JUDGE_PROMPT,
     HybridMathRubric,
-    LabelledGradeJudge,
     parse_verdict,
 )
 
@@ -232,7 +231,7 @@ def judge_parts(
         argument="judge_prompt",
         required=("answer", "response"),
     )
-    judge = LabelledGradeJudge(
+    judge = vf.JudgeRubric(
         parser=parser,
         judge_model=model,
         **vf.judge_endpoint(base_url, api_key_var),

@@ -9,19 +9,13 @@ are weight-0 metrics of the same grading (computed once per rollout and shared).
 
 from __future__ import annotations
 
-import inspect
-import re
-from typing import Any
-
 import verifiers as vf
 
 __all__ = [
     "COMPASS_VERIFIER_COT",
     "JUDGE_PROMPT",
     "HybridMathRubric",
-    "LabelledGradeJudge",
     "parse_verdict",
-    "strip_grade_label",
 ]
 
 GRADE_KEY = "i3_math_grade"
@@ -60,48 +54,12 @@ Final Judgment: \\boxed{X}
 where X is A, B or C."""
 
 #: Where ``judge_prompt="official"`` loads the prompt upstream judged with: CompassVerifier's
-#: chain-of-thought grading prompt, ``CV_COT_PROMPT`` of its ``src/prompts.py`` (pinned to a
-#: commit, so a cached copy cannot go stale). Its placeholders are renamed to the judge's.
-COMPASS_VERIFIER_COT = vf.PromptSource(
-    url=(
-        "https://raw.githubusercontent.com/open-compass/CompassVerifier/"
-        "c5d6700ae5a820ed1232c847a57e7060d130b7df/src/prompts.py"
-    ),
-    name="CV_COT_PROMPT",
-    placeholders={"gold_answer": "answer", "llm_response": "response"},
-)
+#: chain-of-thought grading prompt (the SDK's `vf.COMPASS_VERIFIER_COT`); its replies end
+#: ``\\boxed{X} - LABEL``, which `vf.JudgeFallbackRubric` reads.
+COMPASS_VERIFIER_COT = vf.COMPASS_VERIFIER_COT
 
 # The judge must end with `\boxed{A|B|C}`; anything else is no verdict (see `vf.parse_grade`).
 parse_verdict = vf.parse_grade
-
-# CompassVerifier's format is `\boxed{X} - <LABEL>`: the label names the grade once more.
-_LABEL_AFTER_BOX = re.compile(
-    r"(\\boxed\{[ABC]\})[ \t]*-[ \t]*(?:CORRECT|INCORRECT|INCOMPLETE|REPETITIVE|REFUSAL)"
-    r"[\s.*`]*\Z"
-)
-
-
-def strip_grade_label(reply: Any) -> Any:
-    """``... \\boxed{A} - CORRECT`` -> ``... \\boxed{A}``: the label CompassVerifier's format
-    puts after the grade is dropped so the strict grade reader sees the box last. Nothing else
-    changes: a box followed by anything other than one such label stays no verdict."""
-    return _LABEL_AFTER_BOX.sub(r"\1", reply) if isinstance(reply, str) else reply
-
-
-class LabelledGradeJudge(vf.JudgeRubric):
-    """A `vf.JudgeRubric` whose replies lose a grade label after the box (`strip_grade_label`),
-    for prompts in CompassVerifier's ``\\boxed{X} - LABEL`` format; replies in the plain
-    ``\\boxed{X}`` format pass unchanged."""
-
-    def judge(self, prompt: Any, completion: Any, answer: Any, state: Any = None, **kw: Any):
-        reply = super().judge(prompt, completion, answer, state, **kw)
-        if inspect.isawaitable(reply):
-
-            async def stripped() -> Any:
-                return strip_grade_label(await reply)
-
-            return stripped()
-        return strip_grade_label(reply)
 
 
 class HybridMathRubric(vf.JudgeFallbackRubric):

@@ -19,7 +19,6 @@ from .grading import (
     COMPASS_VERIFIER_COT,
     JUDGE_PROMPT,
     HybridScienceRubric,
-    LabelledGradeJudge,
     parse_verdict,
 )
 
@@ -236,7 +235,7 @@ def judge_parts(
         argument="judge_prompt",
         required=("answer", "response"),
     )
-    judge = LabelledGradeJudge(
+    judge = vf.JudgeRubric(
         parser=parser,
         judge_model=model,
         **vf.judge_endpoint(base_url, api_key_var),

@@ -365,3 +365,31 @@ def test_parse_grade_is_strict(reply, expected):
 def test_parse_grade_with_other_grades():
     assert vf.parse_grade("\\boxed{Y}", grades="YN") == "Y"
     assert vf.parse_grade("\\boxed{A}", grades="YN") is None
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        ("Final Judgment: \\boxed{A} - CORRECT", "A"),
+        ("Final Judgment: \\boxed{B} - INCORRECT.", "B"),
+        ("\\boxed{C} -REPETITIVE", "C"),
+        ("\\boxed{C} - REFUSAL **", "C"),
+        ("\\boxed{A} - INCORRECT", None),  # the label names another grade
+        ("\\boxed{B} - CORRECT", None),
+        ("\\boxed{A} - CORRECT, or maybe B", None),  # second thoughts after the label
+        ("\\boxed{A} - correct", None),  # labels are the prompt's upper-case words
+        ("\\boxed{A} - PERFECT", None),
+    ],
+)
+def test_parse_grade_reads_compass_verifier_labels_that_agree(reply, expected):
+    """CompassVerifier's prompts end "\\boxed{X} - LABEL"; the label must name the grade."""
+    assert vf.parse_grade(reply, labels=vf.COMPASS_VERIFIER_LABELS) == expected
+    assert vf.parse_grade(reply) is None  # without labels, anything after the box is refused
+
+
+def test_compass_verifier_prompt_source_is_pinned():
+    source = vf.COMPASS_VERIFIER_COT
+    assert source.name == "CV_COT_PROMPT"
+    assert "/open-compass/CompassVerifier/c5d6700ae5a820ed1232c847a57e7060d130b7df/" in source.url
+    assert source.placeholders == {"gold_answer": "answer", "llm_response": "response"}
+    assert vf.JudgeFallbackRubric.grade_labels is vf.COMPASS_VERIFIER_LABELS

@@ -65,6 +65,7 @@ from verifiers.loading import ensure_keys, load_environment
 from verifiers.parsers import MaybeThinkParser, Parser, ThinkParser, XMLParser
 from verifiers.pass_rate import PassRateFilter
 from verifiers.rubrics import (
+    COMPASS_VERIFIER_COT,
     DEFAULT_JUDGE_PROMPT,
     JudgeError,
     JudgeFallbackRubric,
@@ -105,6 +106,7 @@ from verifiers.types import (
     UserMessage,
 )
 from verifiers.utils.answers import (
+    COMPASS_VERIFIER_LABELS,
     extract_boxed_answer,
     extract_boxed_choice,
     extract_hash_answer,
@@ -131,6 +133,8 @@ except PackageNotFoundError:  # running from a source tree
     __version__ = "0.0.0"
 
 __all__ = [
+    "COMPASS_VERIFIER_COT",
+    "COMPASS_VERIFIER_LABELS",
     "DEFAULT_JUDGE_PROMPT",
     "AssistantMessage",
     "BrowserEnv",

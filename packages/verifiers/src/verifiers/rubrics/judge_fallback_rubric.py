@@ -13,10 +13,25 @@ from typing import Any
 from verifiers.errors import ConfigError
 from verifiers.rubrics.judge_rubric import JudgeRubric
 from verifiers.rubrics.rubric import Rubric
-from verifiers.utils.answers import parse_grade
+from verifiers.utils.answers import COMPASS_VERIFIER_LABELS, parse_grade
+from verifiers.utils.published_prompts import PromptSource
 from verifiers.utils.shared import SharedTasks
 
-__all__ = ["JudgeFallbackRubric"]
+__all__ = ["COMPASS_VERIFIER_COT", "JudgeFallbackRubric"]
+
+#: CompassVerifier's chain-of-thought grading prompt (``CV_COT_PROMPT`` of ``src/prompts.py`` in
+#: open-compass/CompassVerifier, pinned to a commit so a cached copy cannot go stale), the A/B/C
+#: format this rubric reads, as a published source: ``vf.resolve_prompt(..., "official",
+#: [COMPASS_VERIFIER_COT])`` loads it at run time with its placeholders renamed to the judge's
+#: ``{question}``, ``{answer}`` and ``{response}``. Its replies end ``\\boxed{X} - LABEL``.
+COMPASS_VERIFIER_COT = PromptSource(
+    url=(
+        "https://raw.githubusercontent.com/open-compass/CompassVerifier/"
+        "c5d6700ae5a820ed1232c847a57e7060d130b7df/src/prompts.py"
+    ),
+    name="CV_COT_PROMPT",
+    placeholders={"gold_answer": "answer", "llm_response": "response"},
+)
 
 VERDICT_KEY = "judge_verdict"
 
@@ -30,7 +45,9 @@ class JudgeFallbackRubric(Rubric):
     * Subclasses implement `check`; it returns the rules' score and whether that score is
       final (a wrong option letter needs no judge).
     * ``judge`` (a `JudgeRubric`) must end its reply with ``\\boxed{A|B|C}``; the grade is read
-      strictly by `parse_grade` into ``state["judge_verdict"]`` (None: malformed, scores 0).
+      strictly by `parse_grade` into ``state["judge_verdict"]`` (None: malformed, scores 0);
+      a label naming the same grade may follow the box, as CompassVerifier's prompts ask
+      (``\\boxed{A} - CORRECT``; `grade_labels`).
       An unreachable judge raises `JudgeError`: an infrastructure error (NaN), never a 0.
     * Grading runs once per rollout, shared by the reward and the weight-0 metrics
       ``rule_metric`` (the rules' score) and, with a judge, ``judge_score``; the grade is kept
@@ -39,6 +56,7 @@ class JudgeFallbackRubric(Rubric):
 
     rule_metric = "rule_score"
     grade_key = "rule_judge_grade"
+    grade_labels = COMPASS_VERIFIER_LABELS
 
     def __init__(
         self,
@@ -83,7 +101,7 @@ class JudgeFallbackRubric(Rubric):
             grade["rules"], final = await self.check(prompt, completion, answer, response, state)
             if grade["rules"] != 1.0 and not final and self.judge_rubric is not None:
                 reply = await self.judge_rubric.judge(prompt, completion, answer, state)
-                verdict = parse_grade(reply)
+                verdict = parse_grade(reply, labels=self.grade_labels)
                 if state is not None:
                     state[VERDICT_KEY] = verdict
                 grade["judge"] = 1.0 if verdict == "A" else 0.0

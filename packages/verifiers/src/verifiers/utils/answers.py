@@ -5,11 +5,13 @@ checking layer around math-verify (`ExactChecker`, `normalize_latex`)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Mapping
 
 # The exact checking layer math graders use around math-verify (see its module).
 from verifiers.utils.exact_answers import ExactChecker, normalize_latex
 
 __all__ = [
+    "COMPASS_VERIFIER_LABELS",
     "ExactChecker",
     "extract_boxed_answer",
     "extract_boxed_choice",
@@ -22,6 +24,15 @@ __all__ = [
 _BOX_OPENERS = ("\\boxed{", "\\fbox{")
 _NUMBER_WITH_COMMAS = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _AFTER_GRADE = " \t\r\n.$*`"
+# `- LABEL` after a grade's box (CompassVerifier's format), then closing punctuation
+_GRADE_LABEL = re.compile(r"-[ \t]*([A-Z]+)[\s.*`]*")
+#: The labels CompassVerifier's grading prompts put after the grade: A correct, B incorrect,
+#: C an incomplete, repetitive or refused answer.
+COMPASS_VERIFIER_LABELS: Mapping[str, tuple[str, ...]] = {
+    "A": ("CORRECT",),
+    "B": ("INCORRECT",),
+    "C": ("INCOMPLETE", "REPETITIVE", "REFUSAL"),
+}
 _LATEX_TEXT = re.compile(r"\\(?:text|textbf|mathrm|mathbf|textrm|mathtt)\s*\{\s*([^{}]*?)\s*\}")
 
 
@@ -81,7 +92,11 @@ def extract_boxed_answer(text: str | None, strict: bool = False) -> str:
     return box[0]
 
 
-def parse_grade(reply: str | None, grades: str = "ABC") -> str | None:
+def parse_grade(
+    reply: str | None,
+    grades: str = "ABC",
+    labels: Mapping[str, Collection[str]] | None = None,
+) -> str | None:
     """A judge's grade, one character of ``grades``, or None when the reply breaks the format.
 
     Strict on purpose, for judges told to end with ``\\boxed{X}``: the grade is the content of
@@ -89,15 +104,27 @@ def parse_grade(reply: str | None, grades: str = "ABC") -> str | None:
     nothing but whitespace or closing punctuation may follow the box; a reply that is just the
     grade is accepted too. A verdict in prose, several grades, or a box followed by second
     thoughts is no grade, so a sloppy judge can never award credit by accident.
+
+    ``labels`` maps a grade to the words that may name it once more after the box, as in
+    CompassVerifier's ``\\boxed{A} - CORRECT`` (`COMPASS_VERIFIER_LABELS`); a label that names
+    another grade (``\\boxed{A} - INCORRECT``) is no grade.
     """
     text = strip_reasoning(reply).strip()
     if len(text) == 1 and text in grades:
         return text
     box = _last_box(text)
-    if box is None or text[box[1] :].strip(_AFTER_GRADE):
+    if box is None:
         return None
     content = _LATEX_TEXT.sub(r"\1", box[0]).strip()
-    return content if len(content) == 1 and content in grades else None
+    if len(content) != 1 or content not in grades:
+        return None
+    after = text[box[1] :].strip(_AFTER_GRADE)
+    if not after:
+        return content
+    label = _GRADE_LABEL.fullmatch(after)
+    if labels and label and label.group(1) in labels.get(content, ()):
+        return content
+    return None
 
 
 def extract_hash_answer(text: str | None) -> str | None:
