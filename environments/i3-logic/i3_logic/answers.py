@@ -23,6 +23,7 @@ __all__ = [
     "list_answer_block",
     "list_items",
     "parse_cells",
+    "python_answer_block",
 ]
 
 # Wrappers removed while the whole block is inside them (applied until nothing changes).
@@ -65,6 +66,27 @@ def list_answer_block(text: str | None) -> str:
                 raise AnswerError("the list is offered as one of several candidates")
             return block
     raise AnswerError("no final answer block and no bracketed list")
+
+
+_PYTHON_FENCE = re.compile(r"```python[ \t]*\n?(.*?)```", re.DOTALL | re.IGNORECASE)
+_ANSWER_TAGS = re.compile(r"<answer>.*?</answer>", re.DOTALL | re.IGNORECASE)
+
+
+def python_answer_block(text: str | None) -> str:
+    """The last ```` ```python ```` block, the form many SynLogic prompts ask for, cleaned;
+    unless the reply has ``<answer>`` tags, which are explicit and win; otherwise the common
+    forms (``answer_block``). ``AnswerError`` when there is none, or it is empty or too long."""
+    text = text or ""
+    if not _ANSWER_TAGS.search(text):
+        fences = _PYTHON_FENCE.findall(text)
+        if fences:
+            block = fences[-1].strip()
+            if len(block) > MAX_ANSWER_CHARS:
+                raise AnswerError(f"answer longer than {MAX_ANSWER_CHARS} characters")
+            if not block:
+                raise AnswerError("empty python block")
+            return clean(block)
+    return answer_block(text)
 
 
 # "[[...]] or [[...]]": the last list is one candidate, not the answer.

@@ -21,16 +21,14 @@ value scores 0 (the upstream SynLogic checker compared the result with itself).
 from __future__ import annotations
 
 import random
-import re
 import uuid
 from fractions import Fraction
 from typing import Any
 
-from i3_logic.answers import answer_block, clean
+from i3_logic.answers import python_answer_block
 from i3_logic.arith import evaluate
 from i3_logic.puzzle import (
     ANSWER_INSTRUCTION,
-    MAX_ANSWER_CHARS,
     AnswerError,
     Puzzle,
     PuzzleDataError,
@@ -42,8 +40,6 @@ ALIASES = ("mathador", "game24")
 OPERATORS = ("+", "-", "*", "/")
 # SynLogic's generator also knows "%" (its operator table); the walker can do it exactly.
 KNOWN_OPERATORS = frozenset({*OPERATORS, "%"})
-_PYTHON_FENCE = re.compile(r"```python[ \t]*\n?(.*?)```", re.DOTALL | re.IGNORECASE)
-_ANSWER_TAG = re.compile(r"<answer>.*?</answer>", re.DOTALL | re.IGNORECASE)
 LEVELS = {1: (4, 13, None), 2: (5, 13, (10, 200)), 3: (6, 20, (50, 999))}
 
 
@@ -156,22 +152,6 @@ def _operators(puzzle: Puzzle) -> frozenset[str]:
     return frozenset(ops)
 
 
-def asked_block(text: str) -> str:
-    """The answer block: the last ```` ```python ```` block (what the SynLogic prompt asks
-    for), unless the reply has ``<answer>`` tags, which are explicit and win; otherwise the
-    common forms (``answer_block``). ``AnswerError`` when there is none."""
-    if not _ANSWER_TAG.search(text):
-        fences = _PYTHON_FENCE.findall(text)
-        if fences:
-            block = fences[-1].strip()
-            if len(block) > MAX_ANSWER_CHARS:
-                raise AnswerError(f"answer longer than {MAX_ANSWER_CHARS} characters")
-            if not block:
-                raise AnswerError("empty python block")
-            return clean(block)
-    return answer_block(text)
-
-
 def verify(puzzle: Puzzle, text: str) -> float:
     meta: dict[str, Any] = puzzle.metadata
     target = Fraction(meta["result"])
@@ -179,7 +159,7 @@ def verify(puzzle: Puzzle, text: str) -> float:
     try:
         # "expr", "expr = 24", "24 = expr", "expr = 8 * 3 = 24": every side must equal the
         # target and one side must be the expression over exactly the given numbers.
-        block = asked_block(text)
+        block = python_answer_block(text)
         sides = [evaluate(side, operators=allowed) for side in block.split("=") if side.strip()]
     except AnswerError:
         return 0.0

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from i3_logic.answers import answer_block, clean
+from i3_logic.answers import python_answer_block
 from i3_logic.puzzle import (
     MAX_ANSWER_CHARS,
     AnswerError,
@@ -32,8 +32,6 @@ from i3_logic.puzzle import (
 
 NAME = "goods_exchange"
 ALIASES = ()
-_PYTHON_FENCE = re.compile(r"```python[ \t]*\n?(.*?)```", re.DOTALL | re.IGNORECASE)
-_ANSWER_TAG = re.compile(r"<answer>.*?</answer>", re.DOTALL | re.IGNORECASE)
 # An unquoted pair, "(Alice, red book)": two parts without brackets, commas or quotes.
 _BARE_PAIR = re.compile(r"\(\s*([^(),'\"]+?)\s*,\s*([^(),'\"]+?)\s*\)")
 _BARE_FILLER = re.compile(r"[\s,()\[\]]*")
@@ -87,19 +85,6 @@ def check(puzzle: Puzzle) -> None:
     _owns_after(puzzle)
 
 
-def _block(text: str) -> str:
-    """The last ```` ```python ```` block unless the reply has ``<answer>`` tags; else the
-    common answer forms."""
-    if not _ANSWER_TAG.search(text):
-        fences = _PYTHON_FENCE.findall(text)
-        if fences:
-            block = fences[-1].strip()
-            if len(block) > MAX_ANSWER_CHARS:
-                raise AnswerError(f"answer longer than {MAX_ANSWER_CHARS} characters")
-            return clean(block)
-    return answer_block(text)
-
-
 def written_pairs(block: str) -> list[tuple[str, str]] | None:
     """The (person, item) pairs of an answer: a tuple/list literal, or unquoted pairs
     ``(Alice, red book), (Bob, blue hat)`` with only brackets and commas around them."""
@@ -117,7 +102,7 @@ def written_pairs(block: str) -> list[tuple[str, str]] | None:
 def verify(puzzle: Puzzle, text: str) -> float:
     owners = _owns_after(puzzle)
     try:
-        pairs = written_pairs(_block(text))
+        pairs = written_pairs(python_answer_block(text))
     except AnswerError:
         return 0.0
     if pairs is None or len(pairs) != len(owners):
