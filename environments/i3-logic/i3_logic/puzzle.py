@@ -108,15 +108,17 @@ def strip_think(text: str | None) -> str:
 
 _ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\s*\n?(.*?)```", re.DOTALL)
-_THE_ANSWER_IS = re.compile(r"the (?:final )?answer is[:\s]*(.+?)\s*$", re.IGNORECASE | re.DOTALL)
+# "The answer is ..." and, for the SynLogic prompts written in Chinese, "答案是 ..." / "答案：...".
+_ANSWER_LABEL = re.compile(r"the (?:final )?answer is|(?:最终)?答案(?:是|为|[:：])", re.IGNORECASE)
 
 
 def final_answer(text: str | None) -> str:
     """The final answer block of a reply (reasoning already stripped); "" when there is none.
 
     In order: the last ``<answer>...</answer>``; the last ``\\boxed{...}``; the last fenced code
-    block; the text after the last "The answer is" (SynLogic prompts ask for these forms). Prose
-    without any of them yields "" (never the whole text).
+    block; the text after the last "The answer is" (or "答案是" / "答案：" in the prompts SynLogic
+    wrote in Chinese; SynLogic prompts ask for these forms). Prose without any of them yields
+    "" (never the whole text).
     """
     if not text:
         return ""
@@ -129,13 +131,10 @@ def final_answer(text: str | None) -> str:
     fences = _FENCE.findall(text)
     if fences:
         return fences[-1].strip()
-    idx = text.lower().rfind("the answer is")
-    if idx < 0:
-        idx = text.lower().rfind("the final answer is")
-    if idx >= 0:
-        m = _THE_ANSWER_IS.search(text[idx:])
-        if m:
-            return m.group(1).strip().strip("*").strip().rstrip(".").strip("*").strip()
+    labels = list(_ANSWER_LABEL.finditer(text))
+    if labels:
+        rest = text[labels[-1].end() :].lstrip(":：").strip()
+        return rest.strip("*").strip().rstrip(".。").strip("*").strip()
     return ""
 
 

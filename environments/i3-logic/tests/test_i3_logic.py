@@ -517,3 +517,19 @@ def test_vf_eval_rewards_match_the_answers_given(tmp_path):
     assert {r["info"]["task"] for r in rows} == set(i3_logic.GENERATED)
     assert 0 < sum(expected) < len(expected)
     assert meta["avg_reward"] == pytest.approx(mean(expected))
+
+
+@pytest.mark.parametrize(
+    ("text", "block"),
+    [
+        ("思考……\n答案是 **yes, no**。", "yes, no"),
+        ("答案：42", "42"),
+        ("最终答案为 (1, 2)", "(1, 2)"),
+        ("The answer is 7. 答案是 8", "8"),  # the last label counts, in either language
+        ("答案是 3. The final answer is 4.", "4"),
+        ("我们得到了答案", ""),  # the word alone is no label
+    ],
+)
+def test_final_answer_reads_the_chinese_answer_label(text, block):
+    """Many SynLogic prompts are written in Chinese; "答案是 X" is their "The answer is X"."""
+    assert i3_logic.final_answer(text) == block

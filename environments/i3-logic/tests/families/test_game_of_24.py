@@ -50,7 +50,10 @@ def reply_expression(reply: str) -> str:
     tags = re.findall(r"<answer>(.*?)</answer>", reply, re.DOTALL)
     if tags:
         return tags[-1].strip()
-    return re.findall(r"```python\n(.*?)```", reply, re.DOTALL)[-1].strip()
+    fences = re.findall(r"```python\n(.*?)```", reply, re.DOTALL)
+    if fences:
+        return fences[-1].strip()
+    return re.split(r"The answer is|答案是", reply)[-1].strip()  # the label forms
 
 
 def fold(nums: tuple[int, ...], ops: tuple[str, ...]) -> Fraction:
