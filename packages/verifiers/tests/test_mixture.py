@@ -204,6 +204,10 @@ def test_shipped_config_has_the_six_environments_and_its_shares(shipped):
     for row in ds:  # the report's "drop always-solved"
         rate = parse_info(row["info"]).get("avg_reward")
         assert rate is None or rate < 1.0
+    # i3-logic's rates come from its pass-rate column, named in the config
+    column = "avg@16_qwen3_4b_instruct_2507"
+    logic = [r for r, task in zip(ds[column], ds["task"], strict=True) if task == "i3-logic"]
+    assert len(logic) == 36 and all(r is not None and 0.0 <= r < 1.0 for r in logic)
 
 
 async def test_rollout_stream_takes_the_mixture(shipped):
