@@ -492,4 +492,4 @@ def test_judged_env_with_a_scripted_judge(name, evals):
     if name == "deepdive":  # the research tools ran: one search over the corpus, then finish
         assert all(r["metrics"]["search_calls"] == 1.0 for r in run.rows), run.rows[0]["metrics"]
         tool_replies = [m for m in run.rows[0]["completion"] if m["role"] == "tool"]
-        assert tool_replies and tool_replies[0]["content"].startswith("Result 1:"), tool_replies
+        assert tool_replies and tool_replies[0]["content"].startswith("Result 0:"), tool_replies

@@ -352,7 +352,11 @@ async def test_ctrl_c_mid_rollout_leaves_no_sandbox(tmp_path):
     script = tmp_path / "ctrl_c.py"
     script.write_text(CTRL_C_SCRIPT)
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, str(script), stdout=asyncio.subprocess.PIPE
+        sys.executable,
+        str(script),
+        stdout=asyncio.subprocess.PIPE,
+        # Ctrl-C as a terminal sends it, even when the suite runs as a background job
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert (await asyncio.wait_for(proc.stdout.readline(), 60)).strip() == b"RUNNING"
     for _ in range(100):  # until the sandboxes of the rollouts are running their commands

@@ -192,8 +192,19 @@ def test_endpoints_file_round_robin(tmp_path):
 def start_slow_eval(tmp_path, server, n=40):
     cmd = vf_eval_cmd(*arithmetic(server.base_url, n, 1, "-c", 4))
     return subprocess.Popen(
-        cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        cmd,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_sigint,
     )
+
+
+def default_sigint() -> None:
+    """Ctrl-C as a terminal sends it, even where the suite runs as a background job (whose
+    children start with SIGINT ignored, so Python would install no KeyboardInterrupt)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for_lines(tmp_path, at_least, timeout=60):
