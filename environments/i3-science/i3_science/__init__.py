@@ -184,15 +184,17 @@ def load_environment(
         math_verify_timeout=math_verify_timeout,
         math_verify_workers=math_verify_workers,
         numeric_rel_tol=numeric_rel_tol,
-        **judge_parts(
+        judge=vf.JudgeFallbackRubric.build_judge(
             parser,
-            judge_prompt,
-            judge_model,
-            judge_base_url,
-            judge_api_key_var,
-            judge_sampling_args,
-            judge_timeout,
-            judge_max_concurrent,
+            model=judge_model,
+            prompt=judge_prompt,
+            default_prompt=JUDGE_PROMPT,
+            official=[COMPASS_VERIFIER_COT],  # looked up here: tests point it at a local copy
+            base_url=judge_base_url,
+            api_key_var=judge_api_key_var,
+            sampling_args=judge_sampling_args,
+            timeout=judge_timeout,
+            max_concurrent=judge_max_concurrent,
         ),
     )
     return vf.SingleTurnEnv(
@@ -206,42 +208,3 @@ def _describe(source: Any, dataset_name: str) -> str:
     if source == "sample":
         return f"sample {SAMPLE.name}"
     return "dataset" if not isinstance(source, str) else f"dataset {dataset_name}"
-
-
-def judge_parts(
-    parser: vf.Parser,
-    prompt: Any,
-    model: str | None,
-    base_url: str | None,
-    api_key_var: str | None,
-    sampling_args: dict[str, Any] | None,
-    timeout: float,
-    max_concurrent: int,
-) -> dict[str, Any]:
-    """``judge`` for `HybridScienceRubric` ({} when off); the JudgeRubric owns its client.
-
-    ``prompt`` is resolved by `vf.resolve_prompt` (ours, "official" or a published source);
-    the endpoint follows `vf.judge_endpoint` (no key variable: the key "EMPTY")."""
-    if model is None:
-        if base_url is not None or api_key_var is not None:
-            raise vf.ConfigError("judge_base_url / judge_api_key_var need judge_model")
-        if prompt != JUDGE_PROMPT:
-            raise vf.ConfigError("judge_prompt needs judge_model (the judge is off)")
-        return {}
-    template = vf.resolve_prompt(
-        prompt,
-        JUDGE_PROMPT,
-        [COMPASS_VERIFIER_COT],
-        argument="judge_prompt",
-        required=("answer", "response"),
-    )
-    judge = vf.JudgeRubric(
-        parser=parser,
-        judge_model=model,
-        **vf.judge_endpoint(base_url, api_key_var),
-        judge_sampling_args=sampling_args,
-        judge_prompt=template,
-        judge_timeout=timeout,
-        judge_max_concurrent=max_concurrent,
-    )
-    return {"judge": judge}

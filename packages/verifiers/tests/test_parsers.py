@@ -393,3 +393,34 @@ def test_compass_verifier_prompt_source_is_pinned():
     assert "/open-compass/CompassVerifier/c5d6700ae5a820ed1232c847a57e7060d130b7df/" in source.url
     assert source.placeholders == {"gold_answer": "answer", "llm_response": "response"}
     assert vf.JudgeFallbackRubric.grade_labels is vf.COMPASS_VERIFIER_LABELS
+
+
+def test_judge_fallback_build_judge_from_environment_arguments(tmp_path):
+    parser = vf.Parser()
+    own = "Q: {question}\nGold: {answer}\nCandidate: {response}\nEnd with \\boxed{A|B|C}."
+    assert (
+        vf.JudgeFallbackRubric.build_judge(parser, model=None, prompt=own, default_prompt=own)
+        is None
+    )
+    with pytest.raises(vf.ConfigError, match="need judge_model"):
+        vf.JudgeFallbackRubric.build_judge(
+            parser, model=None, prompt=own, default_prompt=own, base_url="http://h/v1"
+        )
+    with pytest.raises(vf.ConfigError, match="judge_prompt needs judge_model"):
+        vf.JudgeFallbackRubric.build_judge(parser, model=None, prompt="x", default_prompt=own)
+    judge = vf.JudgeFallbackRubric.build_judge(
+        parser, model="m", prompt=own, default_prompt=own, base_url="http://h/v1", timeout=7.0
+    )
+    assert isinstance(judge, vf.JudgeRubric) and judge.judge_prompt == own
+    assert judge.judge_client.api_key == "EMPTY"  # no key variable: upstream's rule
+    published = tmp_path / "prompts.py"
+    published.write_text('CV = """Gold {gold} vs {cand}; {question}"""\n')
+    source = vf.PromptSource(
+        url=published.as_uri(), name="CV", placeholders={"gold": "answer", "cand": "response"}
+    )
+    official = vf.JudgeFallbackRubric.build_judge(
+        parser, model="m", prompt="official", default_prompt=own, official=[source]
+    )
+    assert official.judge_prompt == "Gold {answer} vs {response}; {question}"
+    with pytest.raises(vf.ConfigError, match="placeholders"):
+        vf.JudgeFallbackRubric.build_judge(parser, model="m", prompt="no slots", default_prompt=own)

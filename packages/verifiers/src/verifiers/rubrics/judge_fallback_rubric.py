@@ -8,13 +8,15 @@ rules' precision and cost while recovering their false negatives.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from verifiers.errors import ConfigError
 from verifiers.rubrics.judge_rubric import JudgeRubric
 from verifiers.rubrics.rubric import Rubric
 from verifiers.utils.answers import COMPASS_VERIFIER_LABELS, parse_grade
-from verifiers.utils.published_prompts import PromptSource
+from verifiers.utils.judge_endpoint import judge_endpoint
+from verifiers.utils.published_prompts import PromptSource, resolve_prompt
 from verifiers.utils.shared import SharedTasks
 
 __all__ = ["COMPASS_VERIFIER_COT", "JudgeFallbackRubric"]
@@ -75,6 +77,56 @@ class JudgeFallbackRubric(Rubric):
         self.add_metric(self._named_metric(self.rule_metric, "rules"))
         if judge is not None:
             self.add_metric(self._named_metric("judge_score", "judge"))
+
+    @staticmethod
+    def build_judge(
+        parser: Any,
+        *,
+        model: str | None,
+        prompt: Any,
+        default_prompt: str,
+        official: Sequence[PromptSource] = (COMPASS_VERIFIER_COT,),
+        base_url: str | None = None,
+        api_key_var: str | None = None,
+        sampling_args: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        max_concurrent: int | None = None,
+    ) -> JudgeRubric | None:
+        """The ``judge`` of this rubric from an environment's ``judge_*`` arguments.
+
+        ``model`` None turns the judge off (None is returned); then naming an endpoint or a
+        prompt other than ``default_prompt`` is a `ConfigError`, not silently ignored.
+        ``prompt`` is resolved by `resolve_prompt` (``default_prompt`` or None: the
+        environment's own; ``"official"``: ``official``, CompassVerifier's by default; a source
+        or a template) and must hold ``{answer}`` and ``{response}``; the endpoint follows
+        `judge_endpoint` (no key variable: the key "EMPTY").
+        """
+        if model is None:
+            if base_url is not None or api_key_var is not None:
+                raise ConfigError("judge_base_url / judge_api_key_var need judge_model")
+            if prompt != default_prompt:
+                raise ConfigError("judge_prompt needs judge_model (the judge is off)")
+            return None
+        template = resolve_prompt(
+            prompt,
+            default_prompt,
+            list(official),
+            argument="judge_prompt",
+            required=("answer", "response"),
+        )
+        options: dict[str, Any] = {}
+        if timeout is not None:
+            options["judge_timeout"] = timeout
+        if max_concurrent is not None:
+            options["judge_max_concurrent"] = max_concurrent
+        return JudgeRubric(
+            parser=parser,
+            judge_model=model,
+            **judge_endpoint(base_url, api_key_var),
+            judge_sampling_args=sampling_args,
+            judge_prompt=template,
+            **options,
+        )
 
     async def check(
         self, prompt: Any, completion: Any, answer: Any, response: str, state: Any
