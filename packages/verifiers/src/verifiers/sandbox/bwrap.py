@@ -16,6 +16,7 @@ import platform
 import shutil
 import signal
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from verifiers.sandbox import cgroups, contract, lifecycle
@@ -387,6 +388,25 @@ class BwrapProvider(Provider):
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
 
+        return await self._exec_bwrap(
+            spec, sid, cg, child_setup, lambda seccomp_fd: self.argv(spec, venv, seccomp_fd)
+        )
+
+    async def _exec_bwrap(
+        self,
+        spec: SandboxSpec,
+        sid: str,
+        cg: cgroups.Cgroup,
+        child_setup: Callable[[], None],
+        argv: Callable[[int | None], tuple[list[str], dict[str, bytes]]],
+        *,
+        head: Sequence[str] = (),
+        what: str = "bwrap",
+        stderr: int | None = asyncio.subprocess.DEVNULL,
+    ) -> BwrapSandbox:
+        """Exec bwrap in cgroup ``cg`` with ``argv(seccomp_fd)`` (its options and the files it
+        writes into the sandbox), after the mounts ``head``; the cgroup is released if it
+        fails to start (a cancel included), as a `SandboxCreationError` naming ``what``."""
         fds: list[int] = []  # what bwrap reads: the filter, the files it writes, its arguments
         try:
             program = self.seccomp_net if spec.network else self.seccomp
@@ -394,21 +414,21 @@ class BwrapProvider(Provider):
             if program is not None:
                 seccomp_fd = _memfd(program)
                 fds.append(seccomp_fd)
-            args, files = self.argv(spec, venv, seccomp_fd)
-            head: list[str] = []
+            args, files = argv(seccomp_fd)
+            opts = list(head)
             for dest, data in files.items():
                 fds.append(_memfd(data))
-                head += ["--perms", "0644", "--file", str(fds[-1]), dest]
+                opts += ["--perms", "0644", "--file", str(fds[-1]), dest]
             # the options through a descriptor (bwrap is pid 1 in the sandbox and its
             # /proc/1/cmdline is readable there); only the command after `--` stays on it
             split = args.index("--")
-            fds.append(_memfd(b"".join(a.encode() + b"\0" for a in head + args[:split])))
+            fds.append(_memfd(b"".join(a.encode() + b"\0" for a in opts + args[:split])))
             proc = await asyncio.create_subprocess_exec(
                 "bwrap", "--args", str(fds[-1]), *args[split:],
                 executable=BWRAP,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.DEVNULL,
+                stderr=stderr,
                 cwd="/",
                 env={},  # bwrap's own environment is /proc/1/environ inside: nothing of ours
                 preexec_fn=child_setup,
@@ -419,7 +439,7 @@ class BwrapProvider(Provider):
             if not cg.destroy():
                 cgroups.defer(cg)
             if isinstance(e, Exception):
-                raise SandboxCreationError(f"cannot start bwrap: {e}") from e
+                raise SandboxCreationError(f"cannot start {what}: {e}") from e
             raise
         finally:
             for fd in fds:

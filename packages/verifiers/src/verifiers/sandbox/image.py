@@ -32,9 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from verifiers.sandbox import cgroups, contract
-from verifiers.sandbox.agent_client import READ_LIMIT
 from verifiers.sandbox.base import ProviderUnavailableError, SandboxCreationError, SandboxSpec
-from verifiers.sandbox.bwrap import BWRAP, BwrapProvider, BwrapSandbox, _memfd
+from verifiers.sandbox.bwrap import BwrapProvider, BwrapSandbox
 from verifiers.sandbox.contract import INNER_UID
 from verifiers.sandbox.registry import Client, ImagePullError, ImageRef
 from verifiers.sandbox.rootfs import LayerError, unpack_layer
@@ -360,49 +359,21 @@ class ImageProvider(BwrapProvider):
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
 
-        fds: list[int] = []
-        try:
-            program = self.seccomp_net if spec.network else self.seccomp
-            seccomp_fd = None
-            if program is not None:
-                seccomp_fd = _memfd(program)
-                fds.append(seccomp_fd)
+        def argv(seccomp_fd: int | None) -> tuple[list[str], dict[str, bytes]]:
             if image is None:
-                args, files = self.argv(spec, venv, seccomp_fd)
-            else:
-                args, files = self.image_argv(spec, image, seccomp_fd)
-            head = ["--bind", f"{stage}/m", "/"]  # the first mount: everything else goes on it
-            for dest, data in files.items():
-                fds.append(_memfd(data))
-                head += ["--perms", "0644", "--file", str(fds[-1]), dest]
-            split = args.index("--")
-            opts = args[:split]
-            fds.append(_memfd(b"".join(a.encode() + b"\0" for a in head + opts)))
-            proc = await asyncio.create_subprocess_exec(
-                "bwrap", "--args", str(fds[-1]), *args[split:],
-                executable=BWRAP,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=None if os.environ.get("VF_IMAGE_DEBUG") else asyncio.subprocess.DEVNULL,
-                cwd="/",
-                env={},
-                preexec_fn=child_setup,
-                pass_fds=fds,
-                limit=READ_LIMIT,
-            )  # fmt: skip
-        except BaseException as e:
-            if not cg.destroy():
-                cgroups.defer(cg)
-            if isinstance(e, Exception):
-                what = f"image {image.name}" if image else "an image sandbox"
-                raise SandboxCreationError(f"cannot start {what}: {e}") from e
-            raise
-        finally:
-            for fd in fds:
-                os.close(fd)
-        box = BwrapSandbox(sid, spec, proc)
-        box.cgroup = cg
-        return await self._started(box)
+                return self.argv(spec, venv, seccomp_fd)
+            return self.image_argv(spec, image, seccomp_fd)
+
+        return await self._exec_bwrap(
+            spec,
+            sid,
+            cg,
+            child_setup,
+            argv,
+            head=["--bind", f"{stage}/m", "/"],  # the first mount: everything else goes on it
+            what=f"image {image.name}" if image else "an image sandbox",
+            stderr=None if os.environ.get("VF_IMAGE_DEBUG") else asyncio.subprocess.DEVNULL,
+        )
 
 
 def _lib_dirs() -> list[str]:
