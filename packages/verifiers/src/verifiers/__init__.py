@@ -42,6 +42,8 @@ from verifiers.envs import (
 )
 from verifiers.envs.mixture import Mixture, PoolSpec, load_mixture
 from verifiers.errors import (
+    ClusterError,
+    ClusterUnreachableError,
     ConfigError,
     EmptyModelResponseError,
     EnvironmentLoadError,
@@ -60,6 +62,7 @@ from verifiers.errors import (
     ToolParseError,
     TrainingDataError,
     TunnelError,
+    WorkerLostError,
 )
 from verifiers.loading import ensure_keys, load_environment
 from verifiers.parsers import MaybeThinkParser, Parser, ThinkParser, XMLParser
@@ -143,6 +146,8 @@ __all__ = [
     "ChatMessage",
     "Client",
     "ClientConfig",
+    "ClusterError",
+    "ClusterUnreachableError",
     "CodeEnv",
     "ConfigError",
     "DatasetBuilder",
@@ -224,6 +229,7 @@ __all__ = [
     "TrajectoryStepTokens",
     "TunnelError",
     "UserMessage",
+    "WorkerLostError",
     "XMLParser",
     "__version__",
     "advantage",

@@ -73,6 +73,21 @@ class SandboxError(InfraError):
     """A sandbox could not be created, used or destroyed."""
 
 
+class ClusterError(InfraError):
+    """The Ray cluster failed the run: its head cannot be reached, or a node or an actor that
+    held work was lost."""
+
+
+class ClusterUnreachableError(ClusterError, ConnectionError):
+    """Nothing answers at the Ray head's address (or no cluster runs for `address="auto"`)."""
+
+
+class WorkerLostError(ClusterError):
+    """An actor (an environment worker, a sandbox host, an env server) or its node died while
+    it held work; the rollouts it was running are recorded with this error, or retried
+    elsewhere where that is safe and configured."""
+
+
 class TunnelError(InfraError):
     """A tunnel to a remote service failed."""
 
