@@ -20,11 +20,16 @@ adds these routes at the server root (no `/v1`), and its orchestrator
 serves, like `verifiers.testing.ScriptedServer`, takes it from there). Unlike prime-rl's
 orchestrator, which logs a warning and carries on when a route answers 404, every failure here
 is raised: a server that silently kept its old weights would produce mislabelled rollouts.
+
+A server URL may carry credentials (`http://user:password@host`): they are taken out of the URL
+and sent as HTTP basic auth, and every message and repr goes through `redact_url`, so no error
+or log line ever shows them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import re
 from collections.abc import Awaitable, Callable, Sequence
@@ -33,18 +38,45 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import orjson
+import yarl
 
-from verifiers.errors import ConfigError, ModelConnectionError, ModelError
+from verifiers.errors import (
+    ConfigError,
+    InvalidModelResponseError,
+    ModelConnectionError,
+    ModelError,
+)
 
 if TYPE_CHECKING:
     from verifiers.training.stream import RolloutStream
 
-__all__ = ["NCCL_READY_MARKER", "InferenceAdmin"]
+__all__ = ["NCCL_READY_MARKER", "InferenceAdmin", "redact_url"]
 
 #: file prime-rl's orchestrator creates in the weight directory once the servers are paused;
 #: its trainer waits for it before it starts an NCCL broadcast
 NCCL_READY_MARKER = "NCCL_READY"
 _STEP_DIR = re.compile(r"^step_(\d+)$")
+# a URL's userinfo: after the scheme, up to the last `@` before the path, query or fragment
+_USERINFO = re.compile(r"(?<=://)[^/?#\s]*@")
+
+
+def redact_url(text: str) -> str:
+    """`text` with the userinfo (`user:password@`) of every URL in it shown as `***@`: the one
+    way this module formats a URL or a message that may hold one."""
+    return _USERINFO.sub("***@", text)
+
+
+def _split_credentials(url: str) -> tuple[str, str | None]:
+    """A server URL without its userinfo, and that userinfo as a basic-auth `Authorization`
+    value (None without)."""
+    try:
+        parsed = yarl.URL(url)
+    except (ValueError, TypeError) as e:
+        raise ConfigError(f"InferenceAdmin: {redact_url(str(url))!r} is not a URL ({e})") from None
+    if parsed.raw_user is None and parsed.raw_password is None:
+        return url, None
+    userinfo = f"{parsed.user or ''}:{parsed.password or ''}".encode()
+    return str(parsed.with_user(None)), "Basic " + base64.b64encode(userinfo).decode("ascii")
 
 
 class InferenceAdmin:
@@ -77,10 +109,21 @@ class InferenceAdmin:
         urls = [base_urls] if isinstance(base_urls, str) else list(base_urls)
         if not urls:
             raise ConfigError("InferenceAdmin needs at least one server URL")
-        self.urls = [u.rstrip("/").removesuffix("/v1") for u in urls]
-        self._headers = {"Content-Type": "application/json", **(headers or {})}
+        split = [_split_credentials(u) for u in urls]
+        #: the servers' root URLs, without credentials (those are in `_headers`, per server)
+        self.urls = [u.rstrip("/").removesuffix("/v1") for u, _ in split]
+        common = {"Content-Type": "application/json", **(headers or {})}
         if api_key and api_key != "EMPTY":
-            self._headers["Authorization"] = f"Bearer {api_key}"
+            common["Authorization"] = f"Bearer {api_key}"
+        has_header = any(k.lower() == "authorization" for k in common)
+        self._headers: list[dict[str, str]] = []
+        for url, basic in split:
+            if basic is not None and has_header:
+                raise ConfigError(
+                    f"InferenceAdmin: {redact_url(url)} has credentials in its URL and an "
+                    "Authorization header (api_key or headers) is given too; use one of them"
+                )
+            self._headers.append({**common, "Authorization": basic} if basic else common)
         self.broadcast_dir = Path(broadcast_dir) if broadcast_dir is not None else None
         self.stream = stream
         self.write_nccl_ready = write_nccl_ready
@@ -90,7 +133,7 @@ class InferenceAdmin:
         self._lock = asyncio.Lock()  # one update at a time: pause/resume must not interleave
 
     def __repr__(self) -> str:
-        return f"InferenceAdmin({self.urls!r})"
+        return redact_url(f"InferenceAdmin({self.urls!r})")
 
     def attach(self, stream: RolloutStream) -> None:
         """Make `stream`'s policy version follow successful updates."""
@@ -183,7 +226,7 @@ class InferenceAdmin:
                 "num_inference_server": len(self.urls),
             }
 
-        await self._each(lambda i, url: self._request("POST", url, "/init_broadcaster", payload(i)))
+        await self._each(lambda i, url: self._request("POST", i, "/init_broadcaster", payload(i)))
 
     async def check_health(self, *, max_wait: float = 1800.0, interval: float = 1.0) -> None:
         """Wait until every server answers `GET /health` with 200 (as prime-rl does at start),
@@ -194,25 +237,28 @@ class InferenceAdmin:
             deadline = loop.time() + max_wait
             while True:
                 try:
-                    await self._request("GET", url, "/health", None)
+                    await self._request("GET", i, "/health", None)
                     return
                 except ModelError as e:
                     if loop.time() + interval > deadline:
                         raise ModelConnectionError(
-                            f"{url} is not healthy after {max_wait:g}s: {e}"
+                            redact_url(f"{url} is not healthy after {max_wait:g}s: {e}")
                         ) from None
                 await asyncio.sleep(interval)
 
         await self._each(wait)
 
     async def check_model(self, model: str) -> None:
-        """Raise `ConfigError` unless every server lists `model` in `GET /v1/models`."""
+        """Raise `ConfigError` unless every server lists `model` in `GET /v1/models`, and
+        `InvalidModelResponseError` for a server whose reply is not an OpenAI model list."""
 
         async def check(i: int, url: str) -> None:
-            data = await self._request("GET", url, "/v1/models", None)
-            ids = [m.get("id") for m in (data or {}).get("data") or ()]
+            raw = await self._request("GET", i, "/v1/models", None)
+            ids = _served_model_ids(raw, f"GET {url}/v1/models")
             if model not in ids:
-                raise ConfigError(f"model {model!r} is not served by {url} (it serves {ids})")
+                raise ConfigError(
+                    redact_url(f"model {model!r} is not served by {url} (it serves {ids})")
+                )
 
         await self._each(check)
 
@@ -244,7 +290,7 @@ class InferenceAdmin:
     async def _all(
         self, method: str, path: str, body: Any, params: dict[str, str] | None = None
     ) -> None:
-        await self._each(lambda i, url: self._request(method, url, path, body, params))
+        await self._each(lambda i, url: self._request(method, i, path, body, params))
 
     async def _each(self, call: Callable[[int, str], Awaitable[Any]]) -> None:
         # every server gets the call even when another fails; the first failure is raised
@@ -258,28 +304,63 @@ class InferenceAdmin:
     async def _request(
         self,
         method: str,
-        url: str,
+        server: int,
         path: str,
         body: Any,
         params: dict[str, str] | None = None,
-    ) -> Any:
+    ) -> bytes:
+        """One admin request to server number `server`; its reply body."""
+        url = self.urls[server]
         data = orjson.dumps(body) if body is not None else None
         try:
             async with aiohttp.ClientSession(timeout=self._timeout) as session:
                 async with session.request(
-                    method, url + path, data=data, params=params, headers=self._headers
+                    method,
+                    url + path,
+                    data=data,
+                    params=params,
+                    headers=self._headers[server],
                 ) as resp:
                     raw = await resp.read()
                     if resp.status >= 400:
                         detail = raw[:300].decode("utf-8", "replace")
-                        raise ModelError(f"HTTP {resp.status} from {method} {url}{path}: {detail}")
+                        raise ModelError(
+                            redact_url(f"HTTP {resp.status} from {method} {url}{path}: {detail}")
+                        )
         except (aiohttp.ClientError, TimeoutError) as e:
             raise ModelConnectionError(
-                f"{method} {url}{path} failed: {type(e).__name__}: {e}"
+                redact_url(f"{method} {url}{path} failed: {type(e).__name__}: {e}")
             ) from None
-        if not raw.strip():
-            return None
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            return None  # the admin routes' replies carry nothing we need
+        return raw
+
+
+def _served_model_ids(raw: bytes, where: str) -> list[str]:
+    """The model ids of an OpenAI `/v1/models` reply (`{"data": [{"id": ...}, ...]}`); any
+    other shape is an `InvalidModelResponseError` naming what came instead."""
+    expected = 'not an OpenAI model list ({"data": [{"id": "..."}]})'
+    try:
+        reply = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        shown = raw[:100].decode("utf-8", "replace")
+        raise InvalidModelResponseError(
+            redact_url(f"{where} answered {shown!r}, {expected}")
+        ) from None
+    if not isinstance(reply, dict):
+        raise InvalidModelResponseError(
+            redact_url(f"{where} answered a JSON {type(reply).__name__}, {expected}")
+        )
+    data = reply.get("data")
+    if not isinstance(data, list):
+        raise InvalidModelResponseError(
+            redact_url(f"{where}: 'data' is {type(data).__name__}, not a list; {expected}")
+        )
+    ids = []
+    for entry in data:
+        model_id = entry.get("id") if isinstance(entry, dict) else None
+        if not isinstance(model_id, str):
+            shown = repr(entry)[:100]
+            raise InvalidModelResponseError(
+                redact_url(f"{where}: the entry {shown} has no string 'id'; {expected}")
+            )
+        ids.append(model_id)
+    return ids
