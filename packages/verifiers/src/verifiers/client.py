@@ -11,13 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import itertools
 import logging
 import os
 import random
 import re
 import socket
 import time
+import uuid
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -142,6 +142,21 @@ class Client:
 
     async def aclose(self) -> None:
         """Release pooled connections of the current event loop."""
+
+    @property
+    def wire_id(self) -> str:
+        """This client's identity across processes: copies of it sent to another process
+        (pickled, as a Ray actor receives it with each group) keep it, so the receiver can use
+        one instance, and one connection pool, for all of them (`rebind`)."""
+        wire_id = self.__dict__.get("_wire_id")
+        if wire_id is None:
+            wire_id = self.__dict__["_wire_id"] = uuid.uuid4().hex
+        return wire_id
+
+    def rebind(self, known: dict[str, Client]) -> Client:
+        """The instance a receiving process should use for this (unpickled) client: the one
+        in `known` with the same `wire_id`, else this one, remembered there."""
+        return known.setdefault(self.wire_id, self)
 
     async def close(self) -> None:
         """Same as `aclose` (the name classic clients use)."""
@@ -328,6 +343,15 @@ class OpenAIClient(Client):
     def __repr__(self) -> str:
         return f"OpenAIClient({self.base_url!r})"
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Pooled sessions belong to this process's event loops, and an SDK client holds an
+        # httpx pool: a copy (a Ray actor's) builds its own lazily. Key and headers travel.
+        self.wire_id  # noqa: B018 - fixed before copying, so every copy shares it
+        state = dict(self.__dict__)
+        state["_openai_client"] = None
+        state["_sessions"] = {}
+        return state
+
     async def _session(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
         pooled = self._sessions.get(loop)
@@ -509,7 +533,7 @@ class MultiEndpointClient(Client):
         self.clients = list(clients)
         self.down_seconds = down_seconds
         self._down_until = [0.0] * len(self.clients)  # time.monotonic() of each one's return
-        self._turn = itertools.count()
+        self._turn = 0  # the next request's first endpoint (ungrouped calls)
 
     @property  # type: ignore[override]
     def base_url(self) -> str:
@@ -519,6 +543,19 @@ class MultiEndpointClient(Client):
 
     def for_group(self, index: int) -> Client:
         return _GroupClient(self, index)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # monotonic clocks differ between processes: a copy keeps the time left on each mark
+        self.wire_id  # noqa: B018 - fixed before copying, so every copy shares it
+        state = dict(self.__dict__)
+        now = time.monotonic()
+        state["_down_until"] = [max(0.0, t - now) for t in self._down_until]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        now = time.monotonic()
+        state["_down_until"] = [now + left if left else 0.0 for left in state["_down_until"]]
+        self.__dict__.update(state)
 
     def live(self, start: int = 0) -> list[int]:
         """Indices of the endpoints not marked down, in turn from `start`."""
@@ -560,9 +597,8 @@ class MultiEndpointClient(Client):
         raise self._all_down()
 
     async def get_response(self, messages, model, *, tools=None, sampling_args=None):
-        return await self.respond(
-            next(self._turn), messages, model, tools=tools, sampling_args=sampling_args
-        )
+        start, self._turn = self._turn, self._turn + 1
+        return await self.respond(start, messages, model, tools=tools, sampling_args=sampling_args)
 
     async def check_connection(self) -> list[EndpointUnreachableError]:
         found = await asyncio.gather(
@@ -613,6 +649,11 @@ class _GroupClient(Client):
 
     def __repr__(self) -> str:
         return f"<group {self._index} of {len(self._parent.clients)} endpoints>"
+
+    def rebind(self, known: dict[str, Client]) -> Client:
+        # each group has its own view; the endpoints (and their pools) are the parent's
+        self._parent = self._parent.rebind(known)  # type: ignore[assignment]
+        return self
 
     async def get_response(self, messages, model, *, tools=None, sampling_args=None):
         return await self._parent.respond(

@@ -88,7 +88,7 @@ async def run_generation(
     env.executor  # noqa: B018 - create the worker threads (and hand them to the rubric) once
     writer = ResultsWriter(results_path) if results_path is not None else None
     limit = max_concurrent if max_concurrent and max_concurrent > 0 else 0
-    rollout_slots = asyncio.Semaphore(limit) if limit else None
+    rollout_slots = RolloutSlots(limit) if limit else None
     outputs: list[RolloutOutput] = []
     start = time.perf_counter()
 
@@ -103,8 +103,7 @@ async def run_generation(
             _safe(on_progress, outputs, batch)
 
     async def one_group(index: int, group: list[dict[str, Any]]) -> None:
-        await run_group(
-            env,
+        await env.run_scored_group(
             group,
             model_client.for_group(index),
             model,
@@ -155,6 +154,15 @@ async def run_generation(
     if on_log is not None:
         _safe(on_log, f"finished {len(outputs)} rollouts in {meta['time']:.1f}s")
     return GenerateOutputs(outputs=outputs, metadata=meta)
+
+
+class RolloutSlots(asyncio.Semaphore):
+    """`max_concurrent`: a semaphore that remembers its limit, so a runner that sends a whole
+    group elsewhere (a Ray actor) can take the group's share of slots at once."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.limit = limit
 
 
 async def run_group(

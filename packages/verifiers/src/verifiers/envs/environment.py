@@ -38,6 +38,11 @@ _RESERVED_OUTPUT_KEYS = frozenset(RolloutOutput.__annotations__)
 class Environment(ClassicCallsMixin):
     """Base class of every environment. Subclasses implement `rollout`."""
 
+    #: Whether this environment's rollouts (and so its model calls) run in this process. A
+    #: `verifiers.ray.RayEnvironment` runs them on cluster actors, so `RolloutStream` tags
+    #: its calls from the records instead of wrapping the client.
+    runs_in_process: bool = True
+
     def __init__(
         self,
         dataset: Any = None,
@@ -315,6 +320,57 @@ class Environment(ClassicCallsMixin):
         record_error(state, exc, stage)
         state["stop_condition"] = "has_error"
         return state
+
+    async def run_scored_group(
+        self,
+        rows: list[dict[str, Any]],
+        client: Client,
+        model: str,
+        sampling: SamplingArgs,
+        *,
+        group_scoring: bool,
+        rollout_slots: asyncio.Semaphore | None = None,
+        max_retries: int = 0,
+        state_columns: list[str] | None = None,
+        emit: Callable[[list[RolloutOutput]], Any] | None = None,
+    ) -> list[RolloutOutput]:
+        """Roll out and score one group (the rollouts of one example) on one client: the
+        one path `generate`, `evaluate` and `RolloutStream` run groups through
+        (`verifiers.generation.run_group`). A `verifiers.ray.RayEnvironment` runs it on a
+        cluster actor instead. (Not `run_group`: that name is upstream's trainer call.)"""
+        from verifiers.generation import run_group
+
+        return await run_group(
+            self,
+            rows,
+            client,
+            model,
+            sampling,
+            group_scoring=group_scoring,
+            rollout_slots=rollout_slots,
+            max_retries=max_retries,
+            state_columns=state_columns,
+            emit=emit,
+        )
+
+    def failed_outputs(
+        self,
+        rows: list[dict[str, Any]],
+        client: Client,
+        model: str,
+        sampling: SamplingArgs,
+        error: BaseException,
+        state_columns: list[str] | None = None,
+    ) -> list[RolloutOutput]:
+        """Output records for rows whose rollouts never came to an end, all carrying `error`
+        (a `WorkerLostError` when the actor running them died): reward NaN, not scored."""
+        from verifiers.rubrics.rubric import set_advantages
+
+        states = [
+            self._failed_state(row, client, model, sampling, error, "rollout") for row in rows
+        ]
+        set_advantages(states)
+        return [self.state_to_output(s, state_columns) for s in states]
 
     async def score_states(self, states: list[State], group: bool) -> None:
         """Score states in place; a rubric that itself crashes is recorded, not raised.

@@ -2,13 +2,16 @@
 
 `RolloutStream` keeps up to `max_in_flight` groups (one example, `rollouts_per_example`
 rollouts) running through the environment's own rollout and scoring path
-(`verifiers.generation.run_group`), and yields each group as soon as it has finished: in
+(`Environment.run_scored_group`), and yields each group as soon as it has finished: in
 completion order, never waiting for the slowest. Every model call is tagged with the policy
 version current when it was sent; when the trainer reports a newer version, groups that hold a
 call older than `max_off_policy_steps` versions are cancelled (in flight) or dropped (finished
 but not yet taken) and their examples are run again.
 The version of a call is the one the server reported with its reply when it reports one
-(`ModelResponse.policy_version`), so a server still serving old weights is caught.
+(`ModelResponse.policy_version`), so a server still serving old weights is caught. For an
+environment whose rollouts run on Ray actors (`verifiers.ray.RayEnvironment`) the send-time
+version is the group's launch version (`LaunchTags`), and a stale group's remote run is
+cancelled with it.
 
 Nothing is lost or duplicated: every example taken from the source ends up exactly once as a
 yielded group, a filtered group (zero reward variance, or every rollout masked), a re-run after
@@ -28,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from verifiers.client import Client, ModelResponse, merge_sampling_args, resolve_client
 from verifiers.errors import ConfigError
-from verifiers.generation import run_group
+from verifiers.generation import RolloutSlots
 from verifiers.training.difficulty import DifficultyFilter
 from verifiers.training.groups import RolloutGroup, build_group
 from verifiers.training.samples import TOKEN_SAMPLING_ARGS, Truncation, check_truncation
@@ -93,11 +96,37 @@ class VersionTaggingClient(Client):
         ]
 
 
+class LaunchTags:
+    """Version tags of a group whose model calls are sent by another process (a
+    `verifiers.ray.RayEnvironment` actor), where no wrapper sees them being sent.
+
+    A step's version is the one the server reported with its reply (kept on the record's
+    `response.policy_version`) when it reports one; otherwise the stream's version when the
+    group was launched. That is the oldest version any of the group's calls can have been sent
+    at, so the tag is conservative: a group may count as staler than it is, never as fresher.
+    While the group runs its oldest version is its launch version."""
+
+    def __init__(self, launched: int) -> None:
+        self.launched = launched
+
+    @property
+    def oldest(self) -> int:
+        return self.launched
+
+    def step_versions(self, rollout: Mapping[str, Any]) -> list[int]:
+        versions = []
+        for step in rollout.get("trajectory") or ():
+            reported = (step.get("response") or {}).get("policy_version")
+            versions.append(int(reported) if reported is not None else self.launched)
+        return versions
+
+
 @dataclass(slots=True)
 class _Flight:
     row: dict[str, Any]
     index: int
-    client: VersionTaggingClient
+    client: Client  # what the group's rollouts call the model through
+    tags: VersionTaggingClient | LaunchTags
     stale: bool = False
 
 
@@ -158,7 +187,9 @@ class RolloutStream:
         token_args = merge_sampling_args(env.sampling_args, TOKEN_SAMPLING_ARGS)
         self._sampling = merge_sampling_args(token_args, sampling_args)
         self._group_scoring = env.rubric.has_group_funcs
-        self._slots = asyncio.Semaphore(max_concurrent) if max_concurrent > 0 else None
+        self._slots = RolloutSlots(max_concurrent) if max_concurrent > 0 else None
+        #: rollouts elsewhere (Ray actors): calls are tagged from the records (`LaunchTags`)
+        self._tag_calls = env.runs_in_process
         self._in_flight: dict[asyncio.Task[RolloutGroup], _Flight] = {}
         self._ready: deque[tuple[RolloutGroup | BaseException, dict[str, Any]]] = deque()
         self._requeued: deque[dict[str, Any]] = deque()
@@ -192,7 +223,7 @@ class RolloutStream:
         if self.max_off_policy_steps is None:
             return
         for task, flight in self._in_flight.items():
-            if not flight.stale and self._too_old(flight.client.oldest):
+            if not flight.stale and self._too_old(flight.tags.oldest):
                 flight.stale = True
                 task.cancel()
 
@@ -292,7 +323,12 @@ class RolloutStream:
             self.env.executor  # noqa: B018 - worker threads for sync user code, created once
             self._checked = True
         index = next(self._group_index)
-        flight = _Flight(row, index, VersionTaggingClient(self._client.for_group(index), self))
+        client = self._client.for_group(index)
+        if self._tag_calls:
+            tagging = VersionTaggingClient(client, self)
+            flight = _Flight(row, index, tagging, tagging)
+        else:
+            flight = _Flight(row, index, client, LaunchTags(self.policy_version))
         task = asyncio.get_running_loop().create_task(self._run(flight))
         self._in_flight[task] = flight
         task.add_done_callback(self._done)
@@ -300,8 +336,7 @@ class RolloutStream:
 
     async def _run(self, flight: _Flight) -> RolloutGroup:
         rows = [{**flight.row, "rollout_index": j} for j in range(self.rollouts_per_example)]
-        outputs = await run_group(
-            self.env,
+        outputs = await self.env.run_scored_group(
             rows,
             flight.client,
             self.model,
@@ -311,7 +346,7 @@ class RolloutStream:
             max_retries=self.max_retries,
             state_columns=self.state_columns,
         )
-        versions = [flight.client.step_versions(out) for out in outputs]
+        versions = [flight.tags.step_versions(out) for out in outputs]
         for out, steps in zip(outputs, versions, strict=True):
             out["policy_versions"] = steps  # type: ignore[typeddict-unknown-key]
         return build_group(

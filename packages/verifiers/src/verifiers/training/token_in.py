@@ -83,6 +83,12 @@ class TokenInClient(OpenAIClient):
     def __repr__(self) -> str:
         return f"TokenInClient({self.base_url!r})"
 
+    def __getstate__(self) -> dict[str, Any]:
+        # remembered turns are keyed by id() of this process's message objects
+        state = super().__getstate__()
+        state["_turns"] = OrderedDict()
+        return state
+
     async def get_response(
         self,
         messages: Messages,
