@@ -9,9 +9,11 @@ is real (a loopback server, fetched with httpx).
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -72,7 +74,10 @@ def published(tmp_path, monkeypatch):
         return original(request, address)
 
     server.finish_request = counting  # type: ignore[method-assign]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # a short poll: shutdown() waits for the loop's next look, once per test
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+    )
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_port}/repo", root, hits
@@ -144,6 +149,99 @@ def test_fetched_text_is_cached_for_offline_runs(published, tmp_path):
     # refresh goes to the network, which now says 404; no other source: a clear error
     with pytest.raises(vf.ConfigError, match=r"HTTP 404.*allow network access, or"):
         vf.load_published_prompt(spec, refresh=True)
+
+
+def _cache_entry(tmp_path, spec) -> Path:
+    return tmp_path / "cache" / f"{vf.PromptSource.from_spec(spec).cache_key()}.json"
+
+
+def test_cache_writes_never_follow_a_link_planted_at_a_temporary_name(published, tmp_path):
+    """Issue 26: the cache wrote its entry to `<entry>.<pid>.tmp` first, following a link
+    planted at that predictable name. Temporary names are now unpredictable and created
+    exclusively, so a planted link is never opened."""
+    base, _, _ = published
+    spec = {"url": f"{base}/lib/intro.txt"}
+    entry = _cache_entry(tmp_path, spec)
+    entry.parent.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    planted = entry.with_suffix(f".{os.getpid()}.tmp")
+    planted.symlink_to(victim)
+    assert vf.load_published_prompt(spec) == "You are an expert in {$}.\n"
+    assert victim.read_text() == "precious"
+    assert not entry.is_symlink()
+    assert json.loads(entry.read_text())["text"] == "You are an expert in {$}.\n"
+    # nothing else was left in the cache folder (no temporary file)
+    assert sorted(entry.parent.iterdir()) == sorted([entry, planted])
+
+
+def test_a_linked_cache_entry_is_neither_read_nor_written_through(published, tmp_path):
+    """Issue 26: a link at a cache entry's name was read through, so whoever could plant it
+    chose the prompt. It is fetched again, and the rewrite replaces the link, not its target."""
+    base, _, hits = published
+    spec = {"url": f"{base}/lib/intro.txt"}
+    entry = _cache_entry(tmp_path, spec)
+    entry.parent.mkdir()
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps({"source": "x", "text": "forged"}))
+    entry.symlink_to(forged)
+    assert vf.load_published_prompt(spec) == "You are an expert in {$}.\n"
+    assert len(hits) == 1
+    assert json.loads(forged.read_text())["text"] == "forged"
+    assert not entry.is_symlink()
+    assert vf.load_published_prompt(spec) == "You are an expert in {$}.\n"
+    assert len(hits) == 1  # the rewritten entry answers now
+
+
+DAMAGED_ENTRIES = {
+    "not JSON": b"{",
+    "not UTF-8": b"\xff\xfe{}",
+    "empty": b"",
+    "a list": b"[]",
+    "a string": b'"text"',
+    "null": b"null",
+    "no text": b'{"source": "x"}',
+    "text a number": b'{"text": 5}',
+    "nested too deeply": b"[" * 100_000,
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGED_ENTRIES))
+def test_a_damaged_cache_entry_is_fetched_again(published, tmp_path, damage):
+    """Issue 26: a damaged entry of another shape than a JSON object raised on every call
+    (AttributeError, UnicodeDecodeError, RecursionError). Any damage now means a fetch, and
+    the entry is rewritten."""
+    base, _, hits = published
+    spec = {"url": f"{base}/lib/intro.txt"}
+    entry = _cache_entry(tmp_path, spec)
+    entry.parent.mkdir()
+    entry.write_bytes(DAMAGED_ENTRIES[damage])
+    assert vf.load_published_prompt(spec) == "You are an expert in {$}.\n"
+    assert len(hits) == 1
+    assert json.loads(entry.read_text())["text"] == "You are an expert in {$}.\n"
+    assert vf.load_published_prompt(spec) == "You are an expert in {$}.\n"
+    assert len(hits) == 1
+
+
+def test_a_deep_constant_expression_is_read_or_refused_never_a_crash(published):
+    """Issue 26: a `.py` constant written as a 60,000-term `"a" + "a" + ...` raised
+    RecursionError (from 1,000 terms on, in the reader; from about 3,000, in Python's parser).
+    What the parser takes is now read in full; what it refuses is a ConfigError. A file with
+    a NUL byte (Python 3.11's parser raises ValueError) is a ConfigError too."""
+    base, root, _ = published
+    folder = root / "repo" / "src"
+    terms = [f'"{i},"' for i in range(1500)]
+    (folder / "long.py").write_text(
+        "LONG = " + " + ".join(terms) + "\nraise SystemExit('never run')\n"
+    )
+    (folder / "deep.py").write_text("DEEP = " + " + ".join(['"a"'] * 60_000) + "\n")
+    (folder / "nul.py").write_text('X = "a"\0\n')
+    long = vf.load_published_prompt({"url": f"{base}/src/long.py", "name": "LONG"})
+    assert long == "".join(f"{i}," for i in range(1500))
+    with pytest.raises(vf.ConfigError, match="deep.py is nested too deeply"):
+        vf.load_published_prompt({"url": f"{base}/src/deep.py", "name": "DEEP"})
+    with pytest.raises(vf.ConfigError, match="nul.py is not valid Python"):
+        vf.load_published_prompt({"url": f"{base}/src/nul.py", "name": "X"})
 
 
 def test_unreachable_sources_fall_through_then_fail_with_what_to_do(published):

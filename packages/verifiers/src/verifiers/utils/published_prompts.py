@@ -16,19 +16,24 @@ the official one is published; `load_published_prompt` fetches it when asked:
 
 What an http(s) URL or a dataset source gave is kept in an on-disk cache (``$VF_PROMPT_CACHE``, else
 ``$XDG_CACHE_HOME/verifiers/published_prompts``, else ``~/.cache/...``), so a later offline
-run reuses it; pin URLs to a commit so the cached text cannot go stale. When no source can be
-read, the error says why for each one and what to do instead (install the package, allow
-network access, or pass the template text itself), a `ConfigError`, never a silent fallback.
+run reuses it; pin URLs to a commit so the cached text cannot go stale. Entries are written
+atomically under unpredictable temporary names and never read or written through a link; a
+damaged entry is fetched again. When no source can be read, the error says why for each one
+and what to do instead (install the package, allow network access, or pass the template text
+itself), a `ConfigError`, never a silent fallback.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import hashlib
 import json
 import os
 import re
+import stat
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -202,16 +207,23 @@ def _fetch(url: str, timeout: float) -> str:
 
 def _string_value(node: ast.AST) -> str | None:
     """The text of a constant string expression: a literal (implicitly concatenated or not),
-    an f-string without fields, or a `+` of those. Anything computed is None."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if isinstance(node, ast.JoinedStr):
-        parts = [_string_value(v) for v in node.values]
-        return None if any(p is None for p in parts) else "".join(parts)  # type: ignore[arg-type]
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _string_value(node.left), _string_value(node.right)
-        return None if left is None or right is None else left + right
-    return None
+    an f-string without fields, or a `+` of those. Anything computed is None.
+
+    Walked with an explicit stack, not recursion: a published file's `"a" + "a" + ...` chain
+    is as deep as it is long."""
+    parts: list[str] = []
+    pending: list[ast.AST] = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, ast.Constant) and isinstance(current.value, str):
+            parts.append(current.value)
+        elif isinstance(current, ast.JoinedStr):
+            pending.extend(reversed(current.values))
+        elif isinstance(current, ast.BinOp) and isinstance(current.op, ast.Add):
+            pending.extend((current.right, current.left))  # the left side is read first
+        else:
+            return None
+    return "".join(parts)
 
 
 def _assigned(body: list[ast.stmt], name: str) -> ast.AST | None:
@@ -237,6 +249,12 @@ def python_constant(source: str, name: str, where: str = "the file") -> str:
         tree = ast.parse(source)
     except SyntaxError as e:
         raise ConfigError(f"{where} is not valid Python ({e})") from None
+    except ValueError as e:  # Python 3.11: "source code string cannot contain null bytes"
+        raise ConfigError(f"{where} is not valid Python ({e})") from None
+    except (RecursionError, MemoryError):  # the parser gives up on an expression this deep
+        raise ConfigError(
+            f"{where} is nested too deeply to read without running it; pass the text itself"
+        ) from None
     body: list[ast.stmt] = tree.body
     node: ast.AST | None = None
     parts = name.split(".")
@@ -311,25 +329,62 @@ def _read_dataset(src: PromptSource) -> str:
     return value
 
 
+def _read_cache_entry(path: Path) -> str | None:
+    """The text a cache entry holds, or None when there is none to trust: missing, not a
+    regular file (a link is never read through: it could point anywhere), or damaged (not
+    UTF-8 JSON, not a record, no text). What is None is fetched again and rewritten."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:  # absent, or a link (ELOOP under O_NOFOLLOW)
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None  # a fifo or device planted at the entry's name
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            raw = f.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return None
+    text = record.get("text") if isinstance(record, dict) else None
+    return text if isinstance(text, str) else None
+
+
+def _write_cache_entry(path: Path, record: dict[str, str]) -> None:
+    """Replace the entry at ``path`` atomically. The temporary file gets an unpredictable name
+    created exclusively (``mkstemp``: ``O_CREAT | O_EXCL``, so a link planted in the folder is
+    never opened), and the rename replaces whatever sits at ``path``, a link included, without
+    writing through it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(record, f)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def _cached(src: PromptSource, refresh: bool, timeout: float) -> str:
     if src.url and urlparse(src.url).scheme == "file":
         return _read_url(src, timeout)  # a local file is always at hand: never a stale copy
     path = prompt_cache_dir() / f"{src.cache_key()}.json"
-    if not refresh and path.is_file():
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-            if isinstance(record.get("text"), str):
-                return record["text"]
-        except (OSError, json.JSONDecodeError):
-            pass  # a damaged cache entry is fetched again
+    if not refresh:
+        text = _read_cache_entry(path)
+        if text is not None:
+            return text
     text = _read_url(src, timeout) if src.url else _read_dataset(src)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"source": src.describe(), "text": text}), encoding="utf-8")
-        tmp.replace(path)
+        _write_cache_entry(path, {"source": src.describe(), "text": text})
     except OSError:
-        pass  # a read-only cache only costs a fetch next time
+        pass  # a read-only cache (or a folder at the entry's name) only costs a fetch next time
     return text
 
 
