@@ -244,6 +244,19 @@ def test_a_deep_constant_expression_is_read_or_refused_never_a_crash(published):
         vf.load_published_prompt({"url": f"{base}/src/nul.py", "name": "X"})
 
 
+def test_a_published_file_that_is_not_readable_text_is_a_config_error(published, tmp_path):
+    """Issue 26, same class: JSON nested 100,000 deep raised RecursionError, and a `file://`
+    source that is not UTF-8 raised UnicodeDecodeError."""
+    base, root, _ = published
+    (root / "repo" / "lib" / "deep.json").write_text("[" * 100_000)
+    with pytest.raises(vf.ConfigError, match="deep.json is nested too deeply"):
+        vf.load_published_prompt({"url": f"{base}/lib/deep.json", "key": "0"})
+    binary = tmp_path / "prompt.txt"
+    binary.write_bytes(b"\xff\xfe\x00 not text")
+    with pytest.raises(vf.ConfigError, match="prompt.txt' is not UTF-8 text"):
+        vf.load_published_prompt({"url": binary.as_uri()})
+
+
 def test_unreachable_sources_fall_through_then_fail_with_what_to_do(published):
     base, _, _ = published
     dead = "http://127.0.0.1:9/nothing/prompts.py"  # the discard port: connection refused

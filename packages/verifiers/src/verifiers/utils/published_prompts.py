@@ -192,6 +192,8 @@ def _fetch(url: str, timeout: float) -> str:
             return Path(unquote(parsed.path)).read_text(encoding="utf-8")
         except OSError as e:
             raise _Unavailable(f"cannot read it ({e})") from None
+        except UnicodeDecodeError as e:
+            raise ConfigError(f"prompt source url {url!r} is not UTF-8 text ({e})") from None
     if parsed.scheme not in ("http", "https"):
         raise ConfigError(f"prompt source url {url!r}: only http(s) and file URLs are read")
     import httpx
@@ -277,6 +279,8 @@ def _json_key(text: str, key: str, where: str) -> str:
         value: Any = json.loads(text)
     except json.JSONDecodeError as e:
         raise ConfigError(f"{where} is not valid JSON ({e})") from None
+    except RecursionError:  # the decoder gives up on arrays or objects nested this deep
+        raise ConfigError(f"{where} is nested too deeply to read") from None
     for part in key.split("."):
         if (
             isinstance(value, list)
