@@ -1,15 +1,19 @@
 """``python -m verifiers.testing serve [--host H] [--port P] [--latency-ms MS] [--wrong-rate R]``.
 
-Prints ``READY http://H:P/v1`` once listening and serves until SIGTERM/SIGINT.
+Prints ``READY http://H:P/v1`` once listening and serves until SIGTERM/SIGINT. An address it
+cannot listen on (a busy port, above all) is one line on stderr and exit status 1, so a script
+waiting for READY can stop when the process is gone.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import signal
 import sys
 
+from verifiers.errors import ConfigError
 from verifiers.testing.responders import ArithmeticResponder
 from verifiers.testing.server import ScriptedServer
 
@@ -28,6 +32,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Serve /v1/chat/completions (and /v1/completions, /v1/models) with scripted "
         "replies: arithmetic questions get a \\boxed{} answer, tool calls are made when tools "
         "are offered. Prints 'READY <base URL>' once listening; stops on SIGTERM or Ctrl-C. "
+        "A port already in use is an error (one line, exit status 1). "
         "It is a stand-in for tests and demos, not a model.",
         formatter_class=fmt,
     )
@@ -79,7 +84,10 @@ async def _serve(args: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, done.set)
-    await srv.astart()
+    try:
+        await srv.astart()
+    except OSError as e:
+        raise ConfigError(_listen_error(args.host, args.port, e)) from None
     print(f"READY {srv.base_url}", flush=True)
     try:
         await done.wait()
@@ -87,14 +95,28 @@ async def _serve(args: argparse.Namespace) -> None:
         await srv.astop()
 
 
+def _listen_error(host: str, port: int, e: OSError) -> str:
+    if e.errno == errno.EADDRINUSE:
+        return (
+            f"port {port} on {host} is already in use (another stand-in still running?); "
+            "choose another --port, or --port 0 for a free one"
+        )
+    return f"cannot listen on {host}:{port}: {e.strerror or e}"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         import uvloop  # type: ignore[import-not-found]
     except ImportError:
-        asyncio.run(_serve(args))
+        run = asyncio.run
     else:
-        uvloop.run(_serve(args))
+        run = uvloop.run
+    try:
+        run(_serve(args))
+    except ConfigError as e:
+        print(f"python -m verifiers.testing serve: error: {e}", file=sys.stderr)
+        return 1
     return 0
 
 
