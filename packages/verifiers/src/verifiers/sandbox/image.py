@@ -36,7 +36,7 @@ from verifiers.sandbox.base import ProviderUnavailableError, SandboxCreationErro
 from verifiers.sandbox.bwrap import BwrapProvider, BwrapSandbox
 from verifiers.sandbox.contract import INNER_UID
 from verifiers.sandbox.registry import Client, ImagePullError, ImageRef
-from verifiers.sandbox.rootfs import LayerError, unpack_layer
+from verifiers.sandbox.rootfs import LayerError, UnpackCaps, unpack_layer
 from verifiers.sandbox.runtime import CACHE, ensure_runtime
 from verifiers.sandbox.support import AGENT_BOOT, SANDBOX_UID, agent_files
 
@@ -64,11 +64,21 @@ class Image:
 
 class ImageStore:
     """Pulled images as unpacked root filesystems under `root` (`rootfs/<manifest digest>`),
-    built once per image under a file lock; the tag -> digest resolution is kept per process."""
+    built once per image under a file lock; the tag -> digest resolution is kept per process.
+    An image may unpack to `max_layer_bytes` per layer and `max_image_bytes` in all (None:
+    `VF_IMAGE_MAX_LAYER_BYTES` / `VF_IMAGE_MAX_IMAGE_BYTES`, read when a pull starts, else
+    16 and 32 GiB; see `rootfs.UnpackCaps`)."""
 
-    def __init__(self, root: Path | None = None, uid: int = SANDBOX_UID) -> None:
+    def __init__(
+        self,
+        root: Path | None = None,
+        uid: int = SANDBOX_UID,
+        max_layer_bytes: int | None = None,
+        max_image_bytes: int | None = None,
+    ) -> None:
         self.root = Path(root) if root is not None else CACHE / "images"
         self.uid = uid
+        self.max_layer_bytes, self.max_image_bytes = max_layer_bytes, max_image_bytes
         self._resolved: dict[str, Image] = {}
 
     def _dirs(self) -> None:
@@ -125,7 +135,11 @@ class ImageStore:
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(target, ignore_errors=True)
         try:
-            pulled = client.pull(blobs, resolved)
+            try:
+                caps = UnpackCaps.from_env(self.max_layer_bytes, self.max_image_bytes)
+            except LayerError as e:
+                raise client.fail(str(e)) from None
+            pulled = client.pull(blobs, resolved, caps.max_layer_bytes, caps.max_image_bytes)
             tmp.mkdir()
             os.chown(tmp, self.uid, self.uid)
             os.chmod(tmp, 0o755)
@@ -134,7 +148,7 @@ class ImageStore:
                 path = blobs / str(layer["digest"]).replace(":", "-")
                 try:
                     devices += unpack_layer(
-                        tmp, path, str(layer.get("mediaType", "")), self.uid, self.uid
+                        tmp, path, str(layer.get("mediaType", "")), self.uid, self.uid, caps
                     )["devices"]
                 except (
                     LayerError,

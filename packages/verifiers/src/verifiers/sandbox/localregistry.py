@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import tarfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -164,14 +165,27 @@ class LocalRegistry:
     """A registry on 127.0.0.1 serving the images added with `add_image`. `auth=True`: Docker
     Hub's token handshake (401 with a Bearer challenge, a token endpoint, tokens checked);
     `redirect_blobs=True`: blob downloads answered with a 307 to a path that refuses any
-    Authorization header (as the storage behind Docker Hub does)."""
+    Authorization header (as the storage behind Docker Hub does). `token_server`: another
+    LocalRegistry whose `/token` the challenge names as its realm (a realm on another host).
 
-    def __init__(self, auth: bool = True, redirect_blobs: bool = True) -> None:
+    For hostile-registry tests: `routes` maps a path (query excluded) to a function answering
+    the request in place of the registry (no token check), `put` adds a raw blob, and `authorizations` records
+    each request's (path, Authorization header)."""
+
+    def __init__(
+        self,
+        auth: bool = True,
+        redirect_blobs: bool = True,
+        token_server: LocalRegistry | None = None,
+    ) -> None:
         self.auth, self.redirect_blobs = auth, redirect_blobs
+        self.token_server = token_server
         self.blobs: dict[str, _Blob] = {}
         self.manifests: dict[tuple[str, str], str] = {}  # (repo, tag or digest) -> digest
         self.tokens: set[str] = set()
         self.requests: list[str] = []
+        self.authorizations: list[tuple[str, str | None]] = []
+        self.routes: dict[str, Callable[[http.server.BaseHTTPRequestHandler], None]] = {}
         self.corrupt: set[str] = set()  # digests served with one byte changed
         registry = self
 
@@ -181,6 +195,7 @@ class LocalRegistry:
 
             def do_GET(self) -> None:
                 registry.requests.append(self.path)
+                registry.authorizations.append((self.path, self.headers.get("Authorization")))
                 registry._serve(self)
 
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -196,7 +211,7 @@ class LocalRegistry:
         self._server.shutdown()
         self._server.server_close()
 
-    def _put(self, data: bytes, media_type: str) -> str:
+    def put(self, data: bytes, media_type: str) -> str:
         d = digest_of(data)
         self.blobs[d] = _Blob(data, media_type)
         return d
@@ -205,13 +220,14 @@ class LocalRegistry:
         self,
         repo: str,
         tag: str,
-        layers: list[Layer],
+        layers: list[Layer | bytes],
         config: dict[str, Any] | None = None,
         index: bool = True,
     ) -> str:
         """Publish an image; returns the platform manifest's digest. `index=True` wraps it in
-        an image index next to a manifest for another architecture."""
-        blobs = [lay.tar_gz() for lay in layers]
+        an image index next to a manifest for another architecture. A layer given as bytes is
+        served as they are (a crafted blob)."""
+        blobs = [lay if isinstance(lay, bytes) else lay.tar_gz() for lay in layers]
         cfg = {
             "architecture": platform_arch(),
             "os": "linux",
@@ -222,13 +238,13 @@ class LocalRegistry:
         manifest = {
             "schemaVersion": 2,
             "mediaType": OCI_MANIFEST,
-            "config": {"mediaType": OCI_CONFIG, "digest": self._put(raw_cfg, OCI_CONFIG),
+            "config": {"mediaType": OCI_CONFIG, "digest": self.put(raw_cfg, OCI_CONFIG),
                        "size": len(raw_cfg)},
-            "layers": [{"mediaType": OCI_LAYER_GZ, "digest": self._put(b, OCI_LAYER_GZ),
+            "layers": [{"mediaType": OCI_LAYER_GZ, "digest": self.put(b, OCI_LAYER_GZ),
                         "size": len(b)} for b in blobs],
         }  # fmt: skip
         raw = json.dumps(manifest).encode()
-        digest = self._put(raw, OCI_MANIFEST)
+        digest = self.put(raw, OCI_MANIFEST)
         self.manifests[(repo, digest)] = digest
         top = digest
         if index:
@@ -237,14 +253,14 @@ class LocalRegistry:
                 "schemaVersion": 2,
                 "mediaType": OCI_INDEX,
                 "manifests": [
-                    {"mediaType": OCI_MANIFEST, "digest": self._put(other, OCI_MANIFEST),
+                    {"mediaType": OCI_MANIFEST, "digest": self.put(other, OCI_MANIFEST),
                      "size": len(other), "platform": {"os": "linux", "architecture": "s390x"}},
                     {"mediaType": OCI_MANIFEST, "digest": digest, "size": len(raw),
                      "platform": {"os": "linux", "architecture": platform_arch()}},
                 ],
             }  # fmt: skip
             raw_index = json.dumps(doc).encode()
-            top = self._put(raw_index, OCI_INDEX)
+            top = self.put(raw_index, OCI_INDEX)
             self.manifests[(repo, top)] = top
         self.manifests[(repo, tag)] = top
         return digest
@@ -262,6 +278,8 @@ class LocalRegistry:
 
     def _serve(self, h: Any) -> None:
         path = h.path.partition("?")[0]
+        if path in self.routes:
+            return self.routes[path](h)
         if path == "/token":
             token = secrets.token_hex(8)
             self.tokens.add(token)
@@ -271,9 +289,10 @@ class LocalRegistry:
                 return self._send(h, 400, b"only one auth mechanism allowed")
             return self._blob(h, path[len("/storage/") :])
         if self.auth:
+            issuer = self.token_server or self
             given = (h.headers.get("Authorization") or "").removeprefix("Bearer ")
-            if given not in self.tokens:
-                challenge = (f'Bearer realm="http://{self.host}/token",service="local",'
+            if given not in issuer.tokens:
+                challenge = (f'Bearer realm="http://{issuer.host}/token",service="local",'
                              'scope="repository:x:pull"')  # fmt: skip
                 return self._send(h, 401, b"{}", {"WWW-Authenticate": challenge})
         if path == "/v2/":

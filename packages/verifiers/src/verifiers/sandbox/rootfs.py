@@ -3,8 +3,13 @@ root (names with `..` or a leading `/` are refused, and a symlink met on the way
 as it would be inside the root, never on the host), hard links may only point at files
 inside, device nodes and FIFOs are never created, set-id bits are dropped, and the OCI
 whiteouts (`.wh.NAME` deletes NAME, `.wh..wh..opq` empties a directory of the layers below)
-are applied. Everything is owned by one host uid (the sandbox's), so that inside the sandbox's
-user namespace the whole image belongs to the sandbox user."""
+are applied, a whiteout's target being a name confined like any other entry. Everything is
+owned by one host uid (the sandbox's), so that inside the sandbox's user namespace the whole
+image belongs to the sandbox user.
+
+Sizes are capped (`UnpackCaps`): a layer's decompressed tar stream and the bytes its files
+write out may each reach `max_layer_bytes`, and the sums over an image `max_image_bytes`;
+unpacking stops as soon as one is passed (a gzip bomb, a sparse file of a huge apparent size)."""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ import os
 import posixpath
 import shutil
 import tarfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -22,10 +28,87 @@ logger = logging.getLogger("verifiers.sandbox")
 WHITEOUT = ".wh."
 OPAQUE = ".wh..wh..opq"
 MAX_LINKS = 40  # symlinks followed while resolving one path (as the kernel's limit)
+GiB = 1 << 30
+MAX_LAYER_BYTES = 16 * GiB  # defaults: the largest SWE-style images hold layers of a few GiB
+MAX_IMAGE_BYTES = 32 * GiB
 
 
 class LayerError(ValueError):
     """A layer that cannot be unpacked safely (the message names the entry)."""
+
+
+def _env_bytes(var: str, default: int) -> int:
+    raw = os.environ.get(var, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise LayerError(f"{var}={raw!r}: expected a positive number of bytes")
+    return value
+
+
+@dataclass
+class UnpackCaps:
+    """How much one image may unpack to, and what it has used so far. Two measures, each
+    capped per layer and per image: the bytes of the decompressed tar stream (headers
+    included: many empty files count) and the bytes written to files (a sparse entry is small
+    in the stream and written out in full). Defaults: `VF_IMAGE_MAX_LAYER_BYTES` (16 GiB),
+    `VF_IMAGE_MAX_IMAGE_BYTES` (32 GiB)."""
+
+    max_layer_bytes: int = MAX_LAYER_BYTES
+    max_image_bytes: int = MAX_IMAGE_BYTES
+    image_read: int = 0
+    image_written: int = 0
+    layer_read: int = 0
+    layer_written: int = 0
+
+    @classmethod
+    def from_env(cls, layer: int | None = None, image: int | None = None) -> UnpackCaps:
+        """Caps given, else the environment's, else the defaults."""
+        return cls(
+            layer or _env_bytes("VF_IMAGE_MAX_LAYER_BYTES", MAX_LAYER_BYTES),
+            image or _env_bytes("VF_IMAGE_MAX_IMAGE_BYTES", MAX_IMAGE_BYTES),
+        )
+
+    def start_layer(self) -> None:
+        self.layer_read = self.layer_written = 0
+
+    def charge(self, n: int, written: bool) -> None:
+        """Count `n` bytes decompressed (or written); LayerError once a cap is passed."""
+        if written:
+            self.layer_written += n
+            self.image_written += n
+            layer, image = self.layer_written, self.image_written
+        else:
+            self.layer_read += n
+            self.image_read += n
+            layer, image = self.layer_read, self.image_read
+        what = "written to files" if written else "decompressed"
+        if layer > self.max_layer_bytes:
+            raise LayerError(
+                f"more than {layer - n} bytes {what}: unpacked past the per-layer cap of "
+                f"{self.max_layer_bytes} bytes (VF_IMAGE_MAX_LAYER_BYTES)"
+            )
+        if image > self.max_image_bytes:
+            raise LayerError(
+                f"more than {image - n} bytes {what} by the image: unpacked past the "
+                f"per-image cap of {self.max_image_bytes} bytes (VF_IMAGE_MAX_IMAGE_BYTES)"
+            )
+
+
+class _Counted:
+    """A decompressed layer stream whose bytes are charged to the caps as they are read."""
+
+    def __init__(self, stream: BinaryIO, caps: UnpackCaps) -> None:
+        self.stream, self.caps = stream, caps
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.stream.read(size if size is not None and size >= 0 else 1 << 20)
+        self.caps.charge(len(data), written=False)
+        return data
 
 
 def _clean(name: str) -> str:
@@ -39,6 +122,17 @@ def _clean(name: str) -> str:
     if ".." in parts:
         raise LayerError(f"entry {name!r}: '..' in its path")
     return "/".join(parts)
+
+
+def _whiteout_target(entry: str, base: str) -> str:
+    """The name `.wh.NAME` deletes: one plain name in the entry's own directory (never '.',
+    '..' or empty, which would reach the directory itself or its parent)."""
+    target = base[len(WHITEOUT) :]
+    if target in ("", ".", "..") or "/" in target:
+        raise LayerError(
+            f"entry {entry!r}: a whiteout of {target!r}, which is not a name in its directory"
+        )
+    return target
 
 
 def resolve(root: Path, rel: str, follow_last: bool = False) -> Path:
@@ -83,13 +177,31 @@ def _open_layer(path: Path, media_type: str) -> BinaryIO:
     return gzip.open(path, "rb") if gz else open(path, "rb")  # type: ignore[return-value]
 
 
+def _copy(src: BinaryIO, dest: Path, caps: UnpackCaps) -> None:
+    with open(dest, "xb") as out:
+        while chunk := src.read(1 << 20):
+            caps.charge(len(chunk), written=True)
+            out.write(chunk)
+
+
 def unpack_layer(
-    root: Path, layer: Path, media_type: str = "", uid: int = 0, gid: int = 0
+    root: Path,
+    layer: Path,
+    media_type: str = "",
+    uid: int = 0,
+    gid: int = 0,
+    caps: UnpackCaps | None = None,
 ) -> dict[str, int]:
-    """Apply one layer to `root`. Returns counts of what was skipped (device nodes, ...)."""
+    """Apply one layer to `root`, within `caps` (the image's, shared by its layers; the
+    environment's defaults when None). Returns counts of what was skipped (device nodes)."""
+    caps = caps if caps is not None else UnpackCaps.from_env()
+    caps.start_layer()
     skipped = {"devices": 0}
     written: set[str] = set()  # entries of this layer (an opaque marker keeps them)
-    with _open_layer(layer, media_type) as raw, tarfile.open(fileobj=raw, mode="r|") as tar:
+    with (
+        _open_layer(layer, media_type) as raw,
+        tarfile.open(fileobj=_Counted(raw, caps), mode="r|") as tar,  # type: ignore[call-overload]
+    ):
         for member in tar:
             rel = _clean(member.name)
             if not rel:
@@ -108,7 +220,7 @@ def unpack_layer(
                         _remove(child)
                 continue
             if base.startswith(WHITEOUT):
-                _remove(parent / base[len(WHITEOUT) :])
+                _remove(parent / _whiteout_target(member.name, base))
                 continue
             target = parent / base
             written.add(rel)
@@ -137,8 +249,7 @@ def unpack_layer(
             elif member.isfile():
                 src = tar.extractfile(member)
                 assert src is not None
-                with open(target, "xb") as out:
-                    shutil.copyfileobj(src, out, 1 << 20)
+                _copy(src, target, caps)
                 os.chown(target, uid, gid)
                 os.chmod(target, member.mode & 0o777)  # no set-uid/set-gid
                 os.utime(target, (member.mtime, member.mtime))
