@@ -21,9 +21,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 from prime_hub_testkit import (
     HubServer,
     Postgres,
+    StandInIndex,
     TcpProxy,
     moto_server,
     postgres_server,
+    stand_in_index,
     start_hub,
 )
 
@@ -55,12 +57,26 @@ def _s3_bucket(endpoint: str, bucket: str) -> None:
     s3.create_bucket(Bucket=bucket)
 
 
+# Names the test upstream serves: publishing one of them is refused unless an admin allows it.
+UPSTREAM_NAMES = ("requests", "served-upstream")
+
+
+@pytest.fixture(scope="session")
+def upstream_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandInIndex]:
+    """The pass-through upstream of every test hub: a real PEP 503 index on loopback (so no
+    test asks PyPI anything); the names a test publishes are not on it unless it adds them."""
+    with stand_in_index(tmp_path_factory.mktemp("upstream-index"), UPSTREAM_NAMES) as index:
+        yield index
+
+
 @pytest.fixture(scope="session", params=["sqlite", "postgres"])
 def server(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    upstream_index: StandInIndex,
 ) -> Iterator[HubServer]:
     data_dir = tmp_path_factory.mktemp(f"hub-{request.param}")
-    env = {"PRIME_HUB_DATA_DIR": str(data_dir)}
+    env = {"PRIME_HUB_DATA_DIR": str(data_dir), "PRIME_HUB_UPSTREAM_INDEX_URL": upstream_index.url}
     env.update({f"PRIME_HUB_{k.upper()}": str(v) for k, v in LIMITS.items()})
     proxy = None
     if request.param == "postgres":

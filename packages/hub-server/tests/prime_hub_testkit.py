@@ -229,6 +229,64 @@ class TcpProxy:
             self.start()
 
 
+# ------------------------------------------------------------------ an upstream index
+# The repository's PEP 503 stand-in for PyPI (a static folder over HTTP that logs each
+# request's path and Authorization header), shared with the end-to-end install tests.
+LOGGING_INDEX_SERVER = Path(__file__).resolve().parents[3] / "tests" / "logging_index_server.py"
+
+
+@dataclass
+class StandInIndex:
+    """A real PEP 503 index on loopback: ``serve(name)`` adds a project page."""
+
+    url: str  # http://127.0.0.1:PORT/simple/
+    root: Path
+    log: Path
+
+    def serve(self, name: str) -> None:
+        from prime_hub.names import normalize
+
+        page = self.root / "simple" / normalize(name)
+        page.mkdir(parents=True, exist_ok=True)
+        filename = f"{normalize(name).replace('-', '_')}-1.0-py3-none-any.whl"
+        (page / "index.html").write_text(
+            f'<!DOCTYPE html><html><body><a href="../../files/{filename}">{filename}</a>'
+            "</body></html>\n"
+        )
+
+    def requests(self) -> list[tuple[str, str]]:
+        """(path, Authorization or '-') of every request so far."""
+        lines = self.log.read_text().splitlines() if self.log.exists() else []
+        return [tuple(line.split("\t", 1)) for line in lines]  # type: ignore[misc]
+
+    def asked_for(self, name: str) -> list[str]:
+        """The Authorization headers of the requests for ``name``'s page."""
+        from prime_hub.names import normalize
+
+        return [auth for path, auth in self.requests() if path == f"/simple/{normalize(name)}/"]
+
+
+@contextlib.contextmanager
+def stand_in_index(root: Path, names: tuple[str, ...] = ()) -> Iterator[StandInIndex]:
+    (root / "simple").mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    log = root / "requests.log"
+    proc = subprocess.Popen(
+        [sys.executable, str(LOGGING_INDEX_SERVER), str(port), str(root), str(log)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_port(port, 30, proc)
+        index = StandInIndex(f"http://127.0.0.1:{port}/simple/", root, log)
+        for name in names:
+            index.serve(name)
+        yield index
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
 # ------------------------------------------------------------------ the hub in a thread
 @dataclass
 class HubServer:

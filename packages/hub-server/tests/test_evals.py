@@ -75,7 +75,7 @@ def test_push_then_read_back_by_version_and_model(server, env):
         ({"pass_at_k": {"1": 1.5}}, "within"),
         ({"reward_std": -0.1}, "reward_std"),
         ({"num_errors": 99}, "cannot exceed"),
-        ({"details_blob": "x" * 70_000}, "exceed"),
+        ({"env_args": {"blob": "x" * 70_000}}, "exceed"),
     ],
 )
 def test_malformed_summaries_are_rejected_clearly(server, env, change, fragment):
@@ -141,3 +141,82 @@ def test_results_go_with_a_deleted_version(server, env):
         assert c.delete(f"{base}/versions/1.0.0").status_code == 200
         remaining = c.get(f"{base}/evals").json()["evals"]
         assert [e["version"] for e in remaining] == ["1.1.0"]
+
+
+# ------------------------------------------------------------------ forged and stored fields
+# Issue 26, "Eval pushes are not validated": extra fields were spread over the stored view, so
+# a publisher could forge `id` and `version`, and a `version` that is not PEP 440 made the
+# environment's page answer 500 for every visitor until the result was deleted.
+
+
+FORGED = [
+    {"id": 1},
+    {"version": "not a version"},
+    {"version": "1.1.0"},  # another, existing version: still only the URL's counts
+    {"submitted_by": "admin"},
+    {"created_at": "1999-01-01T00:00:00"},
+    {"anything_else": 1},
+]
+
+
+def test_fields_outside_the_schema_are_refused(server, env):
+    """Decided: refused (422, naming the field), never stored nor silently dropped."""
+    owner, token, name = env
+    base = f"/api/v1/environments/{owner}/{name}"
+    with server.client(token) as c:
+        for forged in FORGED:
+            r = c.post(f"{base}/versions/1.0.0/evals", json=_summary(**forged))
+            assert r.status_code == 422, (forged, r.text)
+            assert next(iter(forged)) in r.json()["detail"]
+        assert c.get(f"{base}/evals").json()["evals"] == []
+    with server.client() as anon:
+        assert anon.get(f"/{owner}/{name}").status_code == 200
+
+
+def _store_raw(server, owner: str, name: str, details: dict) -> int:
+    """A row as the hub stored pushes before they were validated (the report's rows)."""
+    from prime_hub.db.models import EvalResult, Version
+
+    env = server.hub.get_environment(server.hub.authenticate(None), owner, name)
+    with server.hub.db.writer.begin() as s:
+        ver = s.query(Version).filter_by(environment_id=env.id, version="1.0.0").one()
+        row = EvalResult(
+            environment_id=env.id,
+            version_id=ver.id,
+            model="m-old",
+            reward_mean=0.5,
+            num_examples=1,
+            rollouts_per_example=1,
+            num_rollouts=1,
+            num_errors=0,
+            details=details,
+        )
+        s.add(row)
+        s.flush()
+        return row.id
+
+
+def test_rows_stored_before_validation_cannot_break_or_forge_the_views(server, env):
+    owner, _token, name = env
+    row_id = _store_raw(
+        server,
+        owner,
+        name,
+        {
+            "id": 999_999,
+            "version": "not a version",
+            "submitted_by": "admin",
+            "pass_at_k": {"one": "x"},
+            "metrics": {"correct": "high"},
+            "sampling_args": {"temperature": 0.5},
+        },
+    )
+    with server.client() as anon:
+        page = anon.get(f"/{owner}/{name}")
+        assert page.status_code == 200, page.text[:300]
+        assert "not a version" not in page.text and "m-old" in page.text
+        (rec,) = anon.get(f"/api/v1/environments/{owner}/{name}/evals").json()["evals"]
+    assert rec["id"] == row_id and rec["version"] == "1.0.0"
+    assert rec["submitted_by"] is None  # the row has no submitter; the forged name is gone
+    assert "pass_at_k" not in rec and "metrics" not in rec  # invalid: left out
+    assert rec["sampling_args"] == {"temperature": 0.5}  # valid details still shown

@@ -186,9 +186,10 @@ def test_private_names_stay_on_the_hub_for_callers_who_cannot_read_them(server, 
 
 @pytest.fixture(scope="module")
 def offline_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubServer]:
-    """A hub with the pass-through disabled (air-gapped)."""
+    """A hub with the pass-through disabled (air-gapped): with no upstream to ask, a new name
+    needs the admin's allow-list (test_name_policy.py), here the one name the tests publish."""
     data = tmp_path_factory.mktemp("hub-offline")
-    settings = Settings(data_dir=data, upstream_index_url="")
+    settings = Settings(data_dir=data, upstream_index_url="", allowed_upstream_names=["here"])
     hub = start_hub("sqlite", settings, {"PRIME_HUB_DATA_DIR": str(data)})
     yield hub
     hub.stop()

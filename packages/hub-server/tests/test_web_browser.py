@@ -69,9 +69,9 @@ def browser() -> Iterator[webdriver.Chrome]:
 
 
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubServer]:
+def hub(tmp_path_factory: pytest.TempPathFactory, upstream_index) -> Iterator[HubServer]:
     data = tmp_path_factory.mktemp("hub-web")
-    settings = Settings(data_dir=data)
+    settings = Settings(data_dir=data, upstream_index_url=upstream_index.url)
     server = start_hub("sqlite", settings, {"PRIME_HUB_DATA_DIR": str(data)})
     yield server
     server.stop()

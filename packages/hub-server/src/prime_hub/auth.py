@@ -145,26 +145,43 @@ class TokenRights:
         return cls(token.scope, token.environment, token.expires_at)
 
 
+def _beyond(have: TokenRights, other: TokenRights) -> str | None:
+    """The one comparison of token rights: the first right ``other`` has that ``have``
+    lacks, in words, or None when ``other`` is within ``have`` (scope, environment, expiry)."""
+    if SCOPE_RANK[other.scope] > SCOPE_RANK[have.scope]:
+        return f"this token has the {have.scope} scope; the other token has {other.scope}"
+    if have.environment is not None and other.environment != have.environment:
+        return (
+            f"this token is limited to {have.environment}; the other token is "
+            f"{'limited to ' + other.environment if other.environment else 'not limited'}"
+        )
+    if have.expires_at is not None and (
+        other.expires_at is None or _aware(other.expires_at) > _aware(have.expires_at)
+    ):
+        return (
+            f"this token expires at {_aware(have.expires_at):%Y-%m-%d %H:%M} UTC; the other "
+            "token outlives it"
+        )
+    return None
+
+
 def check_mint(minter: ApiToken | None, wanted: TokenRights) -> None:
-    """The one rule every route that creates tokens goes through: a token can only mint
+    """The rule every route that creates tokens goes through: a token can only mint
     tokens with rights at most its own. Otherwise a leaked read-only or single-environment
     token could be traded up for a token that publishes everywhere, forever."""
     if minter is None:
         raise Unauthorized("creating a token needs an API token (or a signed-in session)")
-    have = TokenRights.of(minter)
-    if SCOPE_RANK[wanted.scope] > SCOPE_RANK[have.scope]:
-        raise Forbidden(
-            f"this token has the {have.scope} scope; it cannot create a {wanted.scope} token"
-        )
-    if have.environment is not None and wanted.environment != have.environment:
-        raise Forbidden(
-            f"this token is limited to {have.environment}; a token it creates must be "
-            f"limited to {have.environment} too"
-        )
-    if have.expires_at is not None and (
-        wanted.expires_at is None or _aware(wanted.expires_at) > _aware(have.expires_at)
-    ):
-        raise Forbidden(
-            f"this token expires at {_aware(have.expires_at):%Y-%m-%d %H:%M} UTC; a token it "
-            "creates must expire no later"
-        )
+    wider = _beyond(TokenRights.of(minter), wanted)
+    if wider is not None:
+        raise Forbidden(f"a token can only create tokens with at most its own rights: {wider}")
+
+
+def check_revoke(revoker: ApiToken | None, target: TokenRights) -> None:
+    """The same rule for every route that revokes tokens: a token can only revoke tokens
+    with rights at most its own (itself and the tokens it could have minted). Otherwise a
+    leaked read-only or single-environment token could take away the owner's publish token."""
+    if revoker is None:
+        raise Unauthorized("revoking a token needs an API token (or a signed-in session)")
+    wider = _beyond(TokenRights.of(revoker), target)
+    if wider is not None:
+        raise Forbidden(f"a token can only revoke tokens with at most its own rights: {wider}")

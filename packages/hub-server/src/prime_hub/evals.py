@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from sqlalchemy import select
 
 from .auth import Principal
@@ -24,22 +24,14 @@ MAX_DETAILS_BYTES = 64 * 1024
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 
 
-class EvalSubmission(BaseModel):
-    """What ``prime eval --push`` sends: the summary of one run (no per-rollout data)."""
+class EvalDetails(BaseModel):
+    """The part of a summary kept in the ``details`` column: what the view may show besides
+    the columns. Also re-read from stored rows (``stored_details``), field by field."""
 
-    model_config = ConfigDict(extra="allow")
-
-    model: str = Field(min_length=1, max_length=200)
     sampling_args: dict[str, Any] = Field(default_factory=dict)
     env_args: dict[str, Any] = Field(default_factory=dict)
-    num_examples: int = Field(ge=0)
-    rollouts_per_example: int = Field(default=1, ge=1)
-    reward_mean: Finite | None = None
-    reward_std: Finite | None = Field(default=None, ge=0)
     pass_at_k: dict[str, Finite] = Field(default_factory=dict)
     metrics: dict[str, Finite | None] = Field(default_factory=dict)
-    num_rollouts: int = Field(ge=0)
-    num_errors: int = Field(default=0, ge=0)
     run_id: str | None = Field(default=None, max_length=200)
     verifiers_version: str | None = Field(default=None, max_length=100)
     duration_s: Finite | None = Field(default=None, ge=0)
@@ -54,13 +46,46 @@ class EvalSubmission(BaseModel):
                 raise ValueError(f"pass@{k} must be within [0, 1], got {p}")
         return v
 
+
+DETAIL_FIELDS = tuple(EvalDetails.model_fields)
+
+
+class EvalSubmission(EvalDetails):
+    """What ``prime eval --push`` sends: the summary of one run (no per-rollout data).
+
+    Exactly these fields: any other is refused (422), never stored. The hub alone sets
+    ``id``, ``version`` (the version in the URL, which must exist), ``submitted_by`` and
+    ``created_at``; a body could otherwise have spread its own over the stored view."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(min_length=1, max_length=200)
+    num_examples: int = Field(ge=0)
+    rollouts_per_example: int = Field(default=1, ge=1)
+    reward_mean: Finite | None = None
+    reward_std: Finite | None = Field(default=None, ge=0)
+    num_rollouts: int = Field(ge=0)
+    num_errors: int = Field(default=0, ge=0)
+
     def details(self) -> dict[str, Any]:
-        out = self.model_dump(
-            include={"sampling_args", "env_args", "pass_at_k", "metrics", "run_id"}
-            | {"verifiers_version", "duration_s"}
-        )
-        out.update(self.model_extra or {})
-        return out
+        return self.model_dump(include=set(DETAIL_FIELDS))
+
+
+def stored_details(raw: Any) -> dict[str, Any]:
+    """The details of a stored row as the schema allows them: fields outside it, and fields
+    that do not validate (rows stored before pushes were validated), are left out, so no
+    stored row can break a page or forge the view's own fields."""
+    if not isinstance(raw, dict):
+        return {}
+    out: dict[str, Any] = {}
+    for key in DETAIL_FIELDS:
+        if key not in raw:
+            continue
+        try:
+            out[key] = getattr(EvalDetails.model_validate({key: raw[key]}), key)
+        except ValidationError:
+            continue
+    return out
 
 
 def _check_size(value: Any) -> None:
@@ -73,8 +98,10 @@ def _check_size(value: Any) -> None:
 
 
 def eval_view(e: EvalResult) -> dict[str, Any]:
-    details = dict(e.details or {})
+    """A result as the API and pages show it: the columns, then the validated details; the
+    identifying fields come from the row and its version alone."""
     return {
+        **stored_details(e.details),
         "id": e.id,
         "version": e.version.version,
         "model": e.model,
@@ -84,7 +111,6 @@ def eval_view(e: EvalResult) -> dict[str, Any]:
         "rollouts_per_example": e.rollouts_per_example,
         "num_rollouts": e.num_rollouts,
         "num_errors": e.num_errors,
-        **details,
         "submitted_by": e.submitter.slug if e.submitter else None,
         "created_at": iso(e.created_at),
     }

@@ -6,7 +6,9 @@ import re
 
 from .errors import BadRequest
 
-_PROJECT_RE = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)
+# ASCII only: with IGNORECASE alone, Unicode case folding lets look-alikes match ('ſ' as 's',
+# 'ı' as 'i', the Kelvin sign as 'k'), and such a name cannot go into an HTTP header.
+_PROJECT_RE = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE | re.ASCII)
 _SLUG_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$")
 _NORM_RE = re.compile(r"[-_.]+")
 # First path segments the server itself uses: an owner of that name would be unreachable.
@@ -22,7 +24,8 @@ def normalize(name: str) -> str:
 
 
 def validate_project_name(name: str) -> str:
-    if len(name) > 100 or not _PROJECT_RE.match(name):
+    # fullmatch: '$' alone also matches before a trailing newline
+    if len(name) > 100 or not _PROJECT_RE.fullmatch(name):
         raise BadRequest(
             f"invalid environment name {name!r}: use letters, digits, '.', '_' and '-', "
             "starting and ending with a letter or digit"
@@ -33,7 +36,7 @@ def validate_project_name(name: str) -> str:
 def validate_slug(slug: str) -> str:
     if slug in RESERVED_SLUGS:
         raise BadRequest(f"owner name {slug!r} is reserved by the hub; choose another")
-    if not _SLUG_RE.match(slug):
+    if not _SLUG_RE.fullmatch(slug):
         raise BadRequest(
             f"invalid owner name {slug!r}: 1-40 lower-case letters, digits and '-', "
             "not starting or ending with '-'"

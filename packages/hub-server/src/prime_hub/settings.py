@@ -14,6 +14,8 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from .upstream_url import split_credentials
+
 
 class _TomlSource(PydanticBaseSettingsSource):
     def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
@@ -87,7 +89,25 @@ class Settings(BaseSettings):
         "(global and per owner) redirects to this PEP 503 index's page for <name>. A name the "
         "hub hosts (any owner, any visibility) is answered only by the hub. Empty disables the "
         "pass-through (air-gapped hubs): unknown names are 404 and the printed install commands "
-        "use uv's index priority instead.",
+        "use uv's index priority instead. A user:password@ in the URL is used only by the hub's "
+        "own name checks, never put into a redirect.",
+    )
+    allowed_upstream_names: list[str] = Field(
+        default=[],
+        description="The admin's allow-list for registering names: a new environment whose "
+        "name the upstream index serves is refused (it would shadow that package for every "
+        "install through this hub) unless the name matches an entry here (fnmatch patterns "
+        "such as 'acme-*'; '*' allows every name). The hub asks the upstream at the first "
+        "publish of a name and caches the answer; when it cannot ask (no pass-through, or "
+        "the upstream does not answer), only names matching an entry may be registered. "
+        "local_only_names are always allowed.",
+    )
+    upstream_name_cache_seconds: float = Field(
+        default=3600.0,
+        description="How long the upstream's answer about a name (served or not) is reused.",
+    )
+    upstream_check_timeout_seconds: float = Field(
+        default=10.0, description="Time limit of one name check against the upstream index."
     )
     local_only_names: list[str] = Field(
         default=["verifiers"],
@@ -124,9 +144,15 @@ class Settings(BaseSettings):
 
     @property
     def upstream(self) -> str | None:
-        """The pass-through index URL (ending in '/'), or None when disabled."""
-        url = self.upstream_index_url
+        """The pass-through index URL (ending in '/') without any credentials, or None when
+        disabled. The one source of every redirect's Location: what it returns is public."""
+        url = split_credentials(self.upstream_index_url)[0]
         return (url if url.endswith("/") else url + "/") if url else None
+
+    @property
+    def upstream_auth(self) -> tuple[str, str] | None:
+        """The credentials written into ``upstream_index_url``, for the hub's own requests."""
+        return split_credentials(self.upstream_index_url)[1]
 
     @property
     def resolved_database_url(self) -> str:

@@ -6,6 +6,7 @@ import datetime as dt
 from typing import Any
 
 from sqlalchemy import delete, select
+from sqlalchemy.orm import Session, lazyload
 
 from ..auth import (
     ROLES,
@@ -13,6 +14,7 @@ from ..auth import (
     Principal,
     TokenRights,
     check_mint,
+    check_revoke,
     hash_token,
     is_expired,
     new_token,
@@ -99,7 +101,8 @@ class AccountsMixin(HubBase):
             raise Unauthorized("creating a token needs an API token (or a signed-in session)")
         rights = _requested_rights(scope, environment, expires_in_days)
         check_mint(by.token, rights)
-        return self._insert_token(by.user.slug, rights, name)
+        assert by.token is not None
+        return self._insert_token(by.user.slug, rights, name, minted_by=by.token.id)
 
     def create_token(
         self,
@@ -115,11 +118,20 @@ class AccountsMixin(HubBase):
             user, _requested_rights(scope, environment, expires_in_days), name
         )
 
-    def _insert_token(self, user: str, rights: TokenRights, name: str) -> tuple[ApiToken, str]:
+    def _insert_token(
+        self, user: str, rights: TokenRights, name: str, minted_by: int | None = None
+    ) -> tuple[ApiToken, str]:
         plain = new_token()
         with self.db.writer.begin() as s:
             u = self._account(s, user, kind="user")
+            if minted_by is not None:
+                # locked: a revocation of the minter waits for this commit and then takes
+                # the new token with it, or it came first and this mint is refused
+                minter = _locked_token(s, minted_by)
+                if minter is None or minter.revoked_at is not None:
+                    raise Unauthorized("invalid, expired or revoked API token")
             tok = ApiToken(
+                minted_by_id=minted_by,
                 user_id=u.id,
                 name=name,
                 token_hash=hash_token(plain),
@@ -130,12 +142,33 @@ class AccountsMixin(HubBase):
             s.add(tok)
         return tok, plain
 
-    def revoke_token(self, token_id: int, by: Principal | None = None) -> None:
+    def revoke_token(self, token_id: int, by: Principal | None = None) -> list[int]:
+        """Revoke a token and every token minted from it, directly or through others (their
+        rights came from it, so they go with it); returns the ids revoked now. ``by`` None
+        means the admin CLI; every HTTP route passes the caller, whose token must hold at
+        least the rights of the one it revokes (``auth.check_revoke``, as for minting)."""
         with self.db.writer.begin() as s:
-            tok = s.get(ApiToken, token_id)
-            if tok is None or (by is not None and not by.is_admin and by.user.id != tok.user_id):  # type: ignore[union-attr]
+            tok = _locked_token(s, token_id)
+            if by is not None:
+                if by.user is None:
+                    raise Unauthorized("revoking a token needs an API token")
+                if tok is None or (not by.is_admin and by.user.id != tok.user_id):
+                    raise NotFound("no such token")
+                check_revoke(by.token, TokenRights.of(tok))
+            elif tok is None:
                 raise NotFound("no such token")
-            tok.revoked_at = utcnow()
+            now = utcnow()
+            revoked: list[int] = []
+            level = [tok]
+            while level:
+                for t in level:
+                    if t.revoked_at is None:
+                        t.revoked_at = now
+                        revoked.append(t.id)
+                s.flush()  # the parents' update first: a concurrent mint from them now waits
+                ids = [t.id for t in level]
+                level = list(s.scalars(select(ApiToken).where(ApiToken.minted_by_id.in_(ids))))
+        return revoked
 
     def list_tokens(self, user: str) -> list[ApiToken]:
         with self.db.reader() as s:
@@ -174,6 +207,13 @@ class AccountsMixin(HubBase):
 
 
 MAX_TOKEN_DAYS = 3650
+
+
+def _locked_token(s: Session, token_id: int) -> ApiToken | None:
+    """The token row, locked until the transaction ends (PostgreSQL; SQLite serialises
+    writers). Without its user: FOR UPDATE cannot apply to the outer join that loads it."""
+    q = select(ApiToken).options(lazyload(ApiToken.user)).where(ApiToken.id == token_id)
+    return s.scalar(q.with_for_update())
 
 
 def _requested_rights(

@@ -13,6 +13,7 @@ from ..counters import DownloadCounter
 from ..db.engine import Database
 from ..db.models import Account, Environment, HubState
 from ..errors import NotFound
+from ..name_policy import UpstreamNames
 from ..names import normalize
 from ..settings import Settings
 from ..storage import Storage
@@ -47,6 +48,7 @@ class HubBase:
         self.storage = storage
         self.on_change: list[Callable[[], None]] = []
         self.downloads = DownloadCounter(self.record_downloads)
+        self.upstream_names = UpstreamNames(settings)
 
     def _changed(self) -> None:
         for cb in self.on_change:

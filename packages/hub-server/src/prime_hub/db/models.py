@@ -71,6 +71,10 @@ class ApiToken(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     expires_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # The token that minted this one (None: the admin CLI, or minted before 0004). Revoking a
+    # token revokes the tokens minted from it. No foreign key: SQLite cannot add one to an
+    # existing table, and a user's tokens (parent and child alike) are only deleted together.
+    minted_by_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
 
     user: Mapped[Account] = relationship(lazy="joined")
 

@@ -234,13 +234,16 @@ def list_tokens(request: Request) -> dict[str, Any]:
     }
 
 
-@router.delete("/tokens/{token_id}", summary="Revoke a token")
+@router.delete(
+    "/tokens/{token_id}",
+    summary="Revoke a token, and the tokens minted from it (needs at least its rights)",
+)
 def revoke_token(request: Request, token_id: int) -> dict[str, Any]:
     p = principal_sync(request)
     if p.user is None:
         raise Unauthorized("no API token given")
-    hub_of(request).revoke_token(token_id, by=p)
-    return {"revoked": token_id}
+    ids = hub_of(request).revoke_token(token_id, by=p)
+    return {"revoked": token_id, "revoked_ids": ids}
 
 
 class StagedFile(BaseModel):

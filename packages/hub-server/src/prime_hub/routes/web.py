@@ -274,7 +274,10 @@ def revoke_token(request: Request, token_id: int, csrf: str = Form("")) -> Respo
     if isinstance(principal, RedirectResponse):
         return principal
     check_csrf(request, csrf)
-    hub_of(request).revoke_token(token_id, by=principal)
+    try:  # the same rule as the JSON API: at most the rights of the signed-in token
+        hub_of(request).revoke_token(token_id, by=principal)
+    except HubError as e:
+        return _tokens(request, principal, error=e.detail, status=e.status_code)
     return RedirectResponse("/settings/tokens", status_code=303)
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
+from packaging.version import InvalidVersion
 from packaging.version import Version as PkgVersion
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b")
@@ -30,6 +31,15 @@ def by_model(evals: list[dict[str, Any]]) -> list[ModelResults]:
     return sorted(groups.values(), key=best, reverse=True)
 
 
+def _version_order(v: str) -> tuple[int, Any]:
+    """PEP 440 order; a string that is not a version (never stored by the hub) sorts last
+    instead of failing the page."""
+    try:
+        return (0, PkgVersion(v))
+    except (InvalidVersion, TypeError):
+        return (1, str(v))
+
+
 def reward_chart(evals: list[dict[str, Any]], width: int = 520, height: int = 200) -> str:
     """Inline SVG: the latest mean reward of each model at each version (empty without data)."""
     points: dict[str, dict[str, float]] = {}
@@ -38,7 +48,7 @@ def reward_chart(evals: list[dict[str, Any]], width: int = 520, height: int = 20
             points.setdefault(e["model"], {}).setdefault(e["version"], e["reward_mean"])
     if not points:
         return ""
-    versions = sorted({v for per in points.values() for v in per}, key=PkgVersion)
+    versions = sorted({v for per in points.values() for v in per}, key=_version_order)
     values = [r for per in points.values() for r in per.values()]
     lo, hi = min(0.0, *values), max(1.0, *values)
     left, right, top, bottom = 44, 16, 12, 40
@@ -88,7 +98,7 @@ def reward_chart(evals: list[dict[str, Any]], width: int = 520, height: int = 20
 
 
 def fmt_pass_at_k(row: dict[str, Any]) -> str:
-    pak = row.get("pass_at_k") or {}
+    pak = row.get("pass_at_k") or {}  # validated by evals.stored_details: int keys, numbers
     return " · ".join(f"pass@{k} {pak[k]:.3f}" for k in sorted(pak, key=int))
 
 
