@@ -86,3 +86,45 @@ def test_ensure_keys(monkeypatch):
         vf.ensure_keys(["VF_TEST_KEY_A"])
     monkeypatch.setenv("VF_TEST_KEY_A", "x")
     vf.ensure_keys(["VF_TEST_KEY_A"])
+
+
+def test_typo_of_an_installed_id_gets_did_you_mean_and_the_dashed_folder():
+    """Issue 27: `vf-eval i3-mth` suggested `environments/i3_mth` (folders are dashed) and no
+    'did you mean i3-math'."""
+    for typo in ("i3-mth", "i3_mth"):
+        with pytest.raises(vf.EnvironmentLoadError) as info:
+            vf.load_environment(typo)
+        msg = str(info.value)
+        assert "Did you mean 'i3-math'?" in msg
+        assert "`uv pip install -e environments/i3-mth`" in msg
+        assert "environments/i3_mth" not in msg
+
+
+def test_no_close_id_gets_no_guess():
+    with pytest.raises(vf.EnvironmentLoadError) as info:
+        vf.load_environment("qqqzzx")
+    assert "Did you mean" not in str(info.value)
+    assert "`prime env install <owner>/qqqzzx`" in str(info.value)
+
+
+def test_local_checkout_folders_are_suggested_as_they_are_named(tmp_path, monkeypatch):
+    """In a checkout, the folder that exists is named (dashed or not), and a close folder that
+    is not installed is offered with its install command."""
+    for folder in ("my-local-env", "other_local_env"):
+        (tmp_path / "environments" / folder).mkdir(parents=True)
+        (tmp_path / "environments" / folder / "pyproject.toml").write_text("[project]\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(vf.EnvironmentLoadError) as info:
+        vf.load_environment("my_local_env")
+    msg = str(info.value)
+    assert "Did you mean" not in msg  # its own folder is not a guess
+    assert "`uv pip install -e environments/my-local-env`" in msg
+    with pytest.raises(vf.EnvironmentLoadError) as info:
+        vf.load_environment("other-local-env")
+    assert "`uv pip install -e environments/other_local_env`" in str(info.value)
+    with pytest.raises(vf.EnvironmentLoadError) as info:
+        vf.load_environment("my-locl-env")
+    assert (
+        "Did you mean 'my-local-env' (not installed: "
+        "`uv pip install -e environments/my-local-env`)?" in str(info.value)
+    )

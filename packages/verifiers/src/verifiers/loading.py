@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.metadata
 import importlib.util
@@ -99,6 +100,45 @@ def install_from_hub(env_id: str) -> None:
     importlib.invalidate_caches()
 
 
+def _local_folders(root: Path = Path("environments")) -> dict[str, Path]:
+    """Environment packages of a local checkout, by folder name: `environments/<name>/` with a
+    pyproject.toml, relative to the working directory (where a reader runs vf-eval)."""
+    try:
+        return {p.parent.name: p.parent for p in sorted(root.glob("*/pyproject.toml"))}
+    except OSError:
+        return {}
+
+
+def _not_found(env_id: str, module_name: str) -> str:
+    """What was looked for, the closest known ids (installed entry points and local folders),
+    and how to install `env_id`: by name from the hub, or from its folder in a checkout."""
+    name = env_id.split("/")[-1].split("@")[0].strip()
+    dashed = name.replace("_", "-")
+    folders = _local_folders()
+    installed = {ep.name for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    known = sorted((installed | set(folders)) - {dashed})  # a folder of that name is below
+    close = difflib.get_close_matches(dashed, known, n=3, cutoff=0.6)
+    # environments' folders are named like their dashed ids (environments/i3-math)
+    folder = next((folders[f] for f in (name, dashed, module_name) if f in folders), None)
+    local = str(folder) if folder is not None else f"environments/{dashed}"
+    msg = (
+        f"no environment {env_id!r}: looked for an importable module {module_name!r} and an "
+        f"entry point named {name!r} in group {ENTRY_POINT_GROUP!r}."
+    )
+    if close:
+        hints = [
+            repr(c)
+            if c in installed
+            else f"{c!r} (not installed: `uv pip install -e {folders[c]}`)"
+            for c in close
+        ]
+        msg += f" Did you mean {' or '.join(hints)}?"
+    return msg + (
+        f" {'Otherwise, to' if close else 'To'} install {dashed!r}: `prime env install <owner>/{dashed}`, or from a local checkout "
+        f"`uv pip install -e {local}`"
+    )
+
+
 def _find_loader(env_id: str) -> Any:
     module_name = environment_module_name(env_id)
     if not module_name.isidentifier():
@@ -120,12 +160,7 @@ def _find_loader(env_id: str) -> Any:
             ) from e
         ep = _entry_point(env_id, module_name)
         if ep is None:
-            raise EnvironmentLoadError(
-                f"no environment {env_id!r}: looked for an importable module {module_name!r} "
-                f"and an entry point named {env_id!r} in group {ENTRY_POINT_GROUP!r}. Install it "
-                f"with `prime env install <owner>/{module_name.replace('_', '-')}` or, from a "
-                f"local checkout, `uv pip install -e environments/{module_name}`"
-            ) from None
+            raise EnvironmentLoadError(_not_found(env_id, module_name)) from None
         target = ep.load()
         if inspect.ismodule(target):
             module = target
