@@ -35,6 +35,10 @@ def env_init(
     note(
         f"with pip 25.1+ instead of uv, in a venv: pip install --index-url {index} -e . --group dev"
     )
+    from .hub_probe import unreachable_hub_warning
+
+    if warning := unreachable_hub_warning(s.hub_url):
+        note(warning)
 
 
 def _build_checked(proj: project.Project, out_dir: Path) -> tuple[list[Path], str]:
