@@ -25,6 +25,7 @@ from typing import Any
 from verifiers.cli.eval_config import load_eval_config, mixture_name
 from verifiers.cli.eval_display import make_progress, print_errors, print_example, print_summary
 from verifiers.cli.eval_options import build_parser
+from verifiers.cli.eval_ray import load_configured, ray_environment, ray_summary, ray_summary_fields
 from verifiers.cli.eval_settings import (
     EvalSettings,
     UsageError,
@@ -45,6 +46,7 @@ RESUME_KEYS = ("env_id", "env_args", "model", "num_examples", "rollouts_per_exam
 RUN_WIDE = {
     "env", "disable_tui", "fullscreen", "abbreviated_summary", "heartbeat_url", "no_install",
     "request_retries", "no_save", "save_results", "verbose",
+    *("ray", "ray_workers_per_node", "ray_resources", "ray_env_var", "ray_retry_lost"),
 }  # fmt: skip
 
 
@@ -110,6 +112,10 @@ def eval_raws(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list
         )
     for config in configs:
         config["request_retries"] = args.request_retries
+        if args.ray and "ray" not in config:  # --ray runs every evaluation of the config there
+            config.update(ray=args.ray, ray_workers_per_node=args.ray_workers_per_node)
+            config.update(ray_resources=args.ray_resources, ray_env_vars=args.ray_env_var)
+            config["ray_retry_lost"] = args.ray_retry_lost
         if args.no_save:
             config["save_results"] = False
         elif args.save_results:  # upstream: -s saves every eval of the config
@@ -222,13 +228,9 @@ def run(s: EvalSettings, args: argparse.Namespace) -> int:
     client = build_client(s)
     check_endpoints(client, s, console)  # before loading: that may take minutes
     try:
-        env = vf.load_environment(s.env_id, **s.env_args)
+        env = load_configured(s) if s.ray is None else ray_environment(s)
     except ConfigError as e:
         raise UsageError(str(e)) from None
-    if s.extra_env_kwargs:
-        env.set_kwargs(**s.extra_env_kwargs)
-    if s.timeout is not None:  # wins over a timeout_seconds in the extra kwargs, as upstream
-        env.timeout_seconds = s.timeout
 
     inputs = env.eval_inputs(s.num_examples, s.rollouts_per_example, s.shuffle, s.shuffle_seed)
     num_examples = len(inputs) // max(1, s.rollouts_per_example)
@@ -272,6 +274,7 @@ def run(s: EvalSettings, args: argparse.Namespace) -> int:
         "status": "running",
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "version_info": {"vf_version": vf.__version__},
+        **({"ray": {"address": s.ray.address, **ray_summary_fields(env)}} if s.ray else {}),
     }
     if run_dir is not None:
         if resuming:
@@ -281,6 +284,7 @@ def run(s: EvalSettings, args: argparse.Namespace) -> int:
     console.print(
         f"[bold]vf-eval[/] {s.name or s.env_id} · model {s.model} at {client.base_url} · "
         f"{num_examples} examples × {s.rollouts_per_example} rollouts"
+        + (f" · on Ray ({ray_summary(env)})" if s.ray is not None else "")
         + (f" · resuming {len(done)} done" if done else "")
     )
     start = time.perf_counter()

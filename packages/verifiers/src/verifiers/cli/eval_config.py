@@ -29,6 +29,8 @@ FIELDS = frozenset(
         "resume_path", "save_to_hf_hub", "hf_hub_dataset_name",
         # v1 composable environments: recognised so that the error can say what they are
         "taskset", "harness",
+        # ours: run the rollouts on a Ray cluster (vf-eval --ray and its options)
+        "ray", "ray_workers_per_node", "ray_resources", "ray_env_vars", "ray_retry_lost",
     }
 )  # fmt: skip
 # Sampling keys that OpenAI-compatible servers (vLLM) read from the chat template kwargs.

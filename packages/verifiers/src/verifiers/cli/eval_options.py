@@ -243,6 +243,44 @@ def build_parser() -> argparse.ArgumentParser:
         help="env server worker processes: only 'auto' or 1 here (rollouts run in this process)",
     )
 
+    cluster = p.add_argument_group("cluster (verifiers[ray])")
+    cluster.add_argument(
+        "--ray",
+        default=None,
+        metavar="ADDRESS",
+        help="run the rollouts on environment worker actors of a Ray cluster: 'auto' (the "
+        "cluster `ray start` started on this machine, or $RAY_ADDRESS), HOST:PORT of its head, "
+        "or 'local' (a new single-node instance); this process only orchestrates",
+    )
+    cluster.add_argument(
+        "--ray-workers-per-node",
+        type=int,
+        default=1,
+        help="environment worker actors per node that fits --ray-resources",
+    )
+    cluster.add_argument(
+        "--ray-resources",
+        default="{}",
+        help="JSON object of Ray resources each worker actor needs, e.g. '{\"sandbox\": 1}' "
+        "(nodes started with `ray start --resources ...`)",
+    )
+    cluster.add_argument(
+        "--ray-env-var",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="an environment variable (a key the environment needs) passed from here to the "
+        "worker actors; repeatable. No other variable of this process reaches them",
+    )
+    cluster.add_argument(
+        "--ray-retry-lost",
+        type=int,
+        default=0,
+        metavar="N",
+        help="re-run a group whose actor or node was lost on another actor, up to N times "
+        "(default: record its rollouts as infra errors, which trainers mask)",
+    )
+
     out = p.add_argument_group("output")
     out.add_argument(
         "-o",

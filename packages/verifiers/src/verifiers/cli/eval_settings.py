@@ -59,6 +59,18 @@ class EvalSettings:
     save: bool
     resume: bool | str | None
     verbose: bool
+    ray: RaySettings | None = None
+
+
+@dataclass
+class RaySettings:
+    """Where and how the rollouts run on a Ray cluster (`--ray`)."""
+
+    address: str
+    workers_per_node: int = 1
+    resources: dict[str, float] = field(default_factory=dict)
+    env_vars: list[str] = field(default_factory=list)
+    retry_lost: int = 0
 
 
 def parse_json_object(value: Any, flag: str) -> dict[str, Any]:
@@ -151,7 +163,30 @@ def resolve(raw: dict[str, Any]) -> EvalSettings:
         save=bool(raw.get("save_results", True)),
         resume=resume or None,
         verbose=bool(raw.get("verbose", False)),
+        ray=ray_settings(raw),
     )
+
+
+def ray_settings(raw: dict[str, Any]) -> RaySettings | None:
+    """`--ray` and its options (or the config's `ray = "auto"` and `ray_*` keys)."""
+    address = raw.get("ray")
+    if address in (None, ""):
+        return None
+    if not isinstance(address, str):
+        raise UsageError(
+            f"ray must be a cluster address ('auto', HOST:PORT, 'local'), got {address!r}"
+        )
+    resources = parse_json_object(raw.get("ray_resources"), "--ray-resources")
+    if not all(isinstance(v, int | float) and v >= 0 for v in resources.values()):
+        raise UsageError(f"--ray-resources values must be non-negative numbers, got {resources}")
+    env_vars = raw.get("ray_env_var", raw.get("ray_env_vars")) or []
+    if isinstance(env_vars, str):
+        env_vars = [v.strip() for v in env_vars.split(",") if v.strip()]
+    workers = int(raw.get("ray_workers_per_node", 1))
+    retry = int(raw.get("ray_retry_lost", 0))
+    if workers < 1 or retry < 0:
+        raise UsageError("--ray-workers-per-node must be >= 1 and --ray-retry-lost >= 0")
+    return RaySettings(address, workers, dict(resources), list(env_vars), retry)
 
 
 def _first(*values: Any) -> Any:

@@ -5,8 +5,10 @@ docs/operations/ray.md ("Running on a Ray cluster") for the commands.
 """
 
 from verifiers.ray.cluster import connect, require_ray
+from verifiers.ray.environment import RayEnvironment
 
 __all__ = [
+    "RayEnvironment",
     "connect",
     "require_ray",
 ]
