@@ -97,6 +97,8 @@ def _start_hub(data: Path, upstream_url: str) -> tuple[subprocess.Popen[bytes], 
     env = base_env() | {
         "PRIME_HUB_DATA_DIR": str(data),
         "PRIME_HUB_UPSTREAM_INDEX_URL": upstream_url,
+        # the admin allows the names the stand-in also serves (that is the point of this test)
+        "PRIME_HUB_ALLOWED_UPSTREAM_NAMES": '["ws-*"]',
     }
     log = open(data / "server.log", "wb")
     proc = subprocess.Popen(
