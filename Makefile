@@ -30,8 +30,9 @@ test: sync system-deps lint
 docs: sync
 	NO_MKDOCS_2_WARNING=1 $(UV) run --no-sync mkdocs build --strict
 
-demo: sync
-	$(UV) run --no-sync python scripts/demo.py
+# Not `sync`: the demo syncs a virtualenv of its own (.venvs/demo), never the project's .venv.
+demo: bootstrap
+	$(PYTHON) scripts/demo.py
 
 bench: sync
 	$(UV) run --no-sync python bench/rollouts/run.py

@@ -13,7 +13,9 @@
    it with the demo; the next `make demo` replaces it).
 
 Everything lives in `.demo/` at the repository root (or DEMO_DIR); with `--stop` in a temporary
-folder (kept with --keep).
+folder (kept with --keep). The demo's own tools (the hub, the CLI, the SDK) run from a virtualenv
+of its own, `.venvs/demo` (or DEMO_VENV), synced from the lockfile: the project's `.venv`, where
+`prime eval` and `prime env install` put what a reader asks for, is never synced or pruned.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+DEMO_VENV = Path(os.environ.get("DEMO_VENV") or ROOT / ".venvs" / "demo").absolute()
 USER = "demo"
 ENV_NAME = "demo-arithmetic"
 DEMO_HOME = ROOT / ".demo"
@@ -129,7 +132,28 @@ class Demo:
                 p.kill()
 
 
+def run_in_own_venv(argv: list[str]) -> None:
+    """Unless this already runs in DEMO_VENV: sync the workspace into it (exactly the
+    lockfile's packages, so a rerun repairs it) and run this script again with its python."""
+    if Path(sys.prefix).resolve() == DEMO_VENV.resolve():
+        return
+    uv = shutil.which("uv")
+    cmd = [uv] if uv else [sys.executable, "-m", "uv"]  # `make bootstrap` installs either
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    step(f"the demo's own virtualenv, {DEMO_VENV} (the project's .venv is left as it is)")
+    sync = [*cmd, "sync", "--all-packages", "--locked", "--no-default-groups", "--quiet"]
+    # UV_PROJECT_ENVIRONMENT: uv syncs this venv instead of the project's .venv
+    if subprocess.run(
+        sync, cwd=ROOT, env={**env, "UV_PROJECT_ENVIRONMENT": str(DEMO_VENV)}
+    ).returncode:
+        raise SystemExit(f"demo: could not sync {DEMO_VENV} (see uv's message above)")
+    python = DEMO_VENV / "bin" / "python"
+    sys.stdout.flush()
+    os.execve(python, [str(python), str(Path(__file__).resolve()), *argv], env)
+
+
 def main() -> int:
+    run_in_own_venv(sys.argv[1:])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--keep", action="store_true", help="with --stop: keep the demo folder")
     ap.add_argument(
