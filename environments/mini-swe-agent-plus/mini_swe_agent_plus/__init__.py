@@ -22,6 +22,7 @@ from mini_swe_agent_plus.env import (
 )
 from mini_swe_agent_plus.grading import decide, grading_tree, is_protected, parse_pytest_summary
 from mini_swe_agent_plus.tasks import SWETask, load_tasks, task_from_row
+from verifiers.envs.sandbox_env import configured_provider
 from verifiers.errors import ConfigError
 from verifiers.sandbox.base import Provider
 
@@ -87,8 +88,9 @@ def load_environment(
         runtime_packages: Python packages of the sandbox runtime (built once, cached; must
             include pytest).
         provider: a `verifiers.sandbox` provider that supports runtime packages, and images
-            when a row names a `docker_image` (default: bwrap, or the image provider when a
-            row names an image; where it cannot run, loading fails with the reason).
+            when a row names a `docker_image` (default: the one `VF_SANDBOX_PROVIDER` names,
+            e.g. `ray`; else bwrap, or the image provider when a row names an image; where it
+            cannot run, loading fails with the reason).
     """
     if isinstance(source, (list, tuple)):
         rows = source  # row dicts as given (an Arrow table would unify their keys)
@@ -107,7 +109,7 @@ def load_environment(
         if missing:
             raise ConfigError(f"unknown instance_ids {missing}; known: {sorted(by_id)}")
         tasks = [by_id[i] for i in instance_ids]
-    if provider is None:
+    if provider is None and configured_provider() is None:  # (VF_SANDBOX_PROVIDER: its own)
         from verifiers.sandbox.bwrap import BwrapProvider
         from verifiers.sandbox.image import ImageProvider
 

@@ -106,10 +106,10 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
         self._withheld: dict[str, dict[str, Any]] = {}  # image tasks' hidden tests, by sandbox
         if any(t.docker_image for t in tasks):
             provider = kwargs.get("provider")
-            if provider is None:
-                from verifiers.sandbox.image import ImageProvider
+            if provider is None:  # VF_SANDBOX_PROVIDER's (e.g. ray), else the image tier
+                from verifiers.envs.sandbox_env import default_provider
 
-                kwargs["provider"] = ImageProvider()
+                kwargs["provider"] = default_provider(images=True)
             elif not getattr(provider, "supports_images", False):
                 raise ConfigError(
                     f"some tasks name a docker_image, which {type(provider).__name__} cannot "

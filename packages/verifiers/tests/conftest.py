@@ -17,6 +17,16 @@ def _classic_envs_importable():
     yield
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _stop_local_ray():
+    """The Ray sandbox tier's TIERS entry starts a single-node Ray in this process when none
+    runs (the isolation suite); it stops with the module that started it."""
+    yield
+    ray_tier = sys.modules.get("verifiers.sandbox.ray_tier")
+    if ray_tier is not None:
+        ray_tier.stop_local_ray()
+
+
 @pytest.fixture
 def server():
     from verifiers.testing import ScriptedServer

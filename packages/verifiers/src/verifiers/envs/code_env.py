@@ -31,7 +31,7 @@ from typing import Any
 from verifiers.envs import code_compare as compare
 from verifiers.envs.code_compare import DEFAULT as DEFAULT_COMPARISON
 from verifiers.envs.code_compare import Comparison
-from verifiers.envs.sandbox_env import default_provider
+from verifiers.envs.sandbox_env import default_provider, resolve_provider
 from verifiers.envs.singleturn_env import SingleTurnEnv
 from verifiers.errors import ConfigError, SandboxError
 from verifiers.rubrics.rubric import Rubric
@@ -228,7 +228,7 @@ class CodeEnv(SingleTurnEnv):
         pass_rate_weight: float = 0.0,
         passed_weight: float = 1.0,
         languages: Sequence[str] = ("python", "py", "python3", ""),
-        provider: Provider | None = None,
+        provider: Provider | str | None = None,
         spec: SandboxSpec | None = None,
         pool_size: int = 4,
         rubric: Rubric | None = None,
@@ -248,8 +248,8 @@ class CodeEnv(SingleTurnEnv):
         self.sandbox_retries = max(0, sandbox_retries)
         self.languages = tuple(languages)
         self.spec = spec or SandboxSpec(memory=512 * MiB, pids=64, disk=64 * MiB, lifetime=600)
-        self._provider = provider
-        self._owns_provider = provider is None
+        self._provider = resolve_provider(provider)  # a name, or VF_SANDBOX_PROVIDER
+        self._owns_provider = not isinstance(provider, Provider)
         self.pool_size = pool_size
         self._pool: SandboxPool | None = None
         self._runs: dict[int, asyncio.Task[list[TestResult]]] = {}

@@ -23,6 +23,7 @@ import asyncio
 import dataclasses
 import inspect
 import logging
+import os
 import random
 import re
 import time
@@ -61,7 +62,10 @@ __all__ = [
     "SandboxEnv",
     "SandboxNotReadyError",
     "SandboxState",
+    "configured_provider",
     "default_provider",
+    "make_provider",
+    "resolve_provider",
 ]
 
 logger = logging.getLogger("verifiers.sandbox")
@@ -93,11 +97,72 @@ class _Lease:
     created: float = field(default_factory=time.perf_counter)
 
 
-def default_provider() -> Provider:
-    """The default local provider: bwrap (sandboxes forked from its zygote, or bwrap exec'd
-    where forking cannot work: the same isolation). Never the non-isolating process tier:
-    where bwrap cannot run, creating a sandbox raises `ProviderUnavailableError` saying why;
-    pass `provider=ProcessProvider()` to choose that tier knowingly."""
+#: names the provider every environment that is not given one uses (see `make_provider`)
+PROVIDER_VAR = "VF_SANDBOX_PROVIDER"
+
+
+def configured_provider() -> str | None:
+    """The provider name `VF_SANDBOX_PROVIDER` sets (None when unset: the local default)."""
+    return os.environ.get(PROVIDER_VAR, "").strip() or None
+
+
+def make_provider(name: str) -> Provider:
+    """A provider by name: `"ray"` or `"ray:ADDRESS"` (the Ray tier: sandboxes on the nodes
+    of a cluster, `RayProvider.from_env`), `"bwrap"`, or an isolating tier of `TIERS`
+    (`bwrap-zygote`, `bwrap-exec`, `image`, `runsc`). The non-isolating process tier has no
+    name here: pass `provider=ProcessProvider()` to choose it knowingly."""
+    from verifiers.sandbox.tiers import TIERS
+
+    name = name.strip()
+    kind, _, address = name.partition(":")
+    if kind == "ray":
+        from verifiers.sandbox.ray_tier import RayProvider
+
+        return RayProvider.from_env(address or "auto")
+    if name == "bwrap":
+        return _local_bwrap()
+    tier = next((t for t in TIERS if t.name == name and t.name != "ray"), None)
+    if tier is None or not tier.promises.isolating:
+        names = ["ray", "ray:ADDRESS", "bwrap"]
+        names += [t.name for t in TIERS if t.promises.isolating and t.name != "ray"]
+        raise ConfigError(f"unknown sandbox provider {name!r}; choose one of {names}")
+    return tier.make()
+
+
+def resolve_provider(provider: Provider | str | None) -> Provider | None:
+    """What an environment's `provider=` argument means: a provider as given, a name
+    (`make_provider`), or None: the provider `VF_SANDBOX_PROVIDER` names, else None (the
+    local default, made when first needed)."""
+    if isinstance(provider, str):
+        return make_provider(provider)
+    if provider is None and configured_provider() is not None:
+        return make_provider(configured_provider() or "")
+    return provider
+
+
+def default_provider(images: bool = False) -> Provider:
+    """The provider `VF_SANDBOX_PROVIDER` names (e.g. `ray`: sandboxes on a Ray cluster), else
+    the local default: bwrap (sandboxes forked from its zygote, or bwrap exec'd where forking
+    cannot work: the same isolation), or with `images` the image tier. Never the
+    non-isolating process tier: where bwrap cannot run, creating a sandbox raises
+    `ProviderUnavailableError` saying why; pass `provider=ProcessProvider()` to choose that
+    tier knowingly."""
+    name = configured_provider()
+    if name is not None and name != "bwrap":
+        provider = make_provider(name)
+        if images and not getattr(provider, "supports_images", False):
+            raise ConfigError(
+                f"{PROVIDER_VAR}={name} does not run container images; these tasks name one"
+            )
+        return provider
+    if images:
+        from verifiers.sandbox.image import ImageProvider
+
+        return ImageProvider()
+    return _local_bwrap()
+
+
+def _local_bwrap() -> Provider:
     from verifiers.sandbox.bwrap import BwrapProvider
 
     reason = BwrapProvider.unavailable_reason()
@@ -144,7 +209,7 @@ class SandboxEnv(StatefulToolEnv):
         sandbox_client_max_workers: int | None = None,
         sandbox_client_max_connections: int = 100,
         sandbox_client_max_keepalive_connections: int = 50,
-        provider: Provider | None = None,
+        provider: Provider | str | None = None,
         spec: SandboxSpec | None = None,
         pool_size: int = 4,
         runtime_packages: Sequence[str] = (),
@@ -194,8 +259,8 @@ class SandboxEnv(StatefulToolEnv):
             lifetime=timeout_minutes * 60 if timeout_minutes else None,
             env=dict(environment_vars or {}),
         )
-        self._provider = provider
-        self._owns_provider = provider is None
+        self._provider = resolve_provider(provider)  # a name, or VF_SANDBOX_PROVIDER
+        self._owns_provider = not isinstance(provider, Provider)
         why = self.unsupported_reason(self.sandbox_request)
         if why is not None:  # fail at load time, not as an infra error in every rollout
             raise ConfigError(why)

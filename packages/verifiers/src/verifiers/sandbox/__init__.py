@@ -1,8 +1,9 @@
 """Isolated code execution: one async interface (`Provider` -> `Sandbox`), a local bubblewrap
 provider with cgroup limits, an image provider (container images pulled over the registry
-API as the root), a gVisor tier, a weaker process tier, a warm pool, and the stdlib
-agent that serves commands inside every one of them. `TIERS` lists the tiers and what each
-promises (docs/sandboxes.md, "The isolation contract")."""
+API as the root), a gVisor tier, a weaker process tier, the Ray tier (the local tiers on the
+nodes of a cluster), a warm pool, and the stdlib agent that serves commands inside every one
+of them. `TIERS` lists the tiers and what each promises (docs/sandboxes.md, "The isolation
+contract")."""
 
 from verifiers.sandbox.base import (
     ExecResult,
@@ -19,6 +20,7 @@ from verifiers.sandbox.bwrap import BwrapProvider
 from verifiers.sandbox.image import ImageProvider
 from verifiers.sandbox.pool import SandboxPool
 from verifiers.sandbox.process import ProcessProvider
+from verifiers.sandbox.ray_tier import RayProvider, RaySandbox
 from verifiers.sandbox.runsc import RunscProvider
 from verifiers.sandbox.tiers import TIERS, Promises, Tier, tier_of
 
@@ -31,6 +33,8 @@ __all__ = [
     "Promises",
     "Provider",
     "ProviderUnavailableError",
+    "RayProvider",
+    "RaySandbox",
     "RunscProvider",
     "RuntimeSpec",
     "Sandbox",

@@ -1,7 +1,7 @@
-"""Every local sandbox tier and what it promises. The isolation test suite
-(tests/test_sandbox_isolation.py) runs, unchanged, against each entry of `TIERS`, and a test
-fails when a `Provider` subclass of this package is missing here: a tier cannot be added
-without declaring its promises and having them checked."""
+"""Every sandbox tier (the local ones, and the Ray tier running them on cluster nodes) and
+what it promises. The isolation test suite (tests/test_sandbox_isolation.py) runs, unchanged,
+against each entry of `TIERS`, and a test fails when a `Provider` subclass of this package is
+missing here: a tier cannot be added without declaring its promises and having them checked."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from verifiers.sandbox.base import Provider
 from verifiers.sandbox.bwrap import BwrapProvider
 from verifiers.sandbox.image import ImageProvider
 from verifiers.sandbox.process import ProcessProvider
+from verifiers.sandbox.ray_tier import RayProvider
 from verifiers.sandbox.runsc import RunscProvider
 
 
@@ -74,6 +75,10 @@ TIERS: tuple[Tier, ...] = (
     Tier("image", ImageProvider, Promises()),
     # gVisor: an application kernel in between; no network=True (runsc runs --network=none)
     Tier("runsc", RunscProvider, Promises(network_opt_in=False)),
+    # sandboxes on the nodes of a Ray cluster, in host actors running bwrap-zygote (the image
+    # tier for specs naming an image) there; "local": this process's cluster, else a
+    # single-node instance on loopback (what this suite runs; stop_local_ray() stops it)
+    Tier("ray", RayProvider, Promises(), {"address": "local", "sandboxes_per_node": 8}),
     # NOT isolating (uid drop, cgroups, rlimits, explicit environment; the host's namespaces):
     # never chosen automatically, only when asked for by name
     Tier(
