@@ -22,13 +22,13 @@ import pickle
 import re
 import zlib
 from datetime import date, datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import verifiers as vf
 from verifiers.data_sources import hub_reachable
-from verifiers.envs.code_compare import INT_LITERAL, NUMBER_LITERAL, Comparison, values_equal
+from verifiers.envs.code_compare import Comparison, values_equal
 from verifiers.envs.code_env import FENCE
 from verifiers.parsers.parser import content_text
 from verifiers.sandbox.base import MiB, SandboxSpec
@@ -210,46 +210,36 @@ def extract_python(text: str) -> str | None:
     return code if code and code.strip() else None
 
 
-def _decimal(token: str) -> Decimal | None:
-    if not NUMBER_LITERAL.fullmatch(token):  # `nan`, `inf`, `1_000` are text
-        return None
+def _line_decimals(line: str) -> list[Decimal] | None:
+    """The line's whitespace-separated tokens as decimals, or None when one is not a decimal
+    (anything `Decimal()` reads is: `5.0`, `1e+18`, `inf`, `1_000`) or is a NaN, which equals
+    nothing, as in the benchmark (where a signalling NaN's comparison raises)."""
     try:
-        return Decimal(token)
-    except InvalidOperation:
+        values = [Decimal(token) for token in line.split()]
+    except (ArithmeticError, ValueError):  # decimal.InvalidOperation is an ArithmeticError
         return None
+    return None if any(v.is_nan() for v in values) else values
 
 
-def _token_matches(actual: str, expected: str, int_accepts_float: bool) -> bool:
-    da, de = _decimal(actual), _decimal(expected)
-    if da is None or de is None or da != de:
-        return False
-    # an integer answer must be written as an integer (`5`, not `5.0`) unless floats are
-    # accepted; a decimal answer may be written in any exact form (`0.50` for `0.5`)
-    return (
-        not INT_LITERAL.fullmatch(expected)
-        or int_accepts_float
-        or bool(INT_LITERAL.fullmatch(actual))
-    )
+def _stripped_lines(text: str) -> list[str]:
+    # split on "\n" only, as the benchmark does: a lone "\r" does not end a line
+    return [line.strip() for line in text.strip().split("\n")]
 
 
-def stdout_matches(actual: str, expected: str, int_accepts_float: bool = False) -> bool:
-    """Line by line (the whole output stripped first, each line stripped); a line that differs
-    as text still matches when its whitespace-separated tokens are equal as text or as exact
-    decimals (`0.50` == `0.5`; an expected integer only by an integer). Line breaks and line
-    count matter."""
-    a_lines = [line.strip() for line in actual.strip().splitlines()]
-    e_lines = [line.strip() for line in expected.strip().splitlines()]
+def stdout_matches(actual: str, expected: str) -> bool:
+    """LiveCodeBench's stdout rule (its `grade_stdio`): the whole output and each line
+    stripped, the same number of lines, and each line equal as text or, failing that, as a
+    list of decimals (`0.50` == `0.5`, `5.0` == `5`; exact, no tolerance; a line with any token
+    that is not a decimal must match as text)."""
+    a_lines, e_lines = _stripped_lines(actual), _stripped_lines(expected)
     if len(a_lines) != len(e_lines):
         return False
     for a, e in zip(a_lines, e_lines, strict=True):
         if a == e:
             continue
-        a_tok, e_tok = a.split(), e.split()
-        if len(a_tok) != len(e_tok):
+        a_dec = _line_decimals(a)
+        if a_dec is None or a_dec != _line_decimals(e):
             return False
-        for x, y in zip(a_tok, e_tok, strict=True):
-            if x != y and not _token_matches(x, y, int_accepts_float):
-                return False
     return True
 
 
@@ -448,7 +438,9 @@ class LiveCodeBenchEnv(vf.CodeEnv):
         return "\n".join([*future, prelude_for(body), body])
 
     def compare_stdout(self, actual: str, expected: str, cmp: Comparison | None = None) -> bool:
-        return stdout_matches(actual, expected, (cmp or self.comparison).int_accepts_float)
+        # the benchmark's rule for every problem: a float equal to an integer answers it on
+        # stdout already, so `int_accepts_float` changes nothing here
+        return stdout_matches(actual, expected)
 
     def compare_values(self, actual: Any, expected: Any, cmp: Comparison | None = None) -> bool:
         # integers and strings exactly, floats within `float_tol`, tuples equal lists, True is
@@ -514,9 +506,11 @@ def load_environment(
         timeout_per_test: wall-clock seconds per test, really applied.
         stop_after_timeout: once a test times out, fail the rest without running them.
         float_tol: relative and absolute tolerance of float return values (functional tests);
-            integers and strings are compared exactly, stdout decimals exactly.
-        int_accepts_float: accept a float equal to an expected integer (`5.0` for `5`), for
-            every problem; a row may say so itself with `metadata.comparison`.
+            integers and strings are compared exactly. Stdout follows the benchmark: lines
+            equal as text, else as exact decimals (`0.50` for `0.5`, `5.0` for `5`).
+        int_accepts_float: accept a float equal to an expected integer (`5.0` for `5`) in
+            functional results, for every problem; a row may say so itself with
+            `metadata.comparison`. (Stdout accepts it always, as the benchmark does.)
         system_prompt: the system message (None: none); ``"official"``: LiveCodeBench's
             published one (`OFFICIAL_PROMPTS`, fetched at load time and cached on disk); a
             `vf.PromptSource` dict loads another published text.

@@ -41,6 +41,8 @@ def method(body):
 DOUBLE = stdin(("3\n", "6\n"), ("500000000000000000\n", "1000000000000000000\n"))
 HALF = stdin(("1\n", "0.5\n"))
 TWO_LINES = stdin(("1\n", "1\n2\n"))
+PAIR = stdin(("1\n", "0.5 2\n"))
+LABELLED = stdin(("1\n", "Yes 0.5\n"))
 JOIN = functional(([["a", "b"]], "a b"))
 SUM = functional(([BIG - 1, 1], BIG))
 
@@ -57,8 +59,14 @@ ROWS = [
     ("fn-string-exact", JOIN, method("return ' '.join(args[0])"), 1.0, {}),
     ("fn-float-for-int-where-accepted", functional(([9], 3)), method("return args[0] ** 0.5"), 1.0, {"comparison": {"int_accepts_float": True}}),
     ("stdout-float-for-int-where-accepted", DOUBLE, "print(float(int(input()) * 2))", 1.0, {"comparison": {"int_accepts_float": True}}),
+    # stdout as LiveCodeBench's grade_stdio reads it: a differing line equal as decimals
+    ("double-float-for-int", DOUBLE, "print(float(int(input()) * 2))", 1.0, {}),
+    ("double-scientific", DOUBLE, "print(format(int(input()) * 2, 'e'))", 1.0, {}),
+    ("pair-other-forms", PAIR, "print('0.50', '2.0')", 1.0, {}),
     # -- tolerance and string leniency: 0 ---------------------------------------------------
-    ("double-float-for-int", DOUBLE, "print(float(int(input()) * 2))", 0.0, {}),
+    ("pair-text-token-other-form", LABELLED, "print('Yes 0.50')", 0.0, {}),
+    ("two-lines-carriage-return", TWO_LINES, "print('1\\r2')", 0.0, {}),
+    ("half-infinity", HALF, "print('inf')", 0.0, {}),
     ("double-off-by-one-large", DOUBLE, "n = int(input())\nprint(2 * n + (n > 10))", 0.0, {}),
     ("half-close-not-exact", HALF, "print(0.5000001)", 0.0, {}),
     ("half-nan", HALF, "print('NaN')", 0.0, {}),

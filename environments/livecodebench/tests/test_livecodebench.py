@@ -112,16 +112,34 @@ def test_extract_python(text, code):
 @pytest.mark.parametrize(
     ("actual", "expected", "ok"),
     [
+        # right answers in the forms LiveCodeBench's grade_stdio accepts: 1
         ("3\n", "3", True),
         ("0.50\n", "0.5\n", True),  # equal as decimals
-        ("0.5001", "0.5", False),  # exact: no tolerance
+        ("5.0", "5", True),  # a float equal to an integer answer, as the benchmark's Decimal
+        ("1e+18 0.5", "1000000000000000000 0.50", True),
+        ("inf", "Infinity", True),
+        ("1_000", "1000", True),  # what Decimal() reads
         ("1  2 \n 3\n", "1 2\n3", True),
+        ("1 2\r\n3\r\n", "1 2\n3", True),  # "\r\n" endings: the "\r" is stripped
+        ("NaN", "NaN", True),  # equal as text
+        ("Yes 2", "Yes 2", True),
+        # wrong ones: 0
+        ("0.5001", "0.5", False),  # exact: no tolerance
+        ("999999999999999999", "1000000000000000000", False),
+        ("Yes 0.50", "Yes 0.5", False),  # a differing line must be all decimals
+        ("nan", "NaN", False),  # a NaN equals nothing
+        ("sNaN", "sNaN1", False),  # ... nor does a signalling one (no exception either)
         ("1 2 3", "1 2\n3", False),  # line breaks matter
+        ("1\r2", "1\n2", False),  # a lone "\r" ends no line, as in the benchmark
+        ("3\n3", "3", False),
+        ("3 3", "3", False),
         ("Yes", "yes", False),
         ("", "0", False),
     ],
 )
 def test_stdout_matches(actual, expected, ok):
+    """LiveCodeBench's grade_stdio (lcb_runner/evaluation/testing_util.py in
+    LiveCodeBench/LiveCodeBench): stripped lines equal, else equal as lists of decimals."""
     assert stdout_matches(actual, expected) is ok
 
 
