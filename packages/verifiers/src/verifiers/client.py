@@ -18,7 +18,7 @@ import re
 import socket
 import time
 import uuid
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -716,7 +716,10 @@ class ClientConfig:
                 sorted(self.extra_headers_from_state),
             )
 
-    def build(self) -> Client:
+    def build(self, api_key: Callable[[EndpointConfig], str] | None = None) -> Client:
+        """The client; `api_key(endpoint)` decides each endpoint's key (default: the value of
+        its `api_key_var` here, "EMPTY" when unset). Env servers pass their key policy."""
+        key_for = api_key or (lambda e: os.environ.get(e.api_key_var, "EMPTY"))
         endpoints = self.endpoint_configs or [
             EndpointConfig(self.api_base_url, self.api_key_var, extra_headers=self.extra_headers)
         ]
@@ -729,7 +732,7 @@ class ClientConfig:
         clients: list[Client] = [
             endpoint_cls(
                 e.api_base_url,
-                api_key=os.environ.get(e.api_key_var, "EMPTY"),
+                api_key=key_for(e),
                 headers={**self.extra_headers, **e.extra_headers},
                 timeout=self.timeout,
                 connect_timeout=self.connect_timeout,

@@ -13,11 +13,19 @@ Upstream 0.1.12's `verifiers.serve`, as prime-rl v0.5.0's orchestrator uses it::
 
 `spawn_env_server(env_id, env_args, num_workers=...)` does the spawning (and stops the server
 when its parent dies); `EnvClientPool(addresses)` spreads the requests of one environment over several servers.
+
+Security (ours): a request never chooses which server secrets are sent where: the server's
+`ApiKeyPolicy` (`api_keys=` or `$VF_ENV_SERVER_API_KEYS`) decides which variable's value an
+endpoint gets, every other endpoint gets "EMPTY" (`verifiers.serve.credentials`). A server bound
+beyond loopback needs a shared secret (`secret=` or `$VF_ENV_SERVER_SECRET`, read by server and
+client alike) and speaks CurveZMQ with it (`verifiers.serve.auth`).
 """
 
+from verifiers.serve.auth import SECRET_VAR, is_loopback
 from verifiers.serve.client.env_client import EnvClient, ResponseError, error_output
 from verifiers.serve.client.env_client_pool import EnvClientPool
 from verifiers.serve.client.zmq_env_client import ZMQEnvClient
+from verifiers.serve.credentials import API_KEYS_VAR, ApiKeyPolicy
 from verifiers.serve.server.env_router import EnvRouter
 from verifiers.serve.server.env_server import EnvServer
 from verifiers.serve.server.env_worker import EnvWorker
@@ -40,6 +48,9 @@ from verifiers.serve.types import (
 from verifiers.serve.wire import get_free_port, make_ipc_address
 
 __all__ = [
+    "API_KEYS_VAR",
+    "SECRET_VAR",
+    "ApiKeyPolicy",
     "BaseRequest",
     "BaseResponse",
     "EnvClient",
@@ -63,6 +74,7 @@ __all__ = [
     "ZMQEnvServer",
     "error_output",
     "get_free_port",
+    "is_loopback",
     "make_ipc_address",
     "spawn_env_server",
 ]

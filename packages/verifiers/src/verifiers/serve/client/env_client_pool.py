@@ -3,7 +3,8 @@
 Each request goes to the healthy server with the fewest requests in flight, so a CPU-heavy
 environment scales with the number of server processes (on this host or others). A server
 that goes down loses only its own requests (as infra-error records); later requests go to
-the others. Ours: upstream 0.1.12 scales only inside one server (`num_workers`).
+the others, at once: a dropped connection fails its requests and takes the server out of the
+choice until it is back. Ours: upstream 0.1.12 scales only inside one server (`num_workers`).
 """
 
 from __future__ import annotations
@@ -49,8 +50,11 @@ class EnvClientPool(EnvClient):
         )
 
     def pick(self) -> ZMQEnvClient:
+        """The least-busy server that is healthy and connected; a server whose connection
+        just dropped (its node died) is skipped before its health checks fail."""
         healthy = [c for c in self.clients if c.server_state is ServerState.HEALTHY]
-        return min(healthy or self.clients, key=lambda c: c.num_pending)
+        connected = [c for c in healthy if c.connected]
+        return min(connected or healthy or self.clients, key=lambda c: c.num_pending)
 
     async def wait_for_server_startup(self, timeout: float | None = None) -> None:  # noqa: ASYNC109
         await asyncio.gather(*(c.wait_for_server_startup(timeout) for c in self.clients))

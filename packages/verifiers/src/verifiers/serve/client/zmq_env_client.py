@@ -7,6 +7,13 @@ make a live server look dead), and after `max_failed_health_checks` failed probe
 server that was healthy is marked unhealthy and every request in flight on it fails. Here
 those requests become infra-error records (see `verifiers.serve.client`) at once rather than
 waiting up to `recovery_timeout` for the server to return; later requests do wait for it.
+
+Ours besides: a monitor on the socket fails the requests in flight as soon as the connection
+to the server drops (a server that reconnects cannot answer them: its socket no longer knows
+this client), so a dead server or node costs no health-check wait; `connected` tells an
+`EnvClientPool` to send elsewhere meanwhile. `secret=` (or `$VF_ENV_SERVER_SECRET`) makes
+the client authenticate with CurveZMQ (`verifiers.serve.auth`); a failed handshake is named
+in the startup error.
 """
 
 from __future__ import annotations
@@ -20,8 +27,15 @@ from typing import Any
 
 import zmq
 import zmq.asyncio
+from zmq.utils.monitor import parse_monitor_message
 
 from verifiers.serve import wire
+from verifiers.serve.auth import (
+    HANDSHAKE_FAILED,
+    describe_handshake_failure,
+    resolve_secret,
+    secure_client_socket,
+)
 from verifiers.serve.client.env_client import EnvClient
 from verifiers.serve.types import (
     BaseRequest,
@@ -47,9 +61,11 @@ class ZMQEnvClient(EnvClient):
         *,
         health_check_timeout: float | None = None,
         max_failed_health_checks: int = 5,
+        secret: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(address=address, **kwargs)
+        self.secret = resolve_secret(secret)
         # upstream: probe timeout max(interval, 2s), unhealthy after 5 failed probes
         self.health_check_timeout = (
             health_check_timeout
@@ -66,6 +82,11 @@ class ZMQEnvClient(EnvClient):
         self.socket.setsockopt(zmq.TCP_KEEPALIVE_IDLE, 10)
         self.socket.setsockopt(zmq.TCP_KEEPALIVE_INTVL, 2)
         self.socket.setsockopt(zmq.TCP_KEEPALIVE_CNT, 3)
+        secure_client_socket(self.socket, self.secret)
+        self.monitor: zmq.asyncio.Socket | None = None
+        self.monitor_task: asyncio.Task[None] | None = None
+        self.connected = False  # a completed handshake, and no disconnect since
+        self.handshake_error: str | None = None
         self.pending_requests: dict[str, PendingRequest] = {}
         self.server_state = ServerState.STARTUP
         self.startup_error: str | None = None
@@ -85,6 +106,10 @@ class ZMQEnvClient(EnvClient):
             self.loop = asyncio.get_running_loop()
             self._healthy = asyncio.Event()
             self._settled = asyncio.Event()
+            self.monitor = self.socket.get_monitor_socket(
+                zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED | HANDSHAKE_FAILED
+            )
+            self.monitor_task = asyncio.create_task(self.monitor_loop())
             self.socket.connect(self.address)
             self.receiver_task = asyncio.create_task(self.receive_loop())
             self.health_thread = threading.Thread(
@@ -101,9 +126,10 @@ class ZMQEnvClient(EnvClient):
         try:
             await asyncio.wait_for(self._settled.wait(), timeout=timeout)
         except TimeoutError:
+            why = self.handshake_error or "is it running at that address?"
             raise ServerTimeoutError(
                 f"env server {self.name} did not come up within {timeout:g}s (no healthy "
-                "answer to its health probes; is it running at that address?)"
+                f"answer to its health probes; {why})"
             ) from None
         if self.startup_error is not None:
             raise ServerError(f"env server {self.name} cannot serve: {self.startup_error}")
@@ -119,9 +145,13 @@ class ZMQEnvClient(EnvClient):
         self.stop_health_thread.set()
         if self.health_thread is not None:
             await asyncio.to_thread(self.health_thread.join, 5.0)
-        if self.receiver_task is not None:
-            self.receiver_task.cancel()
-            await asyncio.gather(self.receiver_task, return_exceptions=True)
+        tasks = [t for t in (self.receiver_task, self.monitor_task) if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if self.monitor is not None:
+            self.socket.disable_monitor()
+            self.monitor.close()
         for pending in list(self.pending_requests.values()):
             if not pending.future.done():
                 pending.future.cancel()
@@ -221,6 +251,30 @@ class ZMQEnvClient(EnvClient):
             except Exception as e:
                 pending.future.set_exception(ServerError(f"undecodable answer: {e}"))
 
+    async def monitor_loop(self) -> None:
+        assert self.monitor is not None
+        while True:
+            try:
+                event = parse_monitor_message(await self.monitor.recv_multipart())
+            except asyncio.CancelledError:
+                return
+            except zmq.ZMQError:
+                return
+            kind = event["event"]
+            if kind == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                self.connected, self.handshake_error = True, None
+            elif kind & HANDSHAKE_FAILED:
+                self.handshake_error = describe_handshake_failure(kind, self.secret)
+                self.logger.warning("env server %s: %s", self.name, self.handshake_error)
+            elif kind == zmq.EVENT_DISCONNECTED and self.connected:
+                self.connected = False
+                if self.num_pending:
+                    message = f"lost the connection to env server {self.name}"
+                    self.logger.warning(
+                        "%s; failing %d request(s) in flight", message, self.num_pending
+                    )
+                    self.fail_pending(ServerError(message))
+
     def fail_pending(self, exc: ServerError) -> None:
         for pending in list(self.pending_requests.values()):
             if not pending.future.done():
@@ -237,6 +291,7 @@ class ZMQEnvClient(EnvClient):
             sock.setsockopt(zmq.LINGER, 0)
             sock.setsockopt(zmq.SNDTIMEO, timeout_ms)
             sock.setsockopt(zmq.RCVTIMEO, timeout_ms)
+            secure_client_socket(sock, self.secret)
             sock.connect(self.address)
             return sock
 

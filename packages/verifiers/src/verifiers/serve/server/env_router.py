@@ -25,6 +25,7 @@ import zmq
 import zmq.asyncio
 
 from verifiers.serve import wire
+from verifiers.serve.credentials import ApiKeyPolicy
 from verifiers.serve.server.env_worker import FAILED, READY, EnvWorker
 from verifiers.serve.types import BaseResponse
 
@@ -59,6 +60,7 @@ class EnvRouter:
         console_logging: bool = True,
         *,
         num_workers: int = 1,
+        api_keys: ApiKeyPolicy | None = None,
     ) -> None:
         if num_workers < 1:
             raise ValueError(f"num_workers must be at least 1, got {num_workers}")
@@ -69,6 +71,7 @@ class EnvRouter:
         self.log_dir = log_dir
         self.console_logging = console_logging
         self.num_workers = num_workers
+        self.api_keys = ApiKeyPolicy.resolve(api_keys)
         self.session_id = uuid.uuid4().hex[:12]
         self.ctx = zmq.asyncio.Context()
         self.response_address = wire.make_ipc_address(self.session_id, "responses")
@@ -112,6 +115,7 @@ class EnvRouter:
                 request_address=address,
                 response_address=self.response_address,
                 parent_pid=os.getpid(),
+                api_keys=self.api_keys,
             ),
             name=f"vf-env-worker-{worker_id}",
             daemon=False,  # environments may start processes of their own

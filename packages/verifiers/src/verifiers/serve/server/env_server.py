@@ -17,6 +17,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from verifiers.serve.credentials import ApiKeyPolicy, ApiKeysSetting
 from verifiers.serve.logs import setup_process_logging
 from verifiers.serve.server.env_router import EnvRouter
 
@@ -39,6 +40,7 @@ class EnvServer(ABC):
         *,
         num_workers: int = 1,
         death_pipe: Connection | None = None,
+        api_keys: ApiKeysSetting | ApiKeyPolicy = None,
         **_ignored: Any,  # upstream's tuning knobs (heartbeat timeout, stats interval)
     ) -> None:
         self.env_id = env_id
@@ -56,6 +58,7 @@ class EnvServer(ABC):
             log_dir,
             console_logging,
             num_workers=num_workers,
+            api_keys=ApiKeyPolicy.resolve(api_keys),
         )
 
     @staticmethod

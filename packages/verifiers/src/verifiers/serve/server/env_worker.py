@@ -25,6 +25,7 @@ import zmq.asyncio
 
 from verifiers.errors import InfraError
 from verifiers.serve import wire
+from verifiers.serve.credentials import ApiKeyPolicy
 from verifiers.serve.logs import setup_process_logging
 from verifiers.serve.types import (
     BaseResponse,
@@ -81,8 +82,11 @@ class EnvWorker:
         request_address: str,
         response_address: str,
         parent_pid: int | None = None,
+        api_keys: ApiKeyPolicy | dict[str, Any] | None = None,
     ) -> None:
         self.env_id = env_id
+        # the server's rule for which of its keys a request's endpoints get (credentials.py)
+        self.api_keys = ApiKeyPolicy.resolve(api_keys)
         self.env_args = dict(env_args or {})
         self.extra_env_kwargs = dict(extra_env_kwargs or {})
         self.log_level = log_level
@@ -110,11 +114,12 @@ class EnvWorker:
         return env
 
     def client_for(self, config: dict[str, Any]) -> Any:
-        """One model client per distinct configuration, kept for the worker's life."""
+        """One model client per distinct configuration, kept for the worker's life; its keys
+        are the ones the server's policy gives, never what the request names."""
         key = wire.client_key(config)
         client = self.clients.get(key)
         if client is None:
-            client = wire.client_config_from_wire(config).build()
+            client = self.api_keys.build_client(wire.client_config_from_wire(config))
             self.clients[key] = client
         return client
 

@@ -5,6 +5,11 @@ num_workers=...)` and `ZMQEnvServer.run_server(...)` as a process target take up
 0.1.12's arguments (`serve/server/zmq_env_server.py`). The server process itself only routes:
 it answers health probes and forwards requests to its workers, so a CPU-bound environment
 never delays a health answer.
+
+Ours: `secret=` (or `$VF_ENV_SERVER_SECRET`) makes the socket CurveZMQ with a ZAP check
+(`verifiers.serve.auth`); an address beyond loopback without one is refused before binding.
+`api_keys=` (or `$VF_ENV_SERVER_API_KEYS`) is the server's key policy
+(`verifiers.serve.credentials`).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import zmq
 import zmq.asyncio
 
 from verifiers.serve import wire
+from verifiers.serve.auth import ServerAuthenticator, require_auth_beyond_loopback, resolve_secret
 from verifiers.serve.server.env_server import EnvServer
 from verifiers.serve.types import BaseResponse
 
@@ -26,11 +32,24 @@ logger = logging.getLogger("verifiers.serve")
 class ZMQEnvServer(EnvServer):
     """A ROUTER socket at `address` in front of the worker pool."""
 
-    def __init__(self, *args: Any, address: str = "tcp://127.0.0.1:5000", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        address: str = "tcp://127.0.0.1:5000",
+        secret: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        # decided before anything starts or binds: a refused server leaves nothing behind
+        secret = resolve_secret(secret)
+        require_auth_beyond_loopback(address, secret)
         super().__init__(*args, **kwargs)
         self.address = address
+        self.authenticated = secret is not None
         self.ctx = zmq.asyncio.Context()
+        self.authenticator = ServerAuthenticator(self.ctx, secret) if secret else None
         self.frontend = self.ctx.socket(zmq.ROUTER)
+        if self.authenticator is not None:
+            self.authenticator.secure(self.frontend)
         self.frontend.setsockopt(zmq.ROUTER_MANDATORY, 1)
         self.frontend.setsockopt(zmq.SNDHWM, 0)
         self.frontend.setsockopt(zmq.RCVHWM, 0)
@@ -58,7 +77,12 @@ class ZMQEnvServer(EnvServer):
         router_task = asyncio.create_task(self.router.run(self.send_response, stop))
         poller = zmq.asyncio.Poller()
         poller.register(self.frontend, zmq.POLLIN)
-        logger.info("env server for %s listening on %s", self.env_id, self.address)
+        logger.info(
+            "env server for %s listening on %s%s",
+            self.env_id,
+            self.address,
+            " (CurveZMQ, authenticated)" if self.authenticated else "",
+        )
         try:
             while not stop.is_set():
                 if router_task.done():
@@ -94,4 +118,6 @@ class ZMQEnvServer(EnvServer):
 
     async def close(self) -> None:
         self.frontend.close()
+        if self.authenticator is not None:
+            self.authenticator.stop()
         self.ctx.term()
