@@ -1,4 +1,5 @@
-"""The provider seam: the same interface checks against every local provider."""
+"""The provider seam: the same interface checks against every provider of `TIERS`, each made
+as its first entry there makes it (the Ray tier: on this process's cluster, else a local one)."""
 
 import os
 import socket
@@ -11,12 +12,19 @@ from verifiers.sandbox.base import MiB, SandboxDeadError, SandboxSpec
 from verifiers.sandbox.bwrap import BwrapProvider
 from verifiers.sandbox.image import ImageProvider
 from verifiers.sandbox.process import ProcessProvider
+from verifiers.sandbox.ray_tier import RayProvider
 from verifiers.sandbox.runsc import RunscProvider
 
 # every registered tier's provider (verifiers.sandbox.TIERS; test_sandbox_isolation.py checks
 # that no Provider of the package is missing there)
 PROVIDERS = list(dict.fromkeys(t.provider for t in TIERS))
-assert set(PROVIDERS) == {BwrapProvider, ImageProvider, ProcessProvider, RunscProvider}
+assert set(PROVIDERS) == {BwrapProvider, ImageProvider, ProcessProvider, RunscProvider, RayProvider}
+
+
+def make(cls):
+    return next(t for t in TIERS if t.provider is cls).make()
+
+
 SPEC = SandboxSpec(memory=128 * MiB, pids=64, disk=16 * MiB, output_limit=4096)
 
 
@@ -25,7 +33,7 @@ async def provider(request):
     reason = request.param.unavailable_reason()
     if reason:
         pytest.skip(f"{request.param.__name__}: {reason}")
-    p = request.param()
+    p = make(request.param)
     yield p
     await p.close()
 
@@ -76,14 +84,14 @@ async def test_command_that_closes_its_output_before_exiting_keeps_its_exit_code
 
 PROJECT = str(Path(__file__).resolve().parents[3])
 ISOLATING = list(dict.fromkeys(t.provider for t in TIERS if t.promises.isolating))
-assert ISOLATING == [BwrapProvider, ImageProvider, RunscProvider]  # process does not isolate
+assert ISOLATING == [BwrapProvider, ImageProvider, RunscProvider, RayProvider]  # not process
 
 
 @pytest.mark.parametrize("cls", ISOLATING, ids=lambda cls: cls.__name__)
 async def test_isolating_providers_cut_network_hide_host_and_leave_nothing(cls):
     if cls.unavailable_reason():
         pytest.skip(f"{cls.__name__}: {cls.unavailable_reason()}")
-    provider = cls()
+    provider = make(cls)
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen()

@@ -65,15 +65,16 @@ def connect(
     `address`: `"auto"` (the cluster `ray start` started on this machine, or `RAY_ADDRESS`),
     `"host:port"` of a head's GCS, or `"local"` / None for a new single-node instance bound to
     loopback. Raises `ClusterUnreachableError` when no head answers."""
+    os.environ.setdefault(UV_HOOK_VAR, "0")  # before `ray` is imported: it reads it then
     ray = require_ray()
     if ray.is_initialized():
         return ray
-    os.environ.setdefault(UV_HOOK_VAR, "0")
     kwargs: dict[str, Any] = {"namespace": namespace, "log_to_driver": True, **init_kwargs}
     if address in (None, "local"):
         kwargs.setdefault("include_dashboard", False)
         kwargs.setdefault("_node_ip_address", "127.0.0.1")
-        ray.init(**kwargs)
+        # (address=None would join the cluster `ray start` last started on this machine)
+        ray.init(address="local", **kwargs)
         return ray
     if address == "auto" and os.environ.get("RAY_ADDRESS"):
         address = os.environ["RAY_ADDRESS"]
