@@ -163,6 +163,28 @@ class RolloutSlots(asyncio.Semaphore):
     def __init__(self, limit: int) -> None:
         super().__init__(limit)
         self.limit = limit
+        self._whole = (
+            asyncio.Lock()
+        )  # one taker at a time: two half-served groups never wait on each other
+
+    async def take(self, n: int) -> int:
+        """Take `min(n, limit)` slots for a group that runs elsewhere; returns that count
+        (hand it to `give_back` when the group is done)."""
+        want = min(n, self.limit)
+        taken = 0
+        async with self._whole:
+            try:
+                while taken < want:
+                    await self.acquire()
+                    taken += 1
+            except BaseException:
+                self.give_back(taken)
+                raise
+        return want
+
+    def give_back(self, count: int) -> None:
+        for _ in range(count):
+            self.release()
 
 
 async def run_group(
