@@ -152,7 +152,7 @@ class ServerAuthenticator:
         self._zap = ThreadAuthenticator(self._shadow, log=logging.getLogger("verifiers.serve.zap"))
         self._zap.start()
         self._zap.configure_curve_callback(
-            "*", credentials_provider=_AllowClientKey(self.keys.client_public)
+            ZAP_DOMAIN, credentials_provider=_AllowClientKey(self.keys.client_public)
         )
 
     def secure(self, sock: zmq.Socket[Any]) -> None:
