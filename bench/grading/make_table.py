@@ -508,6 +508,20 @@ for gold, resp, g, r in [
     ("\\frac{\\pi}{3}", "60^\\circ", "pi/3", "pi/3"),
     ("180^\\circ", "\\pi", "pi", "pi"),
     ("\\pi", "180^\\circ", "pi", "pi"),
+    # a trigonometric function's argument in degrees (issue 27: read as radians before)
+    ("\\frac{\\sqrt{3}}{2}", "\\sin 60^\\circ", "sqrt(3)/2", "sin(pi/3)"),
+    ("\\frac{1}{2}", "\\cos 60^{\\circ}", "R(1,2)", "cos(pi/3)"),
+    ("\\sqrt{3}", "\\tan(60°)", "sqrt(3)", "tan(pi/3)"),
+    ("\\sin 60^\\circ", "\\frac{\\sqrt{3}}{2}", "sin(pi/3)", "sqrt(3)/2"),
+    ("2\\sin 10^\\circ", "2\\cos 80^\\circ", "2*sin(pi/18)", "2*cos(4*pi/9)"),
+    ("\\frac{1}{2}", "\\sin^2 45^\\circ", "R(1,2)", "sin(pi/4)**2"),
+    ("0.5", "\\sin 30^\\circ", "R(1,2)", "sin(pi/6)"),
+    ("30^\\circ", "\\arcsin\\frac{1}{2}", "pi/6", "asin(R(1,2))"),
+    ("\\frac{\\sqrt{3}}{2}", "\\sin 60", "sqrt(3)/2", "sin(60)"),
+    ("\\frac{1}{2}", "\\sin 60^\\circ", "R(1,2)", "sin(pi/3)"),
+    ("\\frac{\\sqrt{3}}{2}", "\\cos 60^\\circ", "sqrt(3)/2", "cos(pi/3)"),
+    ("30^\\circ", "\\sin 30^\\circ", "pi/6", "sin(pi/6)"),
+    ("30^\\circ", "\\arccos\\frac{1}{2}", "pi/6", "acos(R(1,2))"),
 ]:
     num("degree", gold, resp, g, r)
 

@@ -13,7 +13,12 @@ from pathlib import Path
 import pytest
 
 from verifiers.rubrics.math_rubric import MathRubric, grade_math_answer
-from verifiers.utils.answer_reading import normalize_latex, read_answer, read_shape
+from verifiers.utils.answer_reading import (
+    normalize_latex,
+    read_answer,
+    read_shape,
+    trig_in_degrees,
+)
 from verifiers.utils.exact_answers import ExactChecker, LayerTimeout, percent_question
 
 TABLE = [json.loads(x) for x in (Path(__file__).parent / "data/grading_table.jsonl").open()]
@@ -99,6 +104,37 @@ def test_read_answer_marks_what_math_verify_drops():
     assert read_answer("3.5 m/s^2").unit == "m/s^2"
     assert not read_answer("5x").marked and read_answer("5x").literal is None  # a variable
     assert percent_question("What percent passed?") and not percent_question("How many?")
+
+
+def test_degrees_in_a_trigonometric_function_are_its_arguments():
+    """Issue 27: `\\sin 60^\\circ` was read as the angle `\\sin 60` in degrees, and graded as
+    sin(60 radians); the sign belongs to the function's argument."""
+    for text in ("\\sin 60^\\circ", "2\\cos(80°)", "\\tan^2 30^{\\circ}", "\\sec 45\\degree"):
+        normal = normalize_latex(text)
+        assert trig_in_degrees(normal), text
+        assert not read_answer(normal).degree, text
+    for text in ("30^\\circ", "\\arcsin\\frac12", "\\sinh 2", "\\sin 60", "\\frac{\\pi}{6}"):
+        assert not trig_in_degrees(normalize_latex(text)), text
+    assert read_answer("30^\\circ").degree  # a whole answer in degrees stays one
+
+
+@pytest.mark.parametrize(
+    ("gold", "response", "score"),
+    [
+        ("\\frac{\\sqrt{3}}{2}", "\\sin(60^\\circ)", 1.0),
+        ("\\cos 20^\\circ", "\\sin 70^\\circ", 1.0),
+        ("-\\frac{1}{2}", "\\cos 120^\\circ", 1.0),
+        ("\\frac{\\sqrt{2}}{2}", "\\sin 45^\\circ + \\sin 0^\\circ", 1.0),
+        ("\\frac{\\pi}{6}", "\\arcsin \\frac{1}{2}", 1.0),
+        ("2\\sin 10^\\circ", "2\\sin 10^\\circ", 1.0),
+        ("\\cos 20^\\circ", "\\sin 20^\\circ", 0.0),
+        ("\\frac{\\sqrt{3}}{2}", "\\sin 120", 0.0),
+        ("1", "\\tan 45", 0.0),  # radians
+        ("60^\\circ", "\\sin 60^\\circ", 0.0),  # a value is not the angle
+    ],
+)
+def test_trigonometry_in_degrees_grades_as_degrees(gold, response, score):
+    assert grade_math_answer(gold, response, 10) == (score, False)
 
 
 def checker(**kw) -> ExactChecker:

@@ -93,6 +93,8 @@ async def test_equivalences_and_wrong_answers(rubric):
         ("x^2+2x+1", "(x+1)^2", 1.0),
         ("3", "4", 0.0),
         ("(1,2)", "(2,1)", 0.0),  # gold first: an interval, not a set
+        ("\\frac{\\sqrt{3}}{2}", "\\sin 60^\\circ", 1.0),  # degrees, not radians (issue 27)
+        ("\\frac{\\sqrt{3}}{2}", "\\sin 60", 0.0),
     ]
     states = await asyncio.gather(
         *(score(rubric, f"So the answer is $\\boxed{{{resp}}}$.", gold) for gold, resp, _ in cases)

@@ -60,6 +60,7 @@ def grade_math_answer(
     from math_verify import parse, verify
     from math_verify.errors import TimeoutException
 
+    from verifiers.utils.answer_reading import trig_in_degrees
     from verifiers.utils.exact_answers import (
         ExactChecker,
         LayerTimeout,
@@ -84,10 +85,41 @@ def grade_math_answer(
         parsed[text] = result
         return result
 
-    def math_verify(g_text: str, r_text: str) -> bool:
+    in_degrees: dict[str, list[Any]] = {}
+
+    def parse_degrees(text: str) -> list[Any]:
+        """math-verify's reading, except that in a trigonometric function an argument in
+        degrees is one (``\\sin 60^\\circ`` is sin(pi/3); math-verify drops the sign and
+        takes sin(60 radians)): latex2sympy's own ``convert_degrees``, which math-verify
+        turns off, applied to the LaTeX math-verify extracted and normalised."""
         nonlocal timed_out
-        golds = parse_boxed(g_text)
-        targets = parse_boxed(r_text) if golds else []
+        plain = parse_boxed(text)
+        if not trig_in_degrees(text) or not plain:
+            return plain
+        if text not in in_degrees:
+            from latex2sympy2_extended.latex2sympy2 import latex2sympy
+            from math_verify.grader import should_treat_as_complex
+            from math_verify.utils import timeout
+
+            latex, result = plain[-1], plain
+            if isinstance(latex, str):
+                try:
+                    expr = timeout(timeout_s)(latex2sympy)(
+                        latex,
+                        is_real=not should_treat_as_complex(latex),
+                        convert_degrees=True,
+                        normalization_config=None,
+                    )
+                    result = [expr, latex]
+                except TimeoutException:
+                    timed_out = True
+                except Exception:
+                    pass  # keep math-verify's own reading
+            in_degrees[text] = result
+        return in_degrees[text]
+
+    def verified(golds: list[Any], targets: list[Any]) -> bool:
+        nonlocal timed_out
         for g, t in product(golds, targets):
             try:
                 if verify(g, t, timeout_seconds=timeout_s, raise_on_error=True):
@@ -98,12 +130,21 @@ def grade_math_answer(
                 pass
         return False
 
+    def math_verify(g_text: str, r_text: str) -> bool:
+        golds = parse_boxed(g_text)
+        if verified(golds, parse_boxed(r_text) if golds else []):
+            return True  # as math-verify reads it (a dropped degree sign is accepted there)
+        if not (trig_in_degrees(g_text) or trig_in_degrees(r_text)):
+            return False
+        golds = parse_degrees(g_text)
+        return verified(golds, parse_degrees(r_text) if golds else [])
+
     # The layer parses only what it needs (answers it reads as plain numbers, words or
     # structures need no math-verify at all); where it decides nothing, math-verify's verdict
     # stands, and an answer math-verify cannot parse scores 0 there.
     g_text, r_text = normalize_latex(gold), normalize_latex(response)
     checker = ExactChecker(
-        parse_boxed,
+        parse_degrees,
         math_verify,
         rel_tol=rel_tol,
         strict_units=strict_units,
@@ -128,6 +169,7 @@ def warm_up() -> None:
     # the exact layer's sympy paths: evalf/simplify, degrees, an inequality's solution set
     grade_math_answer("\\frac{\\pi}{2}", "1.5707963", 30)
     grade_math_answer("30^\\circ", "\\frac{\\pi}{6}", 30)
+    grade_math_answer("\\frac{1}{2}", "\\sin 30^\\circ", 30)
     grade_math_answer("(0,\\infty)", "x>0", 30)
 
 

@@ -15,7 +15,15 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-__all__ = ["Reading", "Shape", "normalize_latex", "read_answer", "read_shape", "unit_scale"]
+__all__ = [
+    "Reading",
+    "Shape",
+    "normalize_latex",
+    "read_answer",
+    "read_shape",
+    "trig_in_degrees",
+    "unit_scale",
+]
 
 # -- normalisation (also what math-verify is given) ---------------------------------------------
 _FULL_STOP = re.compile(r"(?<=[\d})])\s*\.$")  # "120." ends a sentence: the answer is 120
@@ -29,6 +37,16 @@ _MIXED = re.compile(r"^([-+]?)(\d+)\s*\\[dt]?frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\d+)
 # digit grouping with thin spaces (1\,000\,000) and a braced decimal point (0{.}5)
 _GROUPING = re.compile(r"(?<=\d)(?:\\[,;: ]|~)(?=\d{3}(?!\d))")
 _REPEATING = re.compile(r"(\d*)\.(\d*)\\overline\s*\{\s*(\d+)\s*\}")
+
+
+# a trigonometric function (not \arcsin, not \sinh), whose argument a degree sign may mark
+_TRIG = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])")
+
+
+def trig_in_degrees(text: str) -> bool:
+    """A normalised answer with a trigonometric function and a degree sign (``\\sin 60^\\circ``,
+    ``2\\cos 80^\\circ``): its degrees are the function's argument, not the whole answer's."""
+    return "^\\circ" in text and _TRIG.search(text) is not None
 
 
 def _repeating_to_fraction(m: re.Match[str]) -> str:
@@ -277,7 +295,7 @@ def read_answer(text: str) -> Reading:
     m = _PERCENT.match(body)
     if m and m.group("body"):
         body, percent = m.group("body").strip(), True
-    if body.endswith("^\\circ"):
+    if body.endswith("^\\circ") and not trig_in_degrees(body):  # not \sin 60^\circ
         body, degree = body[: -len("^\\circ")].strip(), True
     m = _TRAILING_UNIT.match(body)
     if m and not percent and not degree:

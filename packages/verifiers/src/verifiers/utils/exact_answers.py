@@ -13,7 +13,11 @@ explicit rules the cases math-verify is known to get wrong, and leave it every o
   never by rounding to 6 places (math-verify accepts ``0.3333333`` for ``\\frac13``).
 * **percentages**: ``25\\%`` is 0.25, and is a count of 25 only when the question asks for a
   percentage; a bare ``25`` answers a gold ``25\\%``.
-* **degrees**: ``30^\\circ`` equals ``\\frac{\\pi}{6}`` (radians) and ``30``.
+* **degrees**: ``30^\\circ`` equals ``\\frac{\\pi}{6}`` and ``\\arcsin\\frac12`` (radians) and
+  ``30`` (official graders drop the sign). In a trigonometric function an argument in degrees
+  is one: ``\\sin 60^\\circ`` equals ``\\frac{\\sqrt3}{2}`` and ``\\cos 30^\\circ``, and is not
+  an angle of 60 (the grading worker parses such answers with degrees converted; a match as
+  math-verify reads them, the sign dropped, still counts).
 * **units**: known units convert exactly (``1 m`` = ``100 cm``); other dimensions are wrong;
   different unknown units are wrong with ``strict_units``, else left to math-verify.
 * **text**: word answers compare as words (math-verify reads ``NaCl`` as ``a·c·l·n``).
@@ -212,7 +216,9 @@ class ExactChecker:
             rv = rv * (ratio if isinstance(rv, Fraction) else _sympy(ratio))
         if ga.degree != ra.degree and not isinstance(gv, Fraction):
             radians = rv if ga.degree else gv
-            if radians.has(sympy.pi):
+            # a value in radians: a multiple of pi, or an inverse trigonometric function's
+            # (\arcsin\frac12 answers 30^\circ)
+            if radians.has(sympy.pi, sympy.asin, sympy.acos, sympy.atan, sympy.acot):
                 if ga.degree:
                     gv = gv * sympy.pi / 180
                 else:
