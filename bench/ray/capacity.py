@@ -89,11 +89,27 @@ async def group_bytes(base_url: str, r: int) -> dict[str, Any]:
             assert all(rec["error"] is None for rec in records), records[0]["error"]
             out[f"{label}_call_bytes"] = len(cloudpickle.dumps(call))
             out[f"{label}_records_bytes"] = len(cloudpickle.dumps(records))
+            out[f"{label}_token_values"] = sum(
+                _numbers(step.get("tokens"))
+                for rec in records
+                for step in rec.get("trajectory") or ()
+            )
         out["client_bytes"] = len(cloudpickle.dumps(client))
     finally:
         await client.aclose()
         await env.teardown()
     return out
+
+
+def _numbers(value: Any) -> int:
+    """How many numbers (token ids, logprobs, mask entries) a step's `tokens` holds."""
+    if isinstance(value, (int, float)):
+        return 1
+    if isinstance(value, dict):
+        return sum(_numbers(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_numbers(v) for v in value)
+    return 0
 
 
 class Idle:
@@ -129,21 +145,23 @@ def actor_memory(n: int, head_socket: str) -> dict[str, Any]:
 
 
 def measure(
-    base_url: str, actors: int, head_socket: str, rollouts: list[dict[str, Any]] | None
+    base_url: str, r: int, actors: int, head_socket: str, rollouts: list[dict[str, Any]] | None
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    r = rollouts[0]["rollouts"] // max(1, rollouts[0]["groups"]) if rollouts else 4
     out["group_bytes"] = asyncio.run(group_bytes(base_url, r))
     out["actor_memory"] = actor_memory(actors, head_socket)
     if rollouts:
         by = {row["mode"]: row for row in rollouts}
         light = by.get("light ray x3")
         if light:
-            roles = light["cpu_ms_per_rollout_by_role"]
+            roles = (
+                light.get("cpu_ms_per_rollout_above_idle") or light["cpu_ms_per_rollout_by_role"]
+            )
             out["per_group_light_ray_x3"] = {
+                "rollouts_per_group": r,
                 "orchestrator_cpu_ms": round(light["orchestrator_cpu_ms_per_rollout"] * r, 3),
-                "head_cpu_ms": round(roles["head"] * r, 3),
-                "other_raylets_cpu_ms": round(roles["raylets"] * r, 3),
+                "head_cpu_ms_above_idle": round(roles["head"] * r, 3),
+                "other_raylets_cpu_ms_above_idle": round(roles["raylets"] * r, 3),
             }
     return out
 

@@ -195,30 +195,44 @@ def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
     for field in ("cpu_ms_per_rollout_by_role", "cpu_cores_by_role"):
         roles = runs[0][field]
         out[field] = {k: statistics.median(r[field][k] for r in runs) for k in roles}
-    out["errors"] = sum(r["errors"] for r in runs)
-    out["rollouts"] = sum(r["rollouts"] for r in runs)
+    for key in ("errors", "rollouts", "groups"):
+        out[key] = sum(r[key] for r in runs)
     return out
+
+
+def above_idle(table: list[dict[str, Any]], idle_cores: dict[str, float]) -> None:
+    """CPU ms per rollout of each role beyond what it burns idle (heartbeats, resource
+    reports, monitors): (cores during the run - cores idle) / rollouts per second."""
+    for row in table:
+        row["cpu_ms_per_rollout_above_idle"] = {
+            role: 1000 * (cores - idle_cores.get(role, 0.0)) / row["rollouts_per_s"]
+            for role, cores in row["cpu_cores_by_role"].items()
+        }
 
 
 def print_rollouts(table: list[dict[str, Any]]) -> None:
     base = {r["mode"].split()[0]: r for r in table if r["nodes"] == 0}
+    if not base:
+        return
     x1 = next((r for r in table if r["mode"] == "heavy ray x1"), None)
     print(
         "\n| mode | rollouts/s | vs in-process | vs ray x1 | orchestrator CPU ms/rollout "
-        "| vs in-process | head ms/rollout (cores) | other raylets | workers | model server "
-        "| errors |"
+        "| vs in-process | head ms/rollout (cores; above idle) | other raylets | workers "
+        "(cores) | model server | errors |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in table:
         b = base[r["mode"].split()[0]]
-        roles = r["cpu_ms_per_rollout_by_role"]
+        roles, cores = r["cpu_ms_per_rollout_by_role"], r["cpu_cores_by_role"]
+        extra = r.get("cpu_ms_per_rollout_above_idle", {})
         vs_x1 = f"{r['rollouts_per_s'] / x1['rollouts_per_s']:.2f}x" if x1 and r["nodes"] else ""
         print(
             f"| {r['mode']} | {r['rollouts_per_s']:.1f} "
             f"| {r['rollouts_per_s'] / b['rollouts_per_s']:.2f}x | {vs_x1} "
             f"| {r['orchestrator_cpu_ms_per_rollout']:.3f} "
             f"| {r['orchestrator_cpu_ms_per_rollout'] / b['orchestrator_cpu_ms_per_rollout']:.3f} "
-            f"| {roles['head']:.3f} ({r['cpu_cores_by_role']['head']:.3f}) | {roles['raylets']:.3f} | {roles['workers']:.2f} "
+            f"| {roles['head']:.3f} ({cores['head']:.3f}; {extra.get('head', math.nan):+.3f}) "
+            f"| {roles['raylets']:.3f} | {roles['workers']:.2f} ({cores['workers']:.2f}) "
             f"| {roles['other']:.2f} | {r['errors']} |"
         )
 
@@ -233,16 +247,19 @@ def main() -> None:
     p.add_argument("--work", type=int, default=400_000, help="CPU burn iterations per rollout")
     p.add_argument("--reps", type=int, default=2)
     p.add_argument("--warmup", type=int, default=8, help="examples in each unmeasured warm-up")
-    p.add_argument("--sandbox-ops", type=int, default=60, help="create+exec+close per side")
+    p.add_argument("--sandbox-ops", type=int, default=100, help="create+exec+close per side")
     p.add_argument("--actors", type=int, default=24, help="extra actors for the GCS/raylet RSS")
     p.add_argument(
         "--skip", default="", help="comma list of phases to skip: rollouts,sandbox,capacity"
     )
+    p.add_argument(
+        "--modes", default="", help="only modes whose name starts with one of these (comma list)"
+    )
     p.add_argument("--out", default=None)
     args = p.parse_args()
     if args.quick:
-        args.examples, args.light_examples, args.reps = 32, 128, 1
-        args.sandbox_ops, args.actors = 20, 6
+        args.examples, args.light_examples, args.reps = 16, 64, 1
+        args.sandbox_ops, args.actors = 10, 4
     skip = {s for s in args.skip.split(",") if s}
     out = (
         Path(args.out)
@@ -290,6 +307,9 @@ def main() -> None:
                 runs: dict[str, list[dict[str, Any]]] = {}
                 for rep in range(args.reps):
                     for name, work, nodes in modes(args.work):
+                        wanted = [m for m in args.modes.split(",") if m]
+                        if wanted and not any(name.startswith(m) for m in wanted):
+                            continue
                         res = asyncio.run(run_mode(name, work, nodes, roll, head_socket))
                         runs.setdefault(name, []).append(res)
                         print(
@@ -299,21 +319,34 @@ def main() -> None:
                             flush=True,
                         )
                 table = [median_of(rs) for rs in runs.values()]
+                if "capacity_idle" in results:
+                    above_idle(table, results["capacity_idle"]["cpu_cores_by_role"])
                 results["rollouts"] = table
                 results["rollout_runs"] = runs
                 print_rollouts(table)
+                results["phase_end_s"] = {"rollouts": round(time.perf_counter() - t0, 1)}
             if "sandbox" not in skip:
                 import sandboxes
 
                 results["sandbox"] = asyncio.run(sandboxes.measure(args.sandbox_ops, head_socket))
                 sandboxes.print_table(results["sandbox"])
+                results.setdefault("phase_end_s", {})["sandbox"] = round(
+                    time.perf_counter() - t0, 1
+                )
             if "capacity" not in skip:
                 import capacity
 
                 results["capacity"] = capacity.measure(
-                    base_url, args.actors, head_socket, results.get("rollouts")
+                    base_url,
+                    args.rollouts_per_example,
+                    args.actors,
+                    head_socket,
+                    results.get("rollouts"),
                 )
                 capacity.print_table(results["capacity"])
+                results.setdefault("phase_end_s", {})["capacity"] = round(
+                    time.perf_counter() - t0, 1
+                )
     finally:
         model_proc.terminate()
         model_proc.wait(10)
