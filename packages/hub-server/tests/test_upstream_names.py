@@ -191,3 +191,25 @@ def test_nobody_without_publish_rights_makes_the_hub_ask_upstream(server, upstre
         name = f"{uid}-{route}"
         assert ROUTES[route](server, read_only, owner, name) in (401, 403), route
         assert upstream_index.asked_for(name) == []
+
+
+def test_a_private_name_never_goes_upstream_and_is_checked_when_made_public(
+    server, upstream_index, user, uid, monkeypatch
+):
+    """A private environment is answered only to its readers and its name must not reach
+    the upstream (install safety): it is not checked at publish, but going public is
+    registering the name for everyone, so the policy applies then."""
+    owner, token = user
+    name = f"{uid}-internal"
+    upstream_index.serve(name)
+    r = publish(server, token, owner, name, [make_wheel(name, "1.0")], visibility="private")
+    assert r.status_code == 201, r.text
+    assert upstream_index.asked_for(name) == []
+    base = f"/api/v1/environments/{owner}/{name}"
+    with server.client(token) as c:
+        r = c.patch(base, json={"visibility": "public"})
+        assert r.status_code == 409 and "ALLOWED_UPSTREAM_NAMES" in r.json()["detail"]
+        assert c.get(base).json()["visibility"] == "private"
+        monkeypatch.setattr(server.hub.settings, "allowed_upstream_names", [name])
+        assert c.patch(base, json={"visibility": "public"}).status_code == 200
+        assert c.get(base).json()["visibility"] == "public"

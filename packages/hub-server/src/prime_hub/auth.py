@@ -149,19 +149,14 @@ def _beyond(have: TokenRights, other: TokenRights) -> str | None:
     """The one comparison of token rights: the first right ``other`` has that ``have``
     lacks, in words, or None when ``other`` is within ``have`` (scope, environment, expiry)."""
     if SCOPE_RANK[other.scope] > SCOPE_RANK[have.scope]:
-        return f"this token has the {have.scope} scope; the other token has {other.scope}"
+        return f"it has the {have.scope} scope, not {other.scope}"
     if have.environment is not None and other.environment != have.environment:
-        return (
-            f"this token is limited to {have.environment}; the other token is "
-            f"{'limited to ' + other.environment if other.environment else 'not limited'}"
-        )
+        return f"it is limited to {have.environment}, not {other.environment or 'all environments'}"
     if have.expires_at is not None and (
         other.expires_at is None or _aware(other.expires_at) > _aware(have.expires_at)
     ):
-        return (
-            f"this token expires at {_aware(have.expires_at):%Y-%m-%d %H:%M} UTC; the other "
-            "token outlives it"
-        )
+        later = "never" if other.expires_at is None else "later"
+        return f"it expires at {_aware(have.expires_at):%Y-%m-%d %H:%M} UTC, not {later}"
     return None
 
 
@@ -173,7 +168,7 @@ def check_mint(minter: ApiToken | None, wanted: TokenRights) -> None:
         raise Unauthorized("creating a token needs an API token (or a signed-in session)")
     wider = _beyond(TokenRights.of(minter), wanted)
     if wider is not None:
-        raise Forbidden(f"a token can only create tokens with at most its own rights: {wider}")
+        raise Forbidden(f"this token cannot create a token with more rights than its own ({wider})")
 
 
 def check_revoke(revoker: ApiToken | None, target: TokenRights) -> None:
@@ -184,4 +179,4 @@ def check_revoke(revoker: ApiToken | None, target: TokenRights) -> None:
         raise Unauthorized("revoking a token needs an API token (or a signed-in session)")
     wider = _beyond(TokenRights.of(revoker), target)
     if wider is not None:
-        raise Forbidden(f"a token can only revoke tokens with at most its own rights: {wider}")
+        raise Forbidden(f"this token cannot revoke a token with more rights than its own ({wider})")

@@ -43,6 +43,12 @@ class TooLarge(HubError):
     status_code = 413
 
 
+class UpstreamUnavailable(HubError):
+    """The upstream index did not answer the hub's name check; nothing was registered."""
+
+    status_code = 503
+
+
 class StorageError(HubError):
     """The artifact store failed; nothing was published."""
 

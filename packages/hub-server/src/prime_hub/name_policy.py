@@ -2,9 +2,11 @@
 
 Every install through the hub resolves a name the hub hosts from the hub alone (see
 ``index_routing``), so registering ``requests`` here would replace PyPI's ``requests`` for
-everyone installing through this hub. The first publish of a name (the one path that creates
-an environment, ``Hub.ensure_environment``, and the fail-fast check before an upload is
-stored) asks this module:
+everyone installing through this hub. Registering a public name asks this module: the first
+publish of a public environment (the one path that creates an environment,
+``Hub.ensure_environment``, and the fail-fast check before an upload is stored) and making a
+private environment public (``Hub.update_environment``). A private environment is answered
+only to its readers, and its name never goes upstream, so it is checked when it goes public.
 
 * a name matching ``allowed_upstream_names`` (the admin's say; fnmatch patterns) or
   ``local_only_names`` (names the hub serves by design, such as the SDK) is accepted;
@@ -29,19 +31,13 @@ import urllib.error
 import urllib.request
 from urllib.parse import urlsplit
 
-from .errors import Conflict, Forbidden, HubError
+from .errors import Conflict, Forbidden, UpstreamUnavailable
 from .names import normalize
 from .settings import Settings
 
 ALLOW_SETTING = "PRIME_HUB_ALLOWED_UPSTREAM_NAMES"
 _ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, "
 _ACCEPT += "text/html;q=0.1"
-
-
-class UpstreamUnavailable(HubError):
-    """The upstream index did not answer a name check; nothing was registered."""
-
-    status_code = 503
 
 
 class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
@@ -93,7 +89,7 @@ class UpstreamNames:
             )
         if self._served_upstream(normalize(name), upstream):
             raise Conflict(
-                f"the upstream index {upstream} serves {name!r}: publishing it here would "
+                f"the upstream index {upstream} serves {name!r}: a public {name!r} here would "
                 "replace that package for everyone who installs through this hub. Choose "
                 f"another name, or ask an admin to allow it ({ALLOW_SETTING})"
             )

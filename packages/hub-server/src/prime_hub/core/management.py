@@ -63,6 +63,14 @@ class ManagementMixin(QueriesMixin):
         tags: list[str] | None = None,
         readme: str | None = None,
     ) -> Environment:
+        if visibility is not None and visibility.lower() == "public":
+            # going public registers the name for every install through the hub: the
+            # publish-time name policy applies now (outside the write transaction)
+            with self.db.reader() as s:
+                env = self._env_for_write(s, principal, owner, name)
+                going_public, env_name = env.visibility != "public", env.name
+            if going_public:
+                self.upstream_names.check_new_name(env_name)
         with self.db.writer.begin() as s:
             env = self._env_for_write(s, principal, owner, name)
             if visibility is not None:

@@ -53,10 +53,10 @@ class PublishingMixin(HubBase):
     def check_may_upload(self, principal: Principal, owner: str, name: str | None) -> None:
         """Refuse an upload before its body is read: a token that cannot publish to
         ``owner`` (or to ``owner/name`` when the route names it) never gets to send bytes."""
-        if name is not None:  # the name is known: its policy is checked before the body too
-            self.admit_name(principal, owner, name)
-            return
         with self.db.reader() as s:
+            if name is not None:
+                self._owner_for_publish(s, principal, owner, name)
+                return
             if principal.user is None:
                 raise Unauthorized("publishing needs an API token")
             acct = s.scalar(select(Account).where(Account.slug == owner))
@@ -76,7 +76,7 @@ class PublishingMixin(HubBase):
         visibility: str | None = None,
     ) -> tuple[Environment, bool]:
         validate_project_name(name)
-        self.admit_name(principal, owner, name)
+        self.admit_name(principal, owner, name, visibility)
         for _attempt in range(2):
             try:
                 with self.db.writer.begin() as s:
@@ -103,17 +103,21 @@ class PublishingMixin(HubBase):
                 continue  # created concurrently: the second pass finds it
         raise Conflict(f"environment {owner}/{name} was created concurrently; retry")
 
-    def admit_name(self, principal: Principal, owner: str, name: str) -> None:
-        """The publish-time name policy (``name_policy``), for an environment this upload
-        would create: an existing environment keeps publishing versions. Asked outside any
-        write transaction (it may wait on the upstream index), and only for a caller who may
-        publish there (nobody else makes the hub ask the upstream anything)."""
+    def admit_name(
+        self, principal: Principal, owner: str, name: str, visibility: str | None = None
+    ) -> None:
+        """The publish-time name policy (``name_policy``), for a public environment this
+        upload would create: an existing environment keeps publishing versions, and a private
+        one is checked when it is made public (``update_environment``), so a private name
+        never goes upstream. Asked outside any write transaction (it may wait on the
+        upstream index), and only for a caller who may publish there."""
         validate_project_name(name)  # only a valid (ASCII) name is ever sent upstream
         with self.db.reader() as s:
             self._owner_for_publish(s, principal, owner, name)
             if self._env_query(s, owner, name) is not None:
                 return
-        self.upstream_names.check_new_name(name)
+        if (visibility or "public").lower() != "private":
+            self.upstream_names.check_new_name(name)
 
     def _check_single_owner(self, s: Session, owner: str, name: str) -> None:
         """A name only the hub serves (``local_only_names``, e.g. the SDK) is resolved from
@@ -173,7 +177,7 @@ class PublishingMixin(HubBase):
             raise BadRequest("an upload needs a wheel or an sdist")
         version = versions.pop()
         # fail fast (before storing bytes) on permissions and on a name the hub may not take
-        self.admit_name(principal, owner, name)
+        self.admit_name(principal, owner, name, visibility)
         try:
             self.store_artifacts(artifacts)
             env, _ = self.ensure_environment(principal, owner, name, visibility)
