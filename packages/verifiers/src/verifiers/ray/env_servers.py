@@ -223,4 +223,3 @@ def start_env_servers(
         servers.stop()
         raise
     return servers
-
