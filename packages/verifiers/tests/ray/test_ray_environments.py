@@ -91,11 +91,6 @@ def comparable(outputs: list[dict]) -> list[str]:
     return rows
 
 
-async def all_started(env: RayEnvironment) -> None:
-    """Wait until every actor has loaded its environment."""
-    await asyncio.gather(*(w.ready_ref for w in env.workers()))
-
-
 def node_of(cluster, zone: str) -> str:
     import ray
 
@@ -110,7 +105,7 @@ async def test_records_equal_the_in_process_records(cluster, shared, tmp_path):
     servers = [ScriptedServer(faults=[fail]).start(), ScriptedServer(faults=[fail]).start()]
     urls = [s.base_url for s in servers]  # two endpoints: each group's own client travels
     try:
-        await all_started(shared)  # so that both actors are there to share the groups
+        await shared.wait_ready(2)  # so that both actors are there to share the groups
         before = await stats_of(shared)
         args = dict(num_examples=6, rollouts_per_example=3, sampling_args=TOKEN_SAMPLING_ARGS)
         expected = await probed_arithmetic().evaluate(urls, "m", **args)
@@ -194,7 +189,7 @@ async def test_stream_tags_launch_versions_and_cancels_stale_groups_on_the_actor
     rows = shared.get_dataset().to_list()[:3]
     gate = GateResponder()
     gate.hold(rows[0]["question"])
-    await all_started(shared)
+    await shared.wait_ready(2)
     before = sum(s["cancelled"] for s in await stats_of(shared))
     async with ScriptedServer(gate) as srv:
         stream = vf.RolloutStream(

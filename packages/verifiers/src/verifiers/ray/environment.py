@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import os
 import pickle
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from verifiers.client import Client
 from verifiers.envs.environment import Environment
-from verifiers.errors import ConfigError, MissingKeyError, WorkerLostError
+from verifiers.errors import ClusterError, ConfigError, MissingKeyError, WorkerLostError
 from verifiers.generation import RolloutSlots
 from verifiers.ray.pool import ActorPool, Placement, Worker
 from verifiers.ray.worker import EnvSpec, EnvWorker
@@ -183,6 +184,25 @@ class RayEnvironment:
         """Every actor started so far (dead ones included), over all pools."""
         pools = [*self.pools.values(), *([self._default] if self._default else [])]
         return [w for p in pools for w in p.workers]
+
+    async def wait_ready(self, count: int) -> list[Worker]:
+        """Wait until `count` actors have loaded the environment (say, before timing a run);
+        the ready actors. Raises `ClusterError` after `placement_timeout` seconds."""
+        pools = [*self.pools.values(), *([self._default] if self._default else [])]
+        deadline = time.monotonic() + self.placement_timeout
+        while True:
+            for pool in pools:
+                pool.refresh()
+                pool.poll_starting()
+            ready = [w for w in self.workers() if w.ready and not w.dead]
+            if len(ready) >= count:
+                return ready
+            if time.monotonic() > deadline:
+                raise ClusterError(
+                    f"{len(ready)} of {count} environment workers loaded within "
+                    f"{self.placement_timeout:g}s"
+                )
+            await asyncio.sleep(0.05)
 
     def _default_pool(self) -> ActorPool:
         if self._default is None:

@@ -149,7 +149,7 @@ class ActorPool:
         self.workers.append(worker)
         logger.debug("%s pool: starting worker %d on node %s", self.name, worker.number, node_id)
 
-    def _poll_starting(self) -> None:
+    def poll_starting(self) -> None:
         """Mark workers whose environment has loaded ready; give up on those that failed to
         start or could not be placed within `placement_timeout`."""
         starting = [w for w in self.workers if not w.ready and not w.dead]
@@ -187,7 +187,7 @@ class ActorPool:
         empty_since: float | None = None
         while True:
             self.refresh()
-            self._poll_starting()
+            self.poll_starting()
             live = [w for w in self.workers if not w.dead]
             free = [w for w in live if w.ready and w.load < cap]
             if free:
