@@ -1,6 +1,7 @@
 """The Ray sandbox tier (issue 25, item 3, with its share of items 5-7) on a real 2-node
 cluster on loopback: sandboxes spread over the nodes by free capacity, calls go to the host
-actor that holds them, only what a request carries reaches a sandbox, SandboxEnv / CodeEnv /
+actor that holds them, image specs run on the hosts' image tier, only what a request carries
+reaches a sandbox, SandboxEnv / CodeEnv /
 i3-code use the tier by configuration alone, and a host that dies, stops answering or loses
 its node turns its sandboxes into `SandboxDeadError` (never a hang) while creation moves to
 the hosts left and to nodes that join."""
@@ -11,7 +12,9 @@ import asyncio
 import json
 import os
 import secrets
+import shutil
 import signal
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,19 +34,24 @@ from verifiers.sandbox import (
     tier_of,
 )
 from verifiers.sandbox.base import MiB
+from verifiers.sandbox.localregistry import Layer, LocalRegistry, host_programs
 from verifiers.testing import Reply, ScriptedServer
 from verifiers.testing.responders import last_message, last_text
 
-SPEC = SandboxSpec(memory=128 * MiB, pids=64, disk=16 * MiB)
+SPEC_ARGS = {"memory": 128 * MiB, "pids": 64, "disk": 16 * MiB}
+SPEC = SandboxSpec(**SPEC_ARGS)
 #: planted in the environment the nodes start with (so the host actors hold it)
 NODE_SECRET = (f"NODE_SECRET_{secrets.token_hex(4).upper()}", secrets.token_hex(16))
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    """A head without the `sandbox` resource and two nodes with it."""
+    """A head without the `sandbox` resource and two nodes with it. The nodes start with a
+    secret in their environment and a sandbox cache of their own (pulled images go there)."""
     name, value = NODE_SECRET
-    os.environ[name] = value
+    cache = Path(tempfile.mkdtemp(prefix="vf-ray-cache-"))
+    cache.chmod(0o755)  # the sandbox uid reaches the image stage below it
+    os.environ[name], os.environ["VF_SANDBOX_CACHE"] = value, str(cache)
     try:
         with local_cluster(
             [{"num_cpus": 1, "resources": {"sandbox": 1}}, {"num_cpus": 1, "resources": {"sandbox": 1}}]
@@ -51,6 +59,8 @@ def cluster():
             yield c
     finally:
         os.environ.pop(name, None)
+        os.environ.pop("VF_SANDBOX_CACHE", None)
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 def sandbox_nodes(cluster) -> set[str]:
@@ -148,6 +158,25 @@ async def test_calls_go_to_the_host_and_only_the_request_reaches_the_sandbox(clu
         await asyncio.sleep(0.1)
     assert not gone.exists(), "the host actor is still running"  # noqa: ASYNC240
     assert host_cgroups(host_pid) == []
+
+
+async def test_image_specs_run_on_the_hosts_image_tier(cluster):
+    """A spec naming an image runs on the host's image tier (pulled there from a registry
+    on loopback); a plain spec on the same provider runs on bwrap-zygote, without it."""
+    provider = await provider_for(cluster)
+    app = Layer().dir("testbed").file("testbed/hello.txt", "from the image\n")
+    try:
+        with LocalRegistry() as registry:
+            registry.add_image("vf/app", "v1", [host_programs(["bash", "cat"]), app])
+            spec = SandboxSpec(image=f"{registry.host}/vf/app:v1", workdir="/testbed", **SPEC_ARGS)
+            async with await provider.create(spec) as box:
+                r = await box.exec("cat hello.txt")
+                assert (r.exit_code, r.stdout) == (0, "from the image\n"), r
+        async with await provider.create(SPEC) as plain:
+            assert (await plain.exec("test -e /testbed/hello.txt")).exit_code != 0
+            assert (await plain.exec("echo plain")).stdout == "plain\n"
+    finally:
+        await provider.close()
 
 
 def bash_then_done(command: str):
