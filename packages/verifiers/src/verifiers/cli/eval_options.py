@@ -250,7 +250,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ADDRESS",
         help="run the rollouts on environment worker actors of a Ray cluster: 'auto' (the "
         "cluster `ray start` started on this machine, or $RAY_ADDRESS), HOST:PORT of its head, "
-        "or 'local' (a new single-node instance); this process only orchestrates",
+        "or 'local' (a new single-node instance); this process only orchestrates (default: "
+        "none, the rollouts run in this process)",
     )
     cluster.add_argument(
         "--ray-workers-per-node",
@@ -270,7 +271,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="NAME",
         help="an environment variable (a key the environment needs) passed from here to the "
-        "worker actors; repeatable. No other variable of this process reaches them",
+        "worker actors; repeatable. No other variable of this process reaches them (default: "
+        "none)",
     )
     cluster.add_argument(
         "--ray-retry-lost",
