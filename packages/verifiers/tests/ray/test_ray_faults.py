@@ -8,6 +8,7 @@ strikes groups known to be running."""
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import subprocess
 import sys
@@ -22,8 +23,18 @@ from verifiers.testing import GateResponder, ScriptedServer
 NODE = {"num_cpus": 1, "resources": {"env": 2}}  # room for two environments' actors
 
 
+ORCHESTRATOR_PID = os.getpid()  # travels by value with the factory below
+
+
 def arithmetic() -> vf.Environment:
     return vf.load_environment("arithmetic", num_examples=6, seed=0)
+
+
+def loads_only_here() -> vf.Environment:
+    """Loads in this process, fails on every actor (as a package missing on the nodes)."""
+    if os.getpid() != ORCHESTRATOR_PID:
+        raise vf.EnvironmentLoadError("environment 'arith' is not installed on this node")
+    return arithmetic()
 
 
 @pytest.fixture(scope="module")
@@ -203,6 +214,20 @@ async def test_when_no_actor_can_be_placed_the_groups_end_as_lost_records(cluste
     assert len(lost(out.outputs)) == 2
     assert "no alive node offers" in out.outputs[0]["error"]["message"]
     assert "gpu_sandbox" in out.outputs[0]["error"]["message"]
+
+
+async def test_an_environment_that_fails_to_load_on_the_actors_is_a_clear_lost_record(cluster):
+    """The actors cannot load the environment: the groups end at once (not after the
+    placement timeout) as WorkerLostError records carrying the loading error."""
+    remote = RayEnvironment(factory=loads_only_here, num_cpus=0, placement_timeout=600)
+    try:
+        out = await remote.generate(remote.get_dataset().to_list()[:2], "http://127.0.0.1:9", "m")
+    finally:
+        await remote.aclose()
+    assert len(lost(out.outputs)) == 2
+    message = out.outputs[0]["error"]["message"]
+    assert "no environment worker could load the environment" in message
+    assert "\x1b" not in message and "not installed on this node" in message
 
 
 def test_an_unreachable_head_fails_at_construction_and_verifiers_does_not_import_ray():

@@ -13,7 +13,7 @@ from verifiers.client import Client
 from verifiers.envs.environment import Environment
 from verifiers.errors import ClusterError, ConfigError, MissingKeyError, WorkerLostError
 from verifiers.generation import RolloutSlots
-from verifiers.ray.pool import ActorPool, Placement, Worker
+from verifiers.ray.pool import ActorPool, Placement, Worker, short_error
 from verifiers.ray.worker import EnvSpec, EnvWorker
 from verifiers.types import RolloutOutput, SamplingArgs
 
@@ -314,7 +314,7 @@ class RayEnvironment:
                 lost = WorkerLostError(
                     f"the environment worker on node {worker.node_id[:12]} was lost while "
                     f"running this group (attempt {attempt + 1} of "
-                    f"{self.retry_lost_groups + 1}): {str(e).strip().splitlines()[0]}"
+                    f"{self.retry_lost_groups + 1}): {short_error(e)}"
                 )
                 if attempt < self.retry_lost_groups:
                     attempt += 1

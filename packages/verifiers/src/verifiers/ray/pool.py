@@ -14,6 +14,7 @@ import asyncio
 import itertools
 import logging
 import math
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -24,6 +25,7 @@ from verifiers.errors import ConfigError, WorkerLostError
 logger = logging.getLogger("verifiers.ray")
 #: seconds the workers get to release their environments (sandboxes, say) when the pool closes
 CLOSE_TIMEOUT = 10.0
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,7 @@ class ActorPool:
         self._next_refresh = 0.0
         self._cooldown: dict[str, float] = {}  # node -> monotonic time it may be tried again
         self._start_failures: dict[str, str] = {}  # node -> why its worker could not start
+        self._load_errors: dict[str, str] = {}  # node -> the error loading the environment
         self._changed: asyncio.Event | None = None  # set when a worker frees or changes
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
@@ -163,14 +166,17 @@ class ActorPool:
             if worker.ready_ref in finished:
                 try:
                     self._ray.get(worker.ready_ref)
-                except Exception as e:  # its environment failed to load there
-                    reason = _short(e)
+                except Exception as e:  # its environment failed to load, or its node left
+                    reason = short_error(e)
                     self._start_failures[worker.node_id] = reason
+                    if getattr(e, "actor_init_failed", False):
+                        self._load_errors[worker.node_id] = reason
                     self._cooldown[worker.node_id] = now + self.placement_timeout
                     self._drop(worker, f"it failed to start: {reason}")
                     continue
                 worker.ready = True
                 self._start_failures.pop(worker.node_id, None)
+                self._load_errors.pop(worker.node_id, None)
                 self._wake()
             elif now - worker.started > self.placement_timeout:
                 self._cooldown[worker.node_id] = now + self.placement_timeout
@@ -199,7 +205,9 @@ class ActorPool:
                 empty_since = None
             else:
                 empty_since = empty_since if empty_since is not None else now
-                if now - empty_since >= self.placement_timeout or self._closed:
+                # an environment that failed to load will not load on waiting: fail now
+                failed_to_load = bool(self._load_errors) and not self._cooldown_over(now)
+                if failed_to_load or now - empty_since >= self.placement_timeout or self._closed:
                     raise WorkerLostError(self._none_placed())
             starting = any(not w.ready for w in live)
             self._changed.clear()
@@ -217,7 +225,7 @@ class ActorPool:
     def lost(self, worker: Worker, error: BaseException) -> None:
         """The worker's actor died (killed, crashed, or its node left)."""
         if not worker.dead:
-            self._drop(worker, _short(error))
+            self._drop(worker, short_error(error))
         self._next_refresh = 0.0  # look for a replacement at the next dispatch
 
     def _drop(self, worker: Worker, why: str) -> None:
@@ -233,7 +241,14 @@ class ActorPool:
         if self._changed is not None:
             self._changed.set()
 
+    def _cooldown_over(self, now: float) -> bool:
+        """Whether a node whose worker failed to load may be tried again already."""
+        return any(self._cooldown.get(n, 0.0) <= now for n in self._load_errors)
+
     def _none_placed(self) -> str:
+        if self._load_errors:
+            errors = "; ".join(f"node {n[:12]}: {r}" for n, r in self._load_errors.items())
+            return f"no {self.name} worker could load the environment ({errors})"
         p = self.placement
         wanted = {**p.resources, "CPU": p.num_cpus}
         msg = (
@@ -268,10 +283,11 @@ class ActorPool:
         self._wake()
 
 
-def _short(error: BaseException) -> str:
+def short_error(error: BaseException) -> str:
     """One line about `error`; for an actor whose creation failed, the exception it raised
     (the last line of Ray's message) beside Ray's first line."""
-    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    text = _ANSI.sub("", str(error))  # Ray colours the actor's name in its messages
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     if not lines:
         return type(error).__name__
     text = lines[0] if len(lines) == 1 else f"{lines[0]} ... {lines[-1]}"
