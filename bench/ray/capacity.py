@@ -101,6 +101,50 @@ async def group_bytes(base_url: str, r: int) -> dict[str, Any]:
     return out
 
 
+def token_payload(prompt: int = 2000, completion: int = 6000, vocab: int = 150_000) -> dict:
+    """What a training record's token fields cost per token at a real vocabulary size: one
+    step of `prompt` + `completion` tokens (ids drawn from `vocab`, masks, logprobs), the shape
+    `trajectory[i]["tokens"]` has. Pickled size and this process's time to load it again (the
+    orchestrator's work for every record that arrives)."""
+    import random
+
+    from ray import cloudpickle
+
+    rnd = random.Random(0)
+    step = {
+        "prompt_ids": [rnd.randrange(vocab) for _ in range(prompt)],
+        "prompt_mask": [0] * prompt,
+        "completion_ids": [rnd.randrange(vocab) for _ in range(completion)],
+        "completion_mask": [1] * completion,
+        "completion_logprobs": [-rnd.random() * 5 for _ in range(completion)],
+    }
+    blob = cloudpickle.dumps(step)
+
+    def size(values: list) -> int:
+        return len(cloudpickle.dumps(values))
+
+    loads = []
+    for _ in range(5):
+        c0 = time.process_time()
+        cloudpickle.loads(blob)
+        loads.append(time.process_time() - c0)
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "vocab": vocab,
+        "bytes": len(blob),
+        "bytes_per_prompt_token_est": round(
+            (size(step["prompt_ids"]) + size(step["prompt_mask"])) / prompt, 2
+        ),
+        "bytes_per_completion_token_est": round(
+            sum(size(step[k]) for k in ("completion_ids", "completion_mask", "completion_logprobs"))
+            / completion,
+            2,
+        ),
+        "load_ms_median_of_5": round(1000 * sorted(loads)[2], 3),
+    }
+
+
 def _numbers(value: Any) -> int:
     """How many numbers (token ids, logprobs, mask entries) a step's `tokens` holds."""
     if isinstance(value, (int, float)):
@@ -149,8 +193,10 @@ def measure(
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
     out["group_bytes"] = asyncio.run(group_bytes(base_url, r))
+    out["token_payload"] = token_payload()
     out["actor_memory"] = actor_memory(actors, head_socket)
     if rollouts:
+        out["orchestrator_per_group_fit"] = per_group_fit(rollouts)
         by = {row["mode"]: row for row in rollouts}
         light = by.get("light ray x3")
         if light:
@@ -164,6 +210,36 @@ def measure(
                 "other_raylets_cpu_ms_above_idle": round(roles["raylets"] * r, 3),
             }
     return out
+
+
+def per_group_fit(rollouts: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Orchestrator CPU per group = a + b * r, least squares over the light Ray modes' group
+    sizes r (same rollouts at each size): `a` is the dispatch of a group, `b` what each of its
+    rollouts adds (its records, generate's bookkeeping). Also in process, per rollout."""
+    ray_rows = [row for row in rollouts if row["mode"].startswith("light ray")]
+    if len({row["rollouts_per_group"] for row in ray_rows}) < 2:
+        return None
+    pts = [
+        (
+            row["rollouts_per_group"],
+            row["orchestrator_cpu_ms_per_rollout"] * row["rollouts_per_group"],
+        )
+        for row in ray_rows
+    ]
+    n = len(pts)
+    mx, my = sum(x for x, _ in pts) / n, sum(y for _, y in pts) / n
+    b = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
+    local = {
+        row["rollouts_per_group"]: round(row["orchestrator_cpu_ms_per_rollout"], 3)
+        for row in rollouts
+        if row["mode"].startswith("light in-process")
+    }
+    return {
+        "ray_ms_per_group_by_r": {x: round(y, 3) for x, y in pts},
+        "dispatch_ms_per_group": round(my - b * mx, 3),
+        "ms_per_rollout_in_group": round(b, 3),
+        "in_process_ms_per_rollout_by_r": local,
+    }
 
 
 def print_table(res: dict[str, Any]) -> None:
@@ -180,5 +256,14 @@ def print_table(res: dict[str, Any]) -> None:
         f"({a['gcs_rss_mib_per_actor']} MiB/actor); raylets +{a['raylets_rss_mib_per_actor']} "
         f"MiB/actor; worker process RSS median {a['with_actors']['worker_rss_mib_median']} MiB"
     )
+    t = res["token_payload"]
+    print(
+        f"token fields, {t['prompt_tokens']} prompt + {t['completion_tokens']} completion "
+        f"tokens (vocab {t['vocab']}): {t['bytes']} bytes, ~{t['bytes_per_prompt_token_est']} "
+        f"B/prompt token, ~{t['bytes_per_completion_token_est']} B/completion token, "
+        f"loaded in {t['load_ms_median_of_5']} ms"
+    )
+    if res.get("orchestrator_per_group_fit"):
+        print(f"orchestrator CPU per group, Ray: {res['orchestrator_per_group_fit']}")
     if "per_group_light_ray_x3" in res:
         print(f"per group (light, 3 nodes): {res['per_group_light_ray_x3']}")

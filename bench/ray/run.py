@@ -98,20 +98,19 @@ class Rollouts:
         self.examples, self.light_examples = examples, light_examples
         self.r, self.c, self.warm = r, c, warm
 
-    def count(self, work: int) -> int:
-        """Examples per measured batch: the light modes take more (they are ~40x faster)."""
-        return self.examples if work else self.light_examples
+    def count(self, work: int, r: int) -> int:
+        """Examples per measured batch: the light modes take more (they are ~40x faster), and
+        as many rollouts at every group size r."""
+        return self.examples if work else max(1, self.light_examples * self.r // r)
 
-    def inputs(self, env: Any, work: int) -> tuple[list[dict], list[dict]]:
-        rows = env.eval_inputs(
-            num_examples=self.warm + self.count(work), rollouts_per_example=self.r
-        )
-        cut = self.warm * self.r
+    def inputs(self, env: Any, work: int, r: int) -> tuple[list[dict], list[dict]]:
+        rows = env.eval_inputs(num_examples=self.warm + self.count(work, r), rollouts_per_example=r)
+        cut = self.warm * r
         return rows[:cut], rows[cut:]
 
 
 async def run_mode(
-    name: str, work: int, nodes: int, roll: Rollouts, head_socket: str
+    name: str, work: int, nodes: int, r: int, roll: Rollouts, head_socket: str
 ) -> dict[str, Any]:
     """One measured batch: in process (`nodes=0`) or on the first `nodes` nodes."""
     import procs
@@ -120,7 +119,7 @@ async def run_mode(
     from verifiers import load_environment
     from verifiers.ray import RayEnvironment
 
-    env_args = {"num_examples": roll.warm + roll.count(work), "work": work}
+    env_args = {"num_examples": roll.warm + roll.count(work, r), "work": work}
     if nodes == 0:
         env: Any = load_environment("ray_cpu_env", **env_args)
     else:
@@ -133,8 +132,8 @@ async def run_mode(
             max_groups_per_worker=roll.c,
         )
     try:
-        warm, rows = roll.inputs(env, work)
-        limit = roll.c * roll.r
+        warm, rows = roll.inputs(env, work, r)
+        limit = roll.c * r
         await env.generate(warm, roll.config, MODEL, max_concurrent=limit)
         if nodes:
             workers = env.workers()
@@ -161,7 +160,8 @@ async def run_mode(
         "work": work,
         "nodes": nodes,
         "rollouts": n,
-        "groups": n // roll.r,
+        "rollouts_per_group": r,
+        "groups": n // r,
         "errors": sum(1 for o in outs if o.get("error") is not None),
         "mean_reward": sum(rewards) / len(rewards) if rewards else math.nan,
         "wall_s": wall,
@@ -176,14 +176,17 @@ async def run_mode(
     return res
 
 
-def modes(work: int) -> list[tuple[str, int, int]]:
-    heavy = [(f"heavy ray x{k}", work, k) for k in range(1, NODES + 1)]
-    return [
-        ("light in-process", 0, 0),
-        ("light ray x3", 0, 3),
-        ("heavy in-process", work, 0),
-        *heavy,
-    ]
+def modes(work: int, r: int, group_sizes: list[int]) -> list[tuple[str, int, int, int]]:
+    """(name, work, nodes, rollouts per group) of every mode, in the order they run."""
+    light = [("light in-process", 0, 0, r), (f"light ray x{NODES}", 0, NODES, r)]
+    for g in group_sizes:
+        if g != r:
+            light += [
+                (f"light in-process r{g}", 0, 0, g),
+                (f"light ray x{NODES} r{g}", 0, NODES, g),
+            ]
+    heavy = [(f"heavy ray x{k}", work, k, r) for k in range(1, NODES + 1)]
+    return [*light, ("heavy in-process", work, 0, r), *heavy]
 
 
 def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -211,7 +214,10 @@ def above_idle(table: list[dict[str, Any]], idle_cores: dict[str, float]) -> Non
 
 
 def print_rollouts(table: list[dict[str, Any]]) -> None:
-    base = {r["mode"].split()[0]: r for r in table if r["nodes"] == 0}
+    def key(row: dict[str, Any]) -> tuple[str, int]:
+        return row["mode"].split()[0], row["rollouts_per_group"]
+
+    base = {key(r): r for r in table if r["nodes"] == 0}
     if not base:
         return
     x1 = next((r for r in table if r["mode"] == "heavy ray x1"), None)
@@ -222,7 +228,7 @@ def print_rollouts(table: list[dict[str, Any]]) -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in table:
-        b = base[r["mode"].split()[0]]
+        b = base[key(r)]
         roles, cores = r["cpu_ms_per_rollout_by_role"], r["cpu_cores_by_role"]
         extra = r.get("cpu_ms_per_rollout_above_idle", {})
         vs_x1 = f"{r['rollouts_per_s'] / x1['rollouts_per_s']:.2f}x" if x1 and r["nodes"] else ""
@@ -243,6 +249,11 @@ def main() -> None:
     p.add_argument("-n", "--examples", type=int, default=96)
     p.add_argument("--light-examples", type=int, default=384, help="examples in light modes")
     p.add_argument("-r", "--rollouts-per-example", type=int, default=4)
+    p.add_argument(
+        "--group-sizes",
+        default="1,4,16",
+        help="rollouts per group of the light modes (the same rollouts at each size)",
+    )
     p.add_argument("-c", "--groups-in-flight", type=int, default=16)
     p.add_argument("--work", type=int, default=400_000, help="CPU burn iterations per rollout")
     p.add_argument("--reps", type=int, default=2)
@@ -260,7 +271,9 @@ def main() -> None:
     if args.quick:
         args.examples, args.light_examples, args.reps = 16, 64, 1
         args.sandbox_ops, args.actors = 10, 4
+        args.group_sizes = str(args.rollouts_per_example)
     skip = {s for s in args.skip.split(",") if s}
+    group_sizes = [int(g) for g in args.group_sizes.split(",") if g]
     out = (
         Path(args.out)
         if args.out
@@ -306,11 +319,13 @@ def main() -> None:
                 )
                 runs: dict[str, list[dict[str, Any]]] = {}
                 for rep in range(args.reps):
-                    for name, work, nodes in modes(args.work):
+                    for name, work, nodes, r in modes(
+                        args.work, args.rollouts_per_example, group_sizes
+                    ):
                         wanted = [m for m in args.modes.split(",") if m]
                         if wanted and not any(name.startswith(m) for m in wanted):
                             continue
-                        res = asyncio.run(run_mode(name, work, nodes, roll, head_socket))
+                        res = asyncio.run(run_mode(name, work, nodes, r, roll, head_socket))
                         runs.setdefault(name, []).append(res)
                         print(
                             f"rep {rep + 1} {name}: {res['rollouts_per_s']:.1f} rollouts/s, "
@@ -355,6 +370,7 @@ def main() -> None:
         "examples": args.examples,
         "light_examples": args.light_examples,
         "rollouts_per_example": args.rollouts_per_example,
+        "group_sizes": group_sizes,
         "groups_in_flight": args.groups_in_flight,
         "work": args.work,
         "burn_cpu_ms_median_of_5": round(statistics.median(burn_ms), 2),
