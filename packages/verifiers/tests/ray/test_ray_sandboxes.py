@@ -292,7 +292,8 @@ async def test_a_host_that_stops_answering_fails_its_calls_at_the_deadline(clust
 
 async def test_a_killed_host_turns_its_sandboxes_dead_and_creation_moves(cluster):
     """ray.kill on a host: the call in flight and the next call on its sandboxes raise
-    SandboxDeadError; new sandboxes go to the other node's host."""
+    SandboxDeadError; new sandboxes go to the other node's host, until the dead host is
+    replaced (`host_restart_delay`) on its node, which is still alive."""
     import ray
 
     provider = await provider_for(cluster, host_restart_delay=None)
@@ -309,6 +310,12 @@ async def test_a_killed_host_turns_its_sandboxes_dead_and_creation_moves(cluster
         later = [await provider.create(SPEC) for _ in range(3)]
         assert {b.node_id for b in later} == {second.node_id}
         assert (await second.exec("echo alive")).stdout == "alive\n"
+        old_pid = provider.hosts()[first.node_id]["pid"]
+        provider.host_restart_delay, provider.refresh_interval = 0.0, 0.0
+        replaced = await provider.create(SPEC)  # the new host has the most free slots
+        assert replaced.node_id == first.node_id
+        assert provider.hosts()[first.node_id]["pid"] not in (None, old_pid)
+        assert (await replaced.exec("echo back")).stdout == "back\n"
     finally:
         await provider.close()
 

@@ -320,8 +320,8 @@ class RayProvider(Provider):
                 or now - host.died_at < self.host_restart_delay
             ):
                 continue
-            if host is not None:
-                self._ray.kill(host.actor, no_restart=True)
+            if host is not None:  # died on a node still alive: replaced after the delay
+                _kill(self._ray, host)
             self._hosts[node["NodeID"]] = self._start_host(node["NodeID"])
 
     def _settle(self, host: _Host) -> None:
@@ -481,10 +481,7 @@ class RayProvider(Provider):
             if isinstance(result, BaseException):
                 logger.warning("sandbox host on node %s: shutdown: %r", h.node_id[:12], result)
         for h in hosts:
-            try:
-                self._ray.kill(h.actor, no_restart=True)
-            except Exception as e:  # already gone with its node
-                logger.debug("killing sandbox host: %r", e)
+            _kill(self._ray, h)
 
 
 def _when_done(source: concurrent.futures.Future[Any]) -> asyncio.Future[None]:
@@ -516,6 +513,13 @@ def _close_orphan(host: _Host, fut: concurrent.futures.Future[str]) -> None:
         return
     if host.dead is None:
         host.actor.close.remote(sid)
+
+
+def _kill(ray: Any, host: _Host) -> None:
+    try:
+        ray.kill(host.actor, no_restart=True)
+    except Exception as e:  # already gone with its node
+        logger.debug("killing the sandbox host on node %s: %r", host.node_id[:12], e)
 
 
 def _first_line(e: BaseException) -> str:
