@@ -211,9 +211,9 @@ class RayProvider(Provider):
     `address`: the cluster (`"auto"`, `"host:port"`, or `"local"`: this process's cluster if
     it is connected to one, else a new single-node instance on loopback). `tier` /
     `image_tier`: the local tiers the hosts run (`image_tier=None`: no images; a spec's
-    image is then ignored, as the bwrap tier ignores it). `sandboxes_per_node`: slots of each host.
-    `node_resource`: only nodes that have this custom resource get hosts (None: every alive
-    node). `warm_per_node`: sandboxes each host keeps started per spec. `call_margin`: seconds
+    image is then ignored, as the bwrap tier ignores it). `sandboxes_per_node`: slots of each
+    host. `node_resource`: only nodes that have this custom resource get hosts (None: every
+    alive node). `warm_per_node`: sandboxes each host keeps started per spec. `call_margin`: seconds
     past a call's own timeout before a silent host counts as dead. `refresh_interval`: how
     often placement looks for joined and departed nodes. `host_restart_delay`: a host that
     died on a node still alive is replaced after this long (None: never)."""
