@@ -153,6 +153,10 @@ class Client:
             wire_id = self.__dict__["_wire_id"] = uuid.uuid4().hex
         return wire_id
 
+    def __getstate__(self) -> dict[str, Any]:
+        self.wire_id  # noqa: B018 - fixed before copying, so every copy shares it
+        return dict(self.__dict__)
+
     def rebind(self, known: dict[str, Client]) -> Client:
         """The instance a receiving process should use for this (unpickled) client: the one
         in `known` with the same `wire_id`, else this one, remembered there."""
@@ -346,8 +350,7 @@ class OpenAIClient(Client):
     def __getstate__(self) -> dict[str, Any]:
         # Pooled sessions belong to this process's event loops, and an SDK client holds an
         # httpx pool: a copy (a Ray actor's) builds its own lazily. Key and headers travel.
-        self.wire_id  # noqa: B018 - fixed before copying, so every copy shares it
-        state = dict(self.__dict__)
+        state = super().__getstate__()
         state["_openai_client"] = None
         state["_sessions"] = {}
         return state
@@ -546,8 +549,7 @@ class MultiEndpointClient(Client):
 
     def __getstate__(self) -> dict[str, Any]:
         # monotonic clocks differ between processes: a copy keeps the time left on each mark
-        self.wire_id  # noqa: B018 - fixed before copying, so every copy shares it
-        state = dict(self.__dict__)
+        state = super().__getstate__()
         now = time.monotonic()
         state["_down_until"] = [max(0.0, t - now) for t in self._down_until]
         return state
@@ -649,6 +651,10 @@ class _GroupClient(Client):
 
     def __repr__(self) -> str:
         return f"<group {self._index} of {len(self._parent.clients)} endpoints>"
+
+    def __getstate__(self) -> dict[str, Any]:
+        self.wire_id  # noqa: B018 - fixed before copying, so every copy shares it
+        return dict(self.__dict__)
 
     def rebind(self, known: dict[str, Client]) -> Client:
         # each group has its own view; the endpoints (and their pools) are the parent's

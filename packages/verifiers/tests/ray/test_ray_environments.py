@@ -147,7 +147,8 @@ async def test_secrets_reach_only_the_actors_they_were_named_for(shared, monkeyp
             with_key = await named.evaluate(srv.base_url, "m", num_examples=2)
         finally:
             await named.aclose()
-        without = await shared.evaluate(srv.base_url, "m", num_examples=2)
+        # the sync form: its own event loop (in a thread here), and the same actors
+        without = shared.evaluate_sync(srv.base_url, "m", num_examples=2)
     assert [o["sees_secret"] for o in with_key.outputs] == [1.0, 1.0]
     assert [o["sees_secret"] for o in without.outputs] == [0.0, 0.0]
     monkeypatch.delenv(SECRET_VAR)
@@ -227,3 +228,52 @@ async def test_stream_takes_reported_versions_and_feeds_difficulty_pools(shared)
         await stream.aclose()
     assert all(g.policy_versions == [[3], [3]] for g in groups)
     assert pools.counters["groups"] >= 3 and pools.counters["moved_to_easy"] >= 1
+
+
+def test_clients_travel_without_their_connections_and_share_one_pool_there():
+    """What an actor receives with each group: the endpoint, key and headers (never pooled
+    sessions or an SDK client, never a remembered token-in turn), the time left on an
+    endpoint marked down, and an identity that makes every copy one instance there."""
+    import pickle
+
+    import openai
+
+    from verifiers.training import TokenInClient
+
+    sdk = openai.AsyncOpenAI(base_url="http://127.0.0.1:9/v1", api_key="k1")
+    plain = vf.OpenAIClient(sdk, headers={"X-Team": "rl"})
+    plain.chat  # noqa: B018 - builds the SDK client this copy must not carry
+    token_in = TokenInClient("http://127.0.0.1:8/v1", api_key="k2")
+    token_in._turns[1] = object()
+    multi = vf.MultiEndpointClient([plain, token_in], down_seconds=300)
+    multi.mark_down(1, ConnectionRefusedError("refused"), warn=False)
+    known: dict = {}
+    copies = [pickle.loads(pickle.dumps(multi.for_group(i))).rebind(known) for i in range(3)]
+    parent = copies[0]._parent
+    assert all(c._parent is parent for c in copies) and list(known) == [multi.wire_id]
+    copy_plain, copy_token_in = parent.clients
+    assert (
+        copy_plain._headers == plain._headers
+        and "Bearer k1" in copy_plain._headers["Authorization"]
+    )
+    assert copy_plain.__dict__["_openai_client"] is None and copy_plain._sessions == {}
+    assert len(copy_token_in._turns) == 0 and copy_token_in._headers["Authorization"] == (
+        "Bearer k2"
+    )
+    assert parent.live() == [0]  # still marked down there, for the time it had left
+
+
+async def test_max_concurrent_takes_a_groups_share_of_slots_at_once():
+    """`max_concurrent` across the cluster: a group sent to an actor holds min(group, limit)
+    slots until it returns; one taker at a time, so two half-served groups never deadlock."""
+    from verifiers.generation import RolloutSlots
+
+    slots = RolloutSlots(3)
+    assert await slots.take(2) == 2
+    waiting = asyncio.ensure_future(slots.take(5))  # wants all 3: waits for the first group
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    slots.give_back(2)
+    assert await waiting == 3 and slots.locked()
+    slots.give_back(3)
+    assert not slots.locked()
