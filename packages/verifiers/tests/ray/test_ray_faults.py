@@ -212,7 +212,7 @@ async def test_when_no_actor_can_be_placed_the_groups_end_as_lost_records(cluste
     finally:
         await remote.aclose()
     assert len(lost(out.outputs)) == 2
-    assert "no alive node offers" in out.outputs[0]["error"]["message"]
+    assert "no alive node had" in out.outputs[0]["error"]["message"]
     assert "gpu_sandbox" in out.outputs[0]["error"]["message"]
 
 

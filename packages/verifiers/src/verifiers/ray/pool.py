@@ -201,12 +201,14 @@ class ActorPool:
                 worker.load += 1
                 return worker
             now = time.monotonic()
-            if live:
+            if any(w.ready for w in live):
                 empty_since = None
-            else:
+            else:  # none up: actors still starting count against the same bounded wait
                 empty_since = empty_since if empty_since is not None else now
                 # an environment that failed to load will not load on waiting: fail now
-                failed_to_load = bool(self._load_errors) and not self._cooldown_over(now)
+                failed_to_load = (
+                    bool(self._load_errors) and not live and not self._cooldown_over(now)
+                )
                 if failed_to_load or now - empty_since >= self.placement_timeout or self._closed:
                     raise WorkerLostError(self._none_placed())
             starting = any(not w.ready for w in live)
@@ -252,9 +254,8 @@ class ActorPool:
         p = self.placement
         wanted = {**p.resources, "CPU": p.num_cpus}
         msg = (
-            f"no {self.name} worker is alive and none could be placed within "
-            f"{self.placement_timeout:g}s: no alive node offers {wanted}"
-            + (f" with labels {dict(p.labels)}" if p.labels else "")
+            f"no {self.name} worker came up within {self.placement_timeout:g}s: no alive "
+            f"node had {wanted} free" + (f" with labels {dict(p.labels)}" if p.labels else "")
         )
         if self._start_failures:
             failures = "; ".join(f"{n[:12]}: {r}" for n, r in self._start_failures.items())
