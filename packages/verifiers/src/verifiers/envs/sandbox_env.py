@@ -106,7 +106,7 @@ def configured_provider() -> str | None:
     return os.environ.get(PROVIDER_VAR, "").strip() or None
 
 
-def make_provider(name: str) -> Provider:
+def make_provider(name: str, *, images: bool = False) -> Provider:
     """A provider by name: `"ray"` or `"ray:ADDRESS"` (the Ray tier: sandboxes on the nodes
     of a cluster, `RayProvider.from_env`), `"bwrap"`, or an isolating tier of `TIERS`
     (`bwrap-zygote`, `bwrap-exec`, `image`, `runsc`). The non-isolating process tier has no
@@ -118,7 +118,7 @@ def make_provider(name: str) -> Provider:
     if kind == "ray":
         from verifiers.sandbox.ray_tier import RayProvider
 
-        return RayProvider.from_env(address or "auto")
+        return RayProvider.from_env(address or "auto", images=images)
     if name == "bwrap":
         return _local_bwrap()
     tier = next((t for t in TIERS if t.name == name and t.name != "ray"), None)
@@ -149,7 +149,7 @@ def default_provider(images: bool = False) -> Provider:
     tier knowingly."""
     name = configured_provider()
     if name is not None and name != "bwrap":
-        provider = make_provider(name)
+        provider = make_provider(name, images=images)
         if images and not getattr(provider, "supports_images", False):
             raise ConfigError(
                 f"{PROVIDER_VAR}={name} does not run container images; these tasks name one"

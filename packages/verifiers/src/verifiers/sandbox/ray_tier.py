@@ -258,17 +258,25 @@ class RayProvider(Provider):
         self._actor_class: Any = None
 
     @classmethod
-    def from_env(cls, address: str | None = "auto") -> RayProvider:
+    def from_env(cls, address: str | None = "auto", *, images: bool = False) -> RayProvider:
         """A provider set up by environment variables (what `VF_SANDBOX_PROVIDER=ray` makes):
         `VF_SANDBOXES_PER_NODE` (default 64) and `VF_SANDBOX_NODE_RESOURCE` (only nodes with
-        this custom resource; default: every node)."""
+        this custom resource; default: every node). Like the local default, it runs a spec's
+        image only when `images` is asked for (tasks that name one, as mini-swe-agent-plus's
+        image rows): a classic `SandboxEnv`'s `python:3.11-slim` runs on the hosts' bwrap tier
+        as it does locally, and no node pulls it."""
         raw = os.environ.get(PER_NODE_VAR, "").strip() or "64"
         try:
             per_node = int(raw)
         except ValueError:
             raise ConfigError(f"{PER_NODE_VAR}={raw!r} is not a whole number") from None
         resource = os.environ.get(RESOURCE_VAR, "").strip() or None
-        return cls(address, sandboxes_per_node=per_node, node_resource=resource)
+        return cls(
+            address,
+            sandboxes_per_node=per_node,
+            node_resource=resource,
+            image_tier="image" if images else None,
+        )
 
     @staticmethod
     def unavailable_reason() -> str | None:
