@@ -231,7 +231,11 @@ def print_rollouts(table: list[dict[str, Any]]) -> None:
         b = base[key(r)]
         roles, cores = r["cpu_ms_per_rollout_by_role"], r["cpu_cores_by_role"]
         extra = r.get("cpu_ms_per_rollout_above_idle", {})
-        vs_x1 = f"{r['rollouts_per_s'] / x1['rollouts_per_s']:.2f}x" if x1 and r["nodes"] else ""
+        vs_x1 = (
+            f"{r['rollouts_per_s'] / x1['rollouts_per_s']:.2f}x"
+            if x1 and r["nodes"] and r["work"]
+            else ""
+        )
         print(
             f"| {r['mode']} | {r['rollouts_per_s']:.1f} "
             f"| {r['rollouts_per_s'] / b['rollouts_per_s']:.2f}x | {vs_x1} "
