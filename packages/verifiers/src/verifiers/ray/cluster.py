@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 from typing import Any
 
 from verifiers.errors import ClusterUnreachableError, ConfigError
@@ -14,6 +15,16 @@ from verifiers.errors import ClusterUnreachableError, ConfigError
 #: nodes were started with (`ray start` in the environment that has `verifiers[ray]`), so the
 #: Ray path turns that hook off unless the user set the variable.
 UV_HOOK_VAR = "RAY_ENABLE_UV_RUN_RUNTIME_ENV"
+
+
+def turn_off_uv_hook() -> None:
+    """`RAY_ENABLE_UV_RUN_RUNTIME_ENV=0` unless the user set it. Ray reads it when `ray` is
+    imported; if that happened already (a user's `import ray` first), the switch it read is
+    set too, or every worker would start with `uv run` in a new, Ray-less environment."""
+    os.environ.setdefault(UV_HOOK_VAR, "0")
+    constants = sys.modules.get("ray._private.ray_constants")
+    if constants is not None and os.environ[UV_HOOK_VAR] in ("0", "false", "False"):
+        constants.RAY_ENABLE_UV_RUN_RUNTIME_ENV = False
 
 
 def require_ray() -> Any:
@@ -65,7 +76,7 @@ def connect(
     `address`: `"auto"` (the cluster `ray start` started on this machine, or `RAY_ADDRESS`),
     `"host:port"` of a head's GCS, or `"local"` / None for a new single-node instance bound to
     loopback. Raises `ClusterUnreachableError` when no head answers."""
-    os.environ.setdefault(UV_HOOK_VAR, "0")  # before `ray` is imported: it reads it then
+    turn_off_uv_hook()
     ray = require_ray()
     if ray.is_initialized():
         return ray

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifiers.ray.cluster import UV_HOOK_VAR, require_ray
+from verifiers.ray.cluster import require_ray, turn_off_uv_hook
 
 LOOPBACK = "127.0.0.1"
 LOOPBACK_VAR = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
@@ -75,7 +75,7 @@ def loopback_only() -> None:
     `RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0` is its switch for the loopback-only mode, read when
     `ray` is imported, and inherited by the raylets and workers started from here."""
     os.environ[LOOPBACK_VAR] = "0"
-    os.environ.setdefault(UV_HOOK_VAR, "0")
+    turn_off_uv_hook()
     constants = sys.modules.get("ray._private.ray_constants")
     if constants is not None:  # ray already imported: the switch was read already
         constants.ENABLE_RAY_CLUSTER = False
