@@ -53,8 +53,9 @@ def ray_environment(s: EvalSettings) -> Any:
 
 
 def ray_summary_fields(env: Any) -> dict[str, Any]:
-    """What the run's metadata records of the cluster: its nodes and the actors placed."""
-    workers = env.workers()
+    """What the run's metadata records of the cluster: the actors placed (starting or ready,
+    not lost) and their nodes."""
+    workers = [w for w in env.workers() if not w.dead]
     return {"workers": len(workers), "nodes": len({w.node_id for w in workers})}
 
 
