@@ -113,6 +113,10 @@ async def test_a_killed_actor_loses_its_groups_as_masked_infra_records(env):
     assert victim.dead and victim.node_id in {w.node_id for w in replaced}
 
 
+async def _holds(value: bool) -> bool:
+    return value
+
+
 async def _equals(values, expected) -> bool:
     return sorted(await values) == expected
 
@@ -167,6 +171,9 @@ async def test_a_node_removed_mid_run_keeps_finished_records_and_records_the_los
                          on_progress=lambda _all, batch: finished.extend(batch))
         )  # fmt: skip
         await until(lambda: _equals(running(env), [2, 2]))
+        # examples 0 and 1 are done on their actors; their records reach this process
+        # when the orchestrator's loop takes the actors' replies (a moment later under load)
+        await until(lambda: _holds(len(finished) == 2))
         assert sorted(o["example_id"] for o in finished) == [0, 1]
         doomed = live(env)[0]
         node = next(n for n in cluster.nodes if cluster.node_id(n) == doomed.node_id)
