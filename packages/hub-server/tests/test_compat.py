@@ -28,8 +28,9 @@ def _push(
     extra: dict[str, bytes] | None = None,
     owner: str | None = None,
 ):
-    """Steps 6-12 of `prime env push` (reference §2.4); ``extra`` adds files to the source,
-    ``owner`` pushes into another namespace (`--owner`)."""
+    """Steps 6-12 of `prime env push` as PyPI `prime` 0.18.0 runs them (`push` in
+    `prime_cli/commands/env.py`); ``extra`` adds files to the source, ``owner`` pushes into
+    another namespace (`--owner`)."""
     mod = name.replace("-", "_")
     tree = {
         "pyproject.toml": f'[project]\nname = "{name}"\nversion = "{version}"\n'.encode(),

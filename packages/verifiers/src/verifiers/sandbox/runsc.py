@@ -2,8 +2,9 @@
 the host kernel), from a hand-built OCI bundle, i.e. what containerd's runsc shim does for a
 Kubernetes pod with `runtimeClassName: gvisor`.
 
-Debian 12's runsc (2022-12) works here only with `--platform=ptrace`, so it is ~15x more
-expensive than bwrap (shared/reference/sandbox.md): use it warm, for hostile workloads."""
+Debian 12's runsc (2022-12) works here only with `--platform=ptrace`, so it is ~10x slower
+than bwrap per cold start and per warm command (measured here: bench/sandbox/README.md, "Before
+the zygote"): use it warm, for hostile workloads."""
 
 from __future__ import annotations
 
