@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from verifiers.decorators import stop
 from verifiers.envs.multiturn_env import MultiTurnEnv
 from verifiers.state import State
 from verifiers.types import Messages
@@ -15,6 +16,13 @@ class SingleTurnEnv(MultiTurnEnv):
     def __init__(self, **kwargs: Any) -> None:
         kwargs["max_turns"] = 1
         super().__init__(**kwargs)
+
+    @stop(priority=1)  # before max_turns_reached, which holds too
+    async def single_turn_completed(self, state: State) -> bool:
+        """The model answered its one turn: the rollout is complete, not out of turns.
+        Upstream (PrimeIntellect-ai/verifiers, envs/singleturn_env.py) reports
+        `max_turns_reached` here."""
+        return len(state["trajectory"]) >= 1 and not state.get("prompt_too_long")
 
     async def env_response(self, messages: Messages, state: State, **kwargs: Any) -> Messages:
         raise NotImplementedError("SingleTurnEnv has no environment response")
