@@ -472,6 +472,14 @@ class OpenAIClient(Client):
                             m in detail.lower() for m in _CONTEXT_ERROR_MARKERS
                         ):
                             raise OverlongPromptError(f"HTTP {status}: {detail}")
+                        if status == 404:  # e.g. a hub or web app at the URL, not a model
+                            # (the "HTTP 404" head is what TokenInClient's fallback looks for)
+                            path = url.removeprefix(self.base_url) or url
+                            raise ModelError(
+                                f"HTTP 404 from {url}: {detail}. The endpoint at "
+                                f"{self.base_url} has no {path}: is it an OpenAI-compatible "
+                                "model server?"
+                            )
                         raise ModelError(f"HTTP {status} from {url}: {detail}")
                     last_problem = f"HTTP {status}: {detail}"
                     retry_after = _retry_after(resp.headers.get("retry-after"))
