@@ -7,7 +7,7 @@ import os
 import statistics
 import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -110,22 +110,27 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - prob_all_fail
 
 
-def summarize(outputs: list[dict[str, Any]], pass_threshold: float = 0.5) -> dict[str, Any]:
-    """Reward mean/std, pass@k, metric means, error counts by type and token usage."""
-    rewards = [o.get("reward") for o in outputs]
-    finite = [r for r in rewards if r is not None and math.isfinite(r)]
-    summary: dict[str, Any] = {
-        "num_rollouts": len(outputs),
-        "avg_reward": statistics.fmean(finite) if finite else math.nan,
-        "std_reward": statistics.pstdev(finite) if len(finite) > 1 else 0.0,
-    }
+def summarize(
+    outputs: list[dict[str, Any]],
+    pass_threshold: float = 0.5,
+    metric_owners: Mapping[str, Iterable[str]] | None = None,
+) -> dict[str, Any]:
+    """Reward mean/std, pass@k, metric means, error counts by type and token usage.
+
+    A rollout is scored when it has no error and a finite reward; with none scored there is
+    no mean reward (NaN, written as null) and ``first_error`` says why. ``metric_owners`` (an
+    `EnvGroup`'s member names and the metrics each records) adds ``by_env``, the same summary
+    per member, and takes each pooled metric over the rollouts of the members that record it
+    (``metric_envs`` names them): the group fills other members' metrics with 0.0."""
+    summary = _stats(outputs, None)
+    summary["num_rollouts"] = len(outputs)
     by_example: dict[Any, list[float]] = defaultdict(list)
     for o in outputs:
         r = o.get("reward")
         by_example[o.get("example_id")].append(r if r is not None else math.nan)
     sizes = [len(v) for v in by_example.values()]
     pass_k: dict[str, float] = {}
-    if sizes:
+    if sizes and summary["scored_rollouts"]:
         n_min = min(sizes)
         k = 1
         while k <= n_min:
@@ -137,16 +142,75 @@ def summarize(outputs: list[dict[str, Any]], pass_threshold: float = 0.5) -> dic
             k *= 2
     summary["pass_at_k"] = pass_k
     summary["pass_threshold"] = pass_threshold
-    metric_values: dict[str, list[float]] = defaultdict(list)
-    for o in outputs:
-        for name, value in (o.get("metrics") or {}).items():
-            if value is not None and math.isfinite(value):
-                metric_values[name].append(value)
-    summary["avg_metrics"] = {k: statistics.fmean(v) for k, v in metric_values.items()}
-    errors = Counter((o.get("error") or {}).get("error") for o in outputs if o.get("error"))
-    summary["errors"] = dict(errors)
     usage = Counter()
     for o in outputs:
         usage.update(o.get("token_usage") or {})
     summary["usage"] = dict(usage)
+    if metric_owners is not None:
+        owners = {name: set(metrics) for name, metrics in metric_owners.items()}
+        members: dict[str, list[dict[str, Any]]] = {name: [] for name in owners}
+        for o in outputs:
+            members.setdefault(member_of(o) or "?", []).append(o)
+        summary["by_env"] = {
+            name: {"num_rollouts": len(rows), **_stats(rows, owners.get(name, set()))}
+            for name, rows in members.items()
+            if rows
+        }
+        covered = outputs if summary["scored_rollouts"] else []
+        envs: dict[str, list[str]] = defaultdict(list)
+        values: dict[str, list[float]] = defaultdict(list)
+        for name, owned in owners.items():
+            for metric in sorted(owned):
+                if members.get(name):
+                    envs[metric].append(name)
+        for o in covered:
+            for metric, value in (o.get("metrics") or {}).items():
+                if metric in owners.get(member_of(o) or "?", ()) and _finite(value):
+                    values[metric].append(value)
+        summary["avg_metrics"] = {k: statistics.fmean(v) for k, v in sorted(values.items())}
+        summary["metric_envs"] = {k: envs[k] for k in summary["avg_metrics"]}
     return summary
+
+
+def member_of(output: Mapping[str, Any]) -> str | None:
+    """The `EnvGroup` member a rollout was routed to: its ``task`` (the member's name), else
+    the head of its ``info["env_id"]`` route."""
+    task = output.get("task")
+    if isinstance(task, str):
+        return task
+    route = (output.get("info") or {}).get("env_id")
+    if isinstance(route, list) and route:
+        route = route[0]
+    return route if isinstance(route, str) else None
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def _stats(outputs: list[dict[str, Any]], owned: set[str] | None) -> dict[str, Any]:
+    """Reward, metrics (``owned`` only, when given) and errors over the scored rollouts."""
+    scored = [o for o in outputs if not o.get("error") and _finite(o.get("reward"))]
+    # Failed rollouts keep the reward and metrics they were given (upstream counts them); with
+    # none scored, a mean would only average the placeholders of failures.
+    counted = outputs if scored else []
+    finite = [o["reward"] for o in counted if _finite(o.get("reward"))]
+    stats: dict[str, Any] = {
+        "scored_rollouts": len(scored),
+        "avg_reward": statistics.fmean(finite) if finite else math.nan,
+        "std_reward": statistics.pstdev(finite)
+        if len(finite) > 1
+        else (0.0 if finite else math.nan),
+    }
+    metric_values: dict[str, list[float]] = defaultdict(list)
+    for o in counted:
+        for name, value in (o.get("metrics") or {}).items():
+            if (owned is None or name in owned) and _finite(value):
+                metric_values[name].append(value)
+    stats["avg_metrics"] = {k: statistics.fmean(v) for k, v in sorted(metric_values.items())}
+    errors = Counter((o.get("error") or {}).get("error") for o in outputs if o.get("error"))
+    stats["errors"] = dict(errors)
+    first = next((o["error"] for o in outputs if o.get("error")), None)
+    if first is not None:
+        stats["first_error"] = f"{first.get('error')}: {first.get('message', '')}"
+    return stats

@@ -23,7 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from verifiers.cli.eval_config import load_eval_config, mixture_name
-from verifiers.cli.eval_display import make_progress, print_errors, print_example, print_summary
+from verifiers.cli.eval_display import (
+    make_progress,
+    print_errors,
+    print_example,
+    print_path,
+    print_summary,
+)
 from verifiers.cli.eval_options import build_parser
 from verifiers.cli.eval_ray import load_configured, ray_environment, ray_summary, ray_summary_fields
 from verifiers.cli.eval_settings import (
@@ -75,14 +81,46 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _setup_logging(args: argparse.Namespace) -> None:
-    """-v: debug records; -d: info records (upstream logs to the console without its TUI)."""
-    if not (args.verbose or args.disable_tui):
-        return
+    """Warnings always, each once; -v: debug records; -d: info records (upstream logs to the
+    console without its TUI). Third-party progress bars stay off the output."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger("verifiers")
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG if args.verbose else logging.INFO)
+    handler.addFilter(OnceFilter())
+    handler.set_name("vf-eval")
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if h.get_name() == "vf-eval"]:  # main() called again
+        root.removeHandler(old)
+    root.addHandler(handler)  # records of every logger, environments' too
+    if args.verbose or args.disable_tui:
+        logging.getLogger("verifiers").setLevel(logging.DEBUG if args.verbose else logging.INFO)
+    # `datasets` draws a tqdm bar for each map/filter/flatten an environment's loader runs.
+    from datasets.utils.logging import disable_progress_bar
+
+    disable_progress_bar()
+
+
+class OnceFilter(logging.Filter):
+    """Passes a record only the first time its logger, level and text occur (a mixture loads
+    several environments from one source, and each warned the same)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[tuple[str, int, str]] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = (record.name, record.levelno, record.getMessage())
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        return True
+
+
+def metric_owners(env: Any) -> dict[str, list[str]] | None:
+    """An `EnvGroup`'s members and the metrics each records (None for a single environment)."""
+    env_map = getattr(env.rubric, "env_map", None)
+    if not env_map:
+        return None
+    return {name: member.metric_names() for name, member in env_map.items()}
 
 
 def eval_raws(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -293,7 +331,7 @@ def run(s: EvalSettings, args: argparse.Namespace) -> int:
     all_outputs = sorted(
         done + outputs, key=lambda o: (o.get("example_id", 0), o.get("rollout_index", 0))
     )
-    summary = summarize(all_outputs, env.pass_threshold)
+    summary = summarize(all_outputs, env.pass_threshold, metric_owners(env))
     complete = not interrupted and len(all_outputs) >= len(inputs)
     if run_dir is not None:
         write_metadata(
@@ -313,8 +351,9 @@ def run(s: EvalSettings, args: argparse.Namespace) -> int:
     if interrupted:
         console.print(
             f"[yellow]interrupted[/]: {len(all_outputs)} of {len(inputs)} rollouts saved; finish "
-            f"with: vf-eval {s.env_id} ... --resume {run_dir}"
+            "with:"
         )
+        print_path(console, f"vf-eval {s.env_id} ... --resume {run_dir}")
         return 130
     if all_outputs and all(o.get("error") for o in all_outputs):
         console.print("[red]every rollout failed[/]")

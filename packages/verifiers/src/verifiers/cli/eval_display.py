@@ -24,28 +24,69 @@ def make_progress(disabled: bool) -> Any:
 def print_summary(
     console: Any, title: str, summary: dict[str, Any], elapsed: float, run_dir: Path | None
 ) -> None:
+    """The summary table; with no scored rollout, no mean reward and the first error instead;
+    for an `EnvGroup`, one section per member. The results path goes on a line of its own
+    (a table cell would cut it at the terminal's width, and it must stay copyable)."""
     from rich.table import Table
 
     table = Table(title=title, show_header=False)
-    table.add_row("rollouts", str(summary["num_rollouts"]))
-    table.add_row("reward", f"{summary['avg_reward']:.4f} ± {summary['std_reward']:.4f}")
+    table.add_row("rollouts", _rollouts(summary))
+    table.add_row("reward", _reward(summary))
     for k, v in summary["pass_at_k"].items():
         table.add_row(f"pass@{k}", f"{v:.4f}")
-    for name, value in sorted(summary["avg_metrics"].items()):
-        table.add_row(f"metric {name}", f"{value:.4f}")
-    errors = summary["errors"]
-    table.add_row(
-        "errors", ", ".join(f"{k}: {v}" for k, v in sorted(errors.items())) if errors else "none"
-    )
+    by_env = summary.get("by_env")
+    if by_env is None:
+        for name, value in summary["avg_metrics"].items():
+            table.add_row(f"metric {name}", f"{value:.4f}")
+    table.add_row("errors", _errors(summary))
     usage = summary["usage"]
     table.add_row(
         "tokens",
         f"{usage.get('input_tokens', 0)} in / {usage.get('output_tokens', 0)} out",
     )
     table.add_row("wall time", f"{elapsed:.2f}s")
-    if run_dir is not None:
-        table.add_row("results", str(run_dir))
+    for name, member in (by_env or {}).items():
+        # Each member's metrics over its own rollouts: the group fills the metrics of the
+        # other members with 0.0, so pooled means would mix in rollouts a metric never saw.
+        table.add_section()
+        table.add_row(f"env {name}", f"{_rollouts(member, ' rollouts')}, reward {_reward(member)}")
+        for metric, value in member["avg_metrics"].items():
+            table.add_row(f"  metric {metric}", f"{value:.4f}")
+        if member["errors"]:
+            table.add_row("  errors", _errors(member))
     console.print(table)
+    if not summary["scored_rollouts"] and summary["num_rollouts"]:
+        console.print(
+            f"no mean reward: none of the {summary['num_rollouts']} rollouts was scored; "
+            f"first error: {summary.get('first_error', 'none recorded')}",
+            markup=False,
+            highlight=False,
+        )
+    if run_dir is not None:
+        console.print("results:", highlight=False)
+        print_path(console, run_dir)
+
+
+def print_path(console: Any, path: Path | str) -> None:
+    """A path on a line of its own, never wrapped or cut (so it can be copied whole)."""
+    console.print(str(path), overflow="ignore", crop=False, soft_wrap=True, markup=False,
+                  highlight=False)  # fmt: skip
+
+
+def _rollouts(summary: dict[str, Any], unit: str = "") -> str:
+    n, scored = summary["num_rollouts"], summary["scored_rollouts"]
+    return f"{n}{unit}" if scored == n else f"{n}{unit} ({scored} scored, {n - scored} failed)"
+
+
+def _reward(summary: dict[str, Any]) -> str:
+    if not summary["scored_rollouts"]:
+        return "none (no rollout scored)"
+    return f"{summary['avg_reward']:.4f} ± {summary['std_reward']:.4f}"
+
+
+def _errors(summary: dict[str, Any]) -> str:
+    errors = summary["errors"]
+    return ", ".join(f"{k}: {v}" for k, v in sorted(errors.items(), key=str)) if errors else "none"
 
 
 def _text(messages: Any, limit: int = 600) -> str:
