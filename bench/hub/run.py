@@ -291,7 +291,7 @@ def main() -> int:
             "pip_install_time": hub["pip_install"]["median_ms"] / pps["pip_install"]["median_ms"],
             "uv_install_time": hub["uv_install"]["median_ms"] / pps["uv_install"]["median_ms"],
         }
-        results["settings"] = vars(args) | {"out": str(args.out)}
+        results["settings"] = vars(args) | {"out": os.path.relpath(args.out, ROOT)}
         args.out.write_text(json.dumps(results, indent=2) + "\n")
         print(json.dumps(results["ratios_hub_over_pypiserver"], indent=1))
     finally:

@@ -43,6 +43,8 @@ import os  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+REPO = Path(__file__).resolve().parents[2]
+
 
 def _cpu(ru: resource.struct_rusage) -> float:
     return ru.ru_utime + ru.ru_stime
@@ -245,7 +247,8 @@ def main() -> int:
     report = {
         "label": args.label,
         "library": "verifiers " + getattr(vf, "__version__", "?"),
-        "verifiers_file": vf.__file__,
+        # relative to the repository (the installed 0.3.1 lies under bench/.venvs)
+        "verifiers_file": os.path.relpath(vf.__file__, REPO),
         "python": sys.version.split()[0],
         "gc_freeze": args.gc_freeze,
         "variant": args.variant,

@@ -163,9 +163,8 @@ class RolloutSlots(asyncio.Semaphore):
     def __init__(self, limit: int) -> None:
         super().__init__(limit)
         self.limit = limit
-        self._whole = (
-            asyncio.Lock()
-        )  # one taker at a time: two half-served groups never wait on each other
+        # one taker at a time: two half-served groups never wait on each other
+        self._whole = asyncio.Lock()
 
     async def take(self, n: int) -> int:
         """Take `min(n, limit)` slots for a group that runs elsewhere; returns that count
