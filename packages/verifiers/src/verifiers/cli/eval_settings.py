@@ -305,85 +305,138 @@ def load_registry(path: str) -> dict[str, list[dict[str, Any]]]:
     return registry
 
 
-def resolve_endpoints(raw: dict[str, Any]) -> tuple[str, list[Endpoint]]:
-    """(model id, endpoints): registry row(s), then --provider, then -b / -k (upstream order)."""
-    model = raw.get("model") or opt.DEFAULT_MODEL
-    endpoint_id = raw.get("endpoint_id")
-    if endpoint_id is not None and raw.get("model") is not None:
-        raise UsageError("set either endpoint_id or model, not both")
-    if endpoint_id is not None and (not isinstance(endpoint_id, str) or not endpoint_id):
-        raise UsageError("endpoint_id must be a non-empty string")
-    provider = raw.get("provider")
-    if provider is not None and provider not in opt.PROVIDERS:
-        raise UsageError(f"unknown provider {provider!r}; one of {', '.join(opt.PROVIDERS)}")
-    base_url, key_var = raw.get("api_base_url"), raw.get("api_key_var")
-    if isinstance(base_url, list):
-        raise UsageError("api_base_url must be one URL; use endpoint_id and a registry for more")
-    client_type = raw.get("api_client_type")
-    headers = {
-        **parse_json_object(raw.get("headers"), "headers"),
-        **parse_header_lines(raw.get("header"), "--header"),
-    }
-    direct = endpoint_id is None and base_url is not None and key_var is not None
-    registry = (
-        {} if direct else load_registry(raw.get("endpoints_path") or opt.DEFAULT_ENDPOINTS_PATH)
-    )
-    lookup = endpoint_id or model
-    rows = registry.get(lookup)
-    if rows:
-        registry_path = raw.get("endpoints_path") or opt.DEFAULT_ENDPOINTS_PATH
-        row_origin = f"endpoint {lookup!r} of {registry_path}"
-        models = sorted({r["model"] for r in rows})
-        if len(models) > 1:
-            raise UsageError(f"endpoint {endpoint_id or model!r} maps to several models {models}")
-        model = models[0]
-        client_type = (
-            client_type
-            or (provider and opt.PROVIDERS[provider].get("client_type"))
-            or rows[0]["api_client_type"]
+@dataclass
+class EndpointRequest:
+    """What one evaluation asks of its endpoint: the endpoint fields of the raw settings,
+    checked. Each source below (registry, provider, flags and environment) reads only this."""
+
+    model: str
+    endpoint_id: str | None
+    provider: str | None
+    base_url: str | None
+    key_var: str | None
+    client_type: str | None
+    headers: dict[str, str]
+    registry_path: str
+
+    @classmethod
+    def from_raw(cls, raw: dict[str, Any]) -> EndpointRequest:
+        endpoint_id = raw.get("endpoint_id")
+        if endpoint_id is not None and raw.get("model") is not None:
+            raise UsageError("set either endpoint_id or model, not both")
+        if endpoint_id is not None and (not isinstance(endpoint_id, str) or not endpoint_id):
+            raise UsageError("endpoint_id must be a non-empty string")
+        provider = raw.get("provider")
+        if provider is not None and provider not in opt.PROVIDERS:
+            raise UsageError(f"unknown provider {provider!r}; one of {', '.join(opt.PROVIDERS)}")
+        base_url = raw.get("api_base_url")
+        if isinstance(base_url, list):
+            raise UsageError(
+                "api_base_url must be one URL; use endpoint_id and a registry for more"
+            )
+        return cls(
+            model=raw.get("model") or opt.DEFAULT_MODEL,
+            endpoint_id=endpoint_id,
+            provider=provider,
+            base_url=base_url,
+            key_var=raw.get("api_key_var"),
+            client_type=raw.get("api_client_type"),
+            headers={
+                **parse_json_object(raw.get("headers"), "headers"),
+                **parse_header_lines(raw.get("header"), "--header"),
+            },
+            registry_path=raw.get("endpoints_path") or opt.DEFAULT_ENDPOINTS_PATH,
         )
-        if provider is None and base_url is None and len(rows) > 1:
-            endpoints = [
-                Endpoint(r["url"], key_var or r["key"] or opt.DEFAULT_API_KEY_VAR,
-                         {**r["headers"], **headers}, row_origin)
-                for r in rows
-            ]  # fmt: skip
-        else:
-            row = rows[0]
-            url = base_url or (opt.PROVIDERS[provider]["url"] if provider else row["url"])
-            key = key_var or (opt.PROVIDERS[provider]["key"] if provider else row["key"])
-            origin = (
-                "-b/--api-base-url" if base_url else f"-p {provider}" if provider else row_origin
-            )
-            endpoints = [
-                Endpoint(url, key or opt.DEFAULT_API_KEY_VAR, {**row["headers"], **headers}, origin)
-            ]
+
+    @property
+    def direct(self) -> bool:
+        """-b and -k both given without an endpoint id: the registry is not consulted."""
+        return self.endpoint_id is None and self.base_url is not None and self.key_var is not None
+
+    @property
+    def lookup(self) -> str:
+        return self.endpoint_id or self.model
+
+
+# One source's answer: (model id, endpoints, api client type or None).
+Resolved = tuple[str, list[Endpoint], str | None]
+
+
+def _from_registry(req: EndpointRequest, rows: list[dict[str, Any]]) -> Resolved:
+    """Registry rows for the endpoint id (or model); -p, -b and -k override the first row."""
+    row_origin = f"endpoint {req.lookup!r} of {req.registry_path}"
+    models = sorted({r["model"] for r in rows})
+    if len(models) > 1:
+        raise UsageError(f"endpoint {req.lookup!r} maps to several models {models}")
+    provider = opt.PROVIDERS[req.provider] if req.provider else None
+    client_type = (
+        req.client_type or (provider and provider.get("client_type")) or rows[0]["api_client_type"]
+    )
+    if req.provider is None and req.base_url is None and len(rows) > 1:
+        endpoints = [
+            Endpoint(r["url"], req.key_var or r["key"] or opt.DEFAULT_API_KEY_VAR,
+                     {**r["headers"], **req.headers}, row_origin)
+            for r in rows
+        ]  # fmt: skip
+        return models[0], endpoints, client_type
+    row = rows[0]
+    url = req.base_url or (provider["url"] if provider else row["url"])
+    key = req.key_var or (provider["key"] if provider else row["key"])
+    origin = (
+        "-b/--api-base-url" if req.base_url else f"-p {req.provider}" if provider else row_origin
+    )
+    endpoint = Endpoint(
+        url, key or opt.DEFAULT_API_KEY_VAR, {**row["headers"], **req.headers}, origin
+    )
+    return models[0], [endpoint], client_type
+
+
+def _from_provider(req: EndpointRequest, provider: str) -> Resolved:
+    """-p NAME: the provider table's URL and key variable, unless -b / -k say otherwise."""
+    cfg = opt.PROVIDERS[provider]
+    origin = "-b/--api-base-url" if req.base_url else f"-p {provider}"
+    endpoint = Endpoint(req.base_url or cfg["url"], req.key_var or cfg["key"], req.headers, origin)
+    return req.model, [endpoint], req.client_type or cfg.get("client_type")
+
+
+def _from_flags_or_environment(req: EndpointRequest) -> Resolved:
+    """-b, else $OPENAI_BASE_URL, else the default: OpenAI's conventions, not upstream's
+    default provider (see README)."""
+    env_url = os.environ.get("OPENAI_BASE_URL")
+    if req.base_url:
+        url, origin = req.base_url, "-b/--api-base-url"
+    elif env_url:
+        url, origin = env_url, "$OPENAI_BASE_URL"
     else:
-        if endpoint_id is not None:
-            raise UsageError(f"endpoint id {endpoint_id!r} is not in the endpoint registry")
-        if provider is not None:
-            cfg = opt.PROVIDERS[provider]
-            url, key = base_url or cfg["url"], key_var or cfg["key"]
-            client_type = client_type or cfg.get("client_type")
-            origin = "-b/--api-base-url" if base_url else f"-p {provider}"
-        else:  # ours: OpenAI's conventions, not upstream's default provider (see README)
-            env_url = os.environ.get("OPENAI_BASE_URL")
-            url = base_url or env_url or opt.DEFAULT_BASE_URL
-            key = key_var or opt.DEFAULT_API_KEY_VAR
-            origin = (
-                "-b/--api-base-url"
-                if base_url
-                else "$OPENAI_BASE_URL"
-                if env_url
-                else Endpoint.origin
-            )
-        endpoints = [Endpoint(url, key, headers, origin)]
+        url, origin = opt.DEFAULT_BASE_URL, Endpoint.origin
+    endpoint = Endpoint(url, req.key_var or opt.DEFAULT_API_KEY_VAR, req.headers, origin)
+    return req.model, [endpoint], req.client_type
+
+
+def _check_client_type(client_type: str | None) -> None:
     if client_type not in (None, opt.SUPPORTED_CLIENT_TYPE):
         raise UsageError(
             f"api client type {client_type!r} is not available: this vf-eval speaks the OpenAI "
             f"chat completions API only ({opt.SUPPORTED_CLIENT_TYPE}); point -b at an "
             "OpenAI-compatible endpoint"
         )
+
+
+def resolve_endpoints(raw: dict[str, Any]) -> tuple[str, list[Endpoint]]:
+    """(model id, endpoints): registry row(s), then --provider, then -b / -k, then
+    $OPENAI_BASE_URL, then the default (upstream order; the first source that answers wins)."""
+    req = EndpointRequest.from_raw(raw)
+    rows = None if req.direct else load_registry(req.registry_path).get(req.lookup)
+    if rows:
+        resolved = _from_registry(req, rows)
+    elif req.endpoint_id is not None:
+        raise UsageError(f"endpoint id {req.endpoint_id!r} is not in the endpoint registry")
+    elif req.provider is not None:
+        resolved = _from_provider(req, req.provider)
+    else:
+        resolved = _from_flags_or_environment(req)
+    model, endpoints, client_type = resolved
+    _check_client_type(client_type)
     return model, endpoints
 
 
