@@ -1,4 +1,3 @@
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +9,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from e2e_kit import (  # noqa: F401 - fixtures
     bytecode_cache,
+    chromium,
     hub,
     hub_client,
     make_venv,
@@ -25,23 +25,7 @@ from e2e_kit import (  # noqa: F401 - fixtures
 
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    """Debian's headless Chromium through its chromedriver, one per test (the end-to-end pages
-    tests: pushed results, the rollout viewer on the hub)."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    binary, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    if not (binary and driver):
-        raise RuntimeError("chromium and chromedriver are required: run `make system-deps`")
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = binary
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-dev-shm-usage",
-        "--window-size=1280,1000",
-    ):
-        opts.add_argument(arg)
-    drv = webdriver.Chrome(service=Service(executable_path=driver), options=opts)
-    yield drv
-    drv.quit()
+    """A headless Chromium per test (the end-to-end pages tests: pushed results, the rollout
+    viewer on the hub)."""
+    with chromium() as drv:
+        yield drv

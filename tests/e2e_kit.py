@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -145,8 +146,51 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
 
 
 @contextlib.contextmanager
-def running_hub(data: Path) -> Iterator[Hub]:
-    """`prime-hub serve` on a free port over `data` (SQLite + a local folder), stopped after."""
+def serving(
+    argv: list[str], port: int, log: Path | None = None, **popen: object
+) -> Iterator[subprocess.Popen[bytes]]:
+    """A server process, yielded once it listens on `port`, stopped on exit (its output to `log`)."""
+    with open(log, "wb") if log else contextlib.nullcontext(subprocess.DEVNULL) as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, **popen)  # type: ignore[call-overload]
+        try:
+            wait_port(port, proc)
+            yield proc
+        finally:
+            proc.terminate()
+            proc.wait(10)
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's headless Chromium through its chromedriver (selenium)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    binary, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not (binary and driver):
+        raise RuntimeError("chromium and chromedriver are required: run `make system-deps`")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = binary
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,1000",
+    ):
+        opts.add_argument(arg)
+    drv = webdriver.Chrome(service=Service(executable_path=driver), options=opts)
+    drv.set_page_load_timeout(30)
+    try:
+        yield drv
+    finally:
+        drv.quit()
+
+
+@contextlib.contextmanager
+def running_hub(data: Path, **settings: str) -> Iterator[Hub]:
+    """A prime-hub process over the folder `data` (SQLite + artifacts); `settings` are extra
+    PRIME_HUB_* variables."""
+    data.mkdir(parents=True, exist_ok=True)
     port = free_port()
     # the admin's allow-list lets every name through: without it the hub would ask PyPI about
     # each new name (aime is PyPI's too); the name policy is tested in packages/hub-server
@@ -154,20 +198,9 @@ def running_hub(data: Path) -> Iterator[Hub]:
         "PRIME_HUB_DATA_DIR": str(data),
         "PRIME_HUB_ALLOWED_UPSTREAM_NAMES": '["*"]',
     }
-    log = open(data / "server.log", "wb")
-    proc = subprocess.Popen(
-        [str(BIN / "prime-hub"), "serve", "--port", str(port), "--log-level", "warning"],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        wait_port(port, proc)
+    argv = [str(BIN / "prime-hub"), "serve", "--port", str(port), "--log-level", "warning"]
+    with serving(argv, port, log=data / "server.log", env=env | settings):
         yield Hub(f"http://127.0.0.1:{port}", data)
-    finally:
-        proc.terminate()
-        proc.wait(10)
-        log.close()
 
 
 # ------------------------------------------------------------------ the CLI
@@ -366,18 +399,9 @@ def other_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StaticInde
     root = tmp_path_factory.mktemp("other-index")
     (root / "simple").mkdir()
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
-        cwd=root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_port(port, proc)
+    argv = [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"]
+    with serving(argv, port, cwd=root):
         yield StaticIndex(f"http://127.0.0.1:{port}/simple/", root)
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 @pytest.fixture(scope="session")

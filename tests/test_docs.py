@@ -47,12 +47,12 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 from docs_runner import PythonRunner, blocks, pages, run_shell, substitute
-from e2e_kit import BIN, base_env, free_port, uv, wait_port
+from e2e_kit import base_env, running_hub, uv
 
 import verifiers as vf
 from verifiers.testing import Reply, ScriptedServer, ScriptResponder
@@ -104,30 +104,6 @@ def python_runner(
     runner.close()
 
 
-@contextmanager
-def fresh_hub(data: Path) -> Iterator[str]:
-    """A prime-hub process on an empty SQLite database and artifact folder."""
-    port = free_port()
-    # every name allowed by the admin: otherwise the hub would ask PyPI about each new name
-    env = base_env() | {
-        "PRIME_HUB_DATA_DIR": str(data),
-        "PRIME_HUB_ALLOWED_UPSTREAM_NAMES": '["*"]',
-    }
-    with open(data.parent / "hub.log", "wb") as log:
-        proc = subprocess.Popen(
-            [str(BIN / "prime-hub"), "serve", "--port", str(port), "--log-level", "warning"],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            wait_port(port, proc)
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            proc.terminate()
-            proc.wait(10)
-
-
 def _page_id(page: Path) -> str:
     docs = ROOT / "docs"
     return str(page.relative_to(docs if page.is_relative_to(docs) else ROOT))
@@ -155,7 +131,7 @@ def test_page_blocks_run(page: Path, tmp_path: Path, request: pytest.FixtureRequ
     python = [b for b in runnable if b.kind == "python"]
     with ExitStack() as stack:
         if shell:
-            hub = stack.enter_context(fresh_hub(tmp_path / "hub"))
+            hub = stack.enter_context(running_hub(tmp_path / "hub")).url
             venv = make_reader_venv(tmp_path / "venv", request.getfixturevalue("reader_wheels"))
         else:
             hub, venv = "http://127.0.0.1:9", None  # nothing listens: no hub for this page

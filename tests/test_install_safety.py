@@ -17,8 +17,8 @@ test_install_e2e.py, both against both deployments.
 
 from __future__ import annotations
 
+import contextlib
 import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -27,9 +27,19 @@ from pathlib import Path
 
 import httpx
 import pytest
-from e2e_kit import BIN, ROOT, Hub, StaticIndex, base_env, free_port, uv, wait_port, wheel_bytes
+from e2e_kit import (
+    ROOT,
+    Hub,
+    StaticIndex,
+    base_env,
+    chromium,
+    free_port,
+    running_hub,
+    serving,
+    uv,
+    wheel_bytes,
+)
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
 OWNER, LIB = "iso", "isolib"  # the environment's owner; another owner the env depends on
@@ -79,35 +89,19 @@ def upstream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstream]:
     index.add(ONLY, "1.0.0", wheel_bytes(ONLY, "1.0.0", _body("upstream")))
     log = root.parent / f"{root.name}.log"
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("logging_index_server.py")),
-         str(port), str(root), str(log)],
-    )  # fmt: skip
-    try:
-        wait_port(port, proc)
+    server = Path(__file__).with_name("logging_index_server.py")
+    with serving([sys.executable, str(server), str(port), str(root), str(log)], port):
         index.url = f"http://127.0.0.1:{port}/simple/"
         yield Upstream(index, log)
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
-def _start_hub(data: Path, upstream_url: str) -> tuple[subprocess.Popen[bytes], Hub]:
-    port = free_port()
-    env = base_env() | {
-        "PRIME_HUB_DATA_DIR": str(data),
-        "PRIME_HUB_UPSTREAM_INDEX_URL": upstream_url,
-        # the admin allows the names the stand-in also serves (that is the point of this test)
-        "PRIME_HUB_ALLOWED_UPSTREAM_NAMES": '["ws-*"]',
-    }
-    log = open(data / "server.log", "wb")
-    proc = subprocess.Popen(
-        [str(BIN / "prime-hub"), "serve", "--port", str(port), "--log-level", "warning"],
-        env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    log.close()
-    wait_port(port, proc)
-    return proc, Hub(f"http://127.0.0.1:{port}", data)
+def _hub(data: Path, upstream_url: str) -> contextlib.AbstractContextManager[Hub]:
+    # the admin allows the names the stand-in also serves (that is the point of this test)
+    return running_hub(
+        data,
+        PRIME_HUB_UPSTREAM_INDEX_URL=upstream_url,
+        PRIME_HUB_ALLOWED_UPSTREAM_NAMES='["ws-*"]',
+    )
 
 
 def _publish(hub: Hub, owner: str, name: str, deps: list[str], private: bool = False) -> None:
@@ -134,40 +128,23 @@ def _populate(hub: Hub) -> None:
 @pytest.fixture(scope="module")
 def safe_hub(upstream: Upstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
     """The hub, with its pass-through pointing at the stand-in."""
-    proc, hub = _start_hub(tmp_path_factory.mktemp("safe-hub"), upstream.index.url)
-    try:
+    with _hub(tmp_path_factory.mktemp("safe-hub"), upstream.index.url) as hub:
         _populate(hub)
         yield hub
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 @pytest.fixture(scope="module")
 def airgapped_hub(upstream: Upstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
     """A hub without a pass-through."""
-    proc, hub = _start_hub(tmp_path_factory.mktemp("airgapped-hub"), "")
-    try:
+    with _hub(tmp_path_factory.mktemp("airgapped-hub"), "") as hub:
         _populate(hub)
         yield hub
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[webdriver.Chrome]:
-    binary, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    if not (binary and driver):
-        raise RuntimeError("chromium and chromedriver are required: run `make system-deps`")
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = binary
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
-        opts.add_argument(arg)
-    drv = webdriver.Chrome(service=Service(executable_path=driver), options=opts)
-    drv.set_page_load_timeout(30)
-    yield drv
-    drv.quit()
+    with chromium() as drv:
+        yield drv
 
 
 def _printed(browser: webdriver.Chrome, url: str) -> list[str]:
