@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from verifiers.client import OpenAIChatCompletionsClient, OpenAICompletionsClient
+from verifiers.client import TokenInClient as OpenAIChatCompletionsTokenClient
 from verifiers.client import resolve_client as _resolve
 from verifiers.clients.client import Client
 
@@ -21,11 +22,3 @@ __all__ = [
 def resolve_client(client_or_config: Any) -> Any:
     """A client for a client or a `ClientConfig` (its `client_type` picks the class)."""
     return _resolve(client_or_config)[0]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "OpenAIChatCompletionsTokenClient":  # the training module builds on verifiers.client
-        from verifiers.training.token_in import TokenInClient
-
-        return TokenInClient
-    raise AttributeError(f"module 'verifiers.clients' has no attribute {name!r}")

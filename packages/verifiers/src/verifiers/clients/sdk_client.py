@@ -13,15 +13,15 @@ import inspect
 from collections.abc import Sequence
 from typing import Any
 
-from verifiers.client import (
-    Client,
+from verifiers.errors import EmptyModelResponseError, Error, ModelError
+from verifiers.openai_http import Client
+from verifiers.openai_wire import (
     ModelResponse,
     merge_sampling_args,
     parse_chat_completion,
     parse_text_completion,
     to_openai_tool,
 )
-from verifiers.errors import EmptyModelResponseError, Error, ModelError
 from verifiers.types import AssistantMessage, Messages, SamplingArgs, ToolCall
 
 

@@ -6,6 +6,7 @@
 ...     await admin.update_weights(step)  # vf.training.InferenceAdmin(urls, stream=stream)
 """
 
+from verifiers.token_in_client import TokenInClient
 from verifiers.training.advantages import group_advantages, has_zero_variance
 from verifiers.training.difficulty import DifficultyFilter, ProblemStats
 from verifiers.training.groups import RolloutGroup, build_group
@@ -18,7 +19,6 @@ from verifiers.training.samples import (
     truncate,
 )
 from verifiers.training.stream import RolloutStream, VersionTaggingClient
-from verifiers.training.token_in import TokenInClient
 
 __all__ = [
     "NCCL_READY_MARKER",

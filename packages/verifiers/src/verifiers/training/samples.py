@@ -16,13 +16,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from verifiers.errors import ConfigError, TrainingDataError
+from verifiers.openai_wire import TOKEN_SAMPLING_ARGS as TOKEN_SAMPLING_ARGS  # its old home
 
 Truncation = Literal["keep", "mask", "zero"]
 TRUNCATION_MODES: tuple[Truncation, ...] = ("keep", "mask", "zero")
-
-#: Sampling args that make a vLLM server (>= 0.10.2) return prompt and completion token ids
-#: and per-token logprobs; `RolloutStream` always merges them into its requests.
-TOKEN_SAMPLING_ARGS: dict[str, Any] = {"logprobs": True, "extra_body": {"return_token_ids": True}}
 
 
 @dataclass(slots=True)
