@@ -362,7 +362,7 @@ async def test_constructor_arguments_become_local_limits_and_request():
     assert isinstance(req, CreateSandboxRequest) and req.name == "polars-env"
     assert req.team_id == "team-1" and req.labels == ["x"] and req.advanced_configs.shm == "1g"
     assert env.get_sandbox_spec(vf.State()) == spec  # unchanged request: the env's spec (pool)
-    bigger = env.spec_for_request(req.model_copy(update={"memory_gb": 1, "cpu_cores": 1}))
+    bigger = env.sandbox_settings.spec_for_request(req.model_copy(update={"memory_gb": 1, "cpu_cores": 1}))
     assert (bigger.memory, bigger.cpu) == (GiB, 1.0)
 
     state = await env.setup_state(vf.State(input={"prompt": [], "answer": ""}))

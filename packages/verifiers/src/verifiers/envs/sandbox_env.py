@@ -15,6 +15,11 @@ AsyncSandboxClient calls, see `sandbox_client.py`), `env.sandbox_request`, `dest
 `post_rollout`, the `sandbox_id`/`sandbox_state` state keys and `SandboxState`/`AdvancedConfigs`
 importable from here.
 
+The jobs are split (docs/sandboxes.md): `sandbox_settings` (what the constructor keywords
+mean, `SandboxSettings`), `sandbox_leases` (the sandboxes by id, the provider and the warm pool,
+`SandboxLeases`), `sandbox_post_rollout` (the classic hook, once per rollout) and
+`sandbox_commands` (the `bash` tool's plumbing). This class wires them into the rollout.
+
 Where `docker_image` runs (docs/sandboxes.md, "Classic environments with container images"):
 * on the image tier (the image pulled, its root an overlay writable everywhere, capped by
   `disk_size_gb`; the start command's preparation and `runtime_packages` run before the sandbox
@@ -29,32 +34,19 @@ Where `docker_image` runs (docs/sandboxes.md, "Classic environments with contain
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import inspect
-import logging
-import random
-import re
-import time
-import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any
 
 from verifiers.decorators import cleanup
 from verifiers.envs.sandbox_client import (
-    IDLE_START_COMMANDS,
     AdvancedConfigs,
     CreateSandboxRequest,
     LocalSandboxClient,
-    in_dir,
 )
-from verifiers.envs.sandbox_images import (
-    StartCommandError,
-    image_source,
-    pip_install_argv,
-    run_start,
-    start_phase,
-)
+from verifiers.envs.sandbox_commands import SandboxState, run_bash
+from verifiers.envs.sandbox_images import StartCommandError
+from verifiers.envs.sandbox_leases import Lease, SandboxLeases
+from verifiers.envs.sandbox_post_rollout import PostRollout
 from verifiers.envs.sandbox_providers import (
     PROVIDER_VAR,
     configured_provider,
@@ -62,20 +54,13 @@ from verifiers.envs.sandbox_providers import (
     make_provider,
     resolve_provider,
 )
+from verifiers.envs.sandbox_settings import SandboxSettings, Setting, wants_images
 from verifiers.envs.stateful_tool_env import StatefulToolEnv
-from verifiers.errors import ConfigError, SandboxError, ToolCallError
-from verifiers.sandbox.base import (
-    MiB,
-    Provider,
-    ProviderUnavailableError,
-    RuntimeSpec,
-    Sandbox,
-    SandboxCreationError,
-    SandboxSpec,
-)
+from verifiers.errors import SandboxError, ToolCallError
+from verifiers.sandbox.base import Provider, Sandbox, SandboxCreationError, SandboxSpec
 from verifiers.sandbox.pool import SandboxPool
 from verifiers.state import State
-from verifiers.types import Messages
+from verifiers.types import Messages, RolloutOutput
 
 __all__ = [
     "PROVIDER_VAR",
@@ -92,33 +77,11 @@ __all__ = [
     "resolve_provider",
 ]
 
-logger = logging.getLogger("verifiers.sandbox")
-
-GiB = 1024 * MiB
-# images whose tools the local runtime provides (bash, coreutils, a Python 3)
-_PYTHON_IMAGE = re.compile(r"^(docker\.io/)?(library/)?python(:[\w.-]+)?$")
-
-
-class SandboxState(TypedDict):
-    """`state["sandbox_state"]` (upstream 0.1.9+): readiness and command timings."""
-
-    ready: bool
-    ready_wait_time: float
-    command_execution_times: list[float]
+_Lease = Lease  # the name before the leases moved out (mini-swe-agent-plus reads `.task`)
 
 
 class SandboxNotReadyError(SandboxError):
     """The sandbox did not come up (upstream raises it from the first tool call)."""
-
-
-@dataclass
-class _Lease:
-    """One rollout's claim on a sandbox: the acquisition task, then the sandbox."""
-
-    task: asyncio.Task[Sandbox] | None = None
-    box: Sandbox | None = None
-    released: bool = False
-    created: float = field(default_factory=time.perf_counter)
 
 
 class SandboxEnv(StatefulToolEnv):
@@ -131,6 +94,21 @@ class SandboxEnv(StatefulToolEnv):
     `gpu_count` must be 0. `team_id`, `labels`, `advanced_configs` and the `sandbox_client_*`
     settings are kept on `sandbox_request` and have no local effect. `network=True` lets the
     sandbox use the host's network (`pip install` needs it)."""
+
+    # the classic attributes, kept on `sandbox_settings` (assigning them on the env works)
+    sandbox_request: Setting[CreateSandboxRequest] = Setting("request")
+    spec: Setting[SandboxSpec] = Setting()
+    runs_images: Setting[bool] = Setting()  # `docker_image` runs as an image, not stood in for
+    install_packages: Setting[tuple[str, ...]] = Setting()
+    ignore_docker_image: Setting[bool] = Setting()
+    timeout_per_command_seconds: Setting[float] = Setting()
+    start_command_timeout: Setting[float] = Setting()
+    pool_size: Setting[int] = Setting()
+    max_retries: Setting[int] = Setting(on_retry=True)
+    base_delay: Setting[float] = Setting(on_retry=True)
+    backoff_factor: Setting[float] = Setting(on_retry=True)
+    max_backoff_seconds: Setting[float] = Setting(on_retry=True)
+    jitter: Setting[float] = Setting(on_retry=True)
 
     def __init__(
         self,
@@ -170,10 +148,14 @@ class SandboxEnv(StatefulToolEnv):
             stop_errors=list(stop_errors) if stop_errors is not None else [SandboxError],
             **kwargs,
         )
-        if isinstance(advanced_configs, dict):
-            advanced_configs = AdvancedConfigs(**advanced_configs)
-        self.sandbox_request = CreateSandboxRequest(
-            name=sandbox_name,
+        # no provider given: the image tier (or the configured tier's image variant) when a
+        # registry is configured for the image
+        resolved = resolve_provider(
+            provider, images=wants_images(provider, docker_image, ignore_docker_image)
+        )
+        self.sandbox_settings = SandboxSettings.from_classic(
+            resolved,
+            sandbox_name=sandbox_name,
             docker_image=docker_image,
             start_command=start_command,
             cpu_cores=cpu_cores,
@@ -184,249 +166,58 @@ class SandboxEnv(StatefulToolEnv):
             environment_vars=environment_vars,
             team_id=team_id,
             advanced_configs=advanced_configs,
-            labels=list(labels or []),
+            labels=labels,
+            spec=spec,
+            runtime_packages=runtime_packages,
+            pids_limit=pids_limit,
+            network=network,
+            ignore_docker_image=ignore_docker_image,
+            timeout_per_command_seconds=timeout_per_command_seconds,
+            start_command_timeout=start_command_timeout,
+            pool_size=pool_size,
+            max_retries=max_retries,
+            base_delay=base_delay,
+            backoff_factor=backoff_factor,
+            max_backoff_seconds=max_backoff_seconds,
+            jitter=jitter,
         )
-        self._base_request = self.sandbox_request.model_copy()  # what self.spec describes
         self.sandbox_name = sandbox_name
         self.docker_image = docker_image
         self.start_command = start_command
         self.labels = list(labels or [])
-        self.ignore_docker_image = ignore_docker_image
-        self.timeout_per_command_seconds = timeout_per_command_seconds
-        self.start_command_timeout = start_command_timeout
-        self.max_retries = max_retries
-        self.base_delay = base_delay
-        self.backoff_factor = backoff_factor
-        self.max_backoff_seconds = max_backoff_seconds
-        self.jitter = jitter
-        # no provider given: the image tier (or the configured tier's image variant) when a
-        # registry is configured for the image
-        wants_images = (
-            provider is None and not ignore_docker_image and image_source(docker_image) is not None
+        self.sandbox_leases = SandboxLeases(
+            self.sandbox_settings,
+            resolved,
+            owns_provider=not isinstance(provider, Provider),
+            forget=lambda sandbox_id: self.sandbox_client.forget(sandbox_id),
         )
-        self._provider = resolve_provider(provider, images=wants_images)
-        self._owns_provider = not isinstance(provider, Provider)
-        #: whether `docker_image` runs as an image (pulled, start command run), not stood in for
-        self.runs_images = not ignore_docker_image and (
-            getattr(self._provider, "supports_images", False)
-            or (self._provider is None and wants_images)
-        )
-        # on the image tier the image brings its software; extra packages are pip-installed
-        # into it when the sandbox starts (upstream's PythonEnv does so in its start command)
-        self.install_packages = tuple(runtime_packages) if self.runs_images else ()
-        self.spec = spec or SandboxSpec(
-            runtime=RuntimeSpec()
-            if self.runs_images
-            else RuntimeSpec(packages=tuple(runtime_packages)),
-            image=docker_image,
-            cpu=float(cpu_cores),
-            memory=int(memory_gb * GiB),
-            pids=pids_limit,
-            disk=int(disk_size_gb * GiB),
-            lifetime=timeout_minutes * 60 if timeout_minutes else None,
-            env=dict(environment_vars or {}),
-            network=network,
-        )
-        why = self.unsupported_reason(self.sandbox_request)
-        if why is not None:  # fail at load time, not as an infra error in every rollout
-            raise ConfigError(why)
-        if self.install_packages and not self.spec.network:
-            logger.warning(
-                "sandbox: packages %s are not installed into image %s: pip needs the network "
-                "(network=True); the image must bring them",
-                " ".join(self.install_packages),
-                docker_image,
-            )
-            self.install_packages = ()
-        if not self.runs_images and (start_command or "").strip() not in IDLE_START_COMMANDS:
-            logger.warning(
-                "sandbox: start_command %r is not run by local sandboxes standing in for an "
-                "image (each command runs on its own; nothing long-lived is started); it runs "
-                "on the image tier (docs/sandboxes.md)",
-                start_command,
-            )
-        self.pool_size = pool_size
-        self._pool: SandboxPool | None = None
-        self._leases: dict[str, _Lease] = {}
-        # rollouts whose post_rollout ran (until scored); the state is held, so its id is
-        # not reused meanwhile
-        self._post_rollout_states: dict[int, State] = {}
+        self._leases = self.sandbox_leases.by_id  # the classic attribute, the same dict
+        self._post_rollout = PostRollout(self.post_rollout, self.sandbox_leases)
         self._generating = 0
-        self.sandbox_client = LocalSandboxClient(self)
+        self.sandbox_client = LocalSandboxClient(self.sandbox_leases)
         self.add_tool(self.bash, args_to_skip=["sandbox_id", "sandbox_state", "working_dir"])
 
-    # -- provider and pool -----------------------------------------------------------------
     @property
     def provider(self) -> Provider:
-        if self._provider is None:
-            self._provider = default_provider(images=self.runs_images)
-        return self._provider
+        return self.sandbox_leases.provider
 
     @property
     def pool(self) -> SandboxPool:
-        if self._pool is None:
-            self._pool = SandboxPool(self.provider, self.spec, size=self.pool_size)
-        return self._pool
-
-    def unsupported_reason(self, request: CreateSandboxRequest) -> str | None:
-        """Why `request` cannot be served by this env's provider (None: it can). A provider
-        that runs images says so with `supports_images = True`."""
-        if request.gpu_count:  # no local provider has GPUs, image-capable or not
-            return f"gpu_count={request.gpu_count}: local sandboxes have no GPUs"
-        if self.runs_images:
-            return None
-        image = (request.docker_image or "").strip()
-        if image and not _PYTHON_IMAGE.match(image) and not self.ignore_docker_image:
-            return (
-                f"docker_image {image!r} cannot run in a local sandbox (it runs the local "
-                "Python runtime with bash and coreutils; writable: the workspace and /tmp). "
-                "Set VF_REGISTRY_MIRROR to a registry serving Docker Hub's images (or name "
-                "the image with its registry) to run it on the image tier, or pass "
-                "ignore_docker_image=True to run this environment on that runtime anyway."
-            )
-        return None
+        return self.sandbox_leases.pool
 
     def get_sandbox_request(self, state: State) -> CreateSandboxRequest:
         """The classic per-rollout hook: override to vary the request per state."""
         return self.sandbox_request.model_copy()
 
-    def spec_for_request(self, request: CreateSandboxRequest) -> SandboxSpec:
-        """The local spec for a classic request: the env's spec when nothing differs (so the
-        warm pool serves it), else the env's spec with the request's limits."""
-        if request == self._base_request:
-            return self.spec
-        return dataclasses.replace(
-            self.spec,
-            image=request.docker_image,
-            cpu=float(request.cpu_cores),
-            memory=int(request.memory_gb * GiB),
-            disk=int(request.disk_size_gb * GiB),
-            lifetime=request.timeout_minutes * 60 if request.timeout_minutes else None,
-            env=dict(request.environment_vars or {}),
-        )
-
     def get_sandbox_spec(self, state: State) -> SandboxSpec:
         """Override to vary the sandbox per rollout (a different spec bypasses the pool)."""
-        return self.spec_for_request(self.get_sandbox_request(state))
-
-    async def _create(self, spec: SandboxSpec) -> Sandbox:
-        if spec == self.spec and self.pool_size > 0:
-            return await self.pool.acquire()
-        return await self.provider.create(spec)
-
-    def start_steps(self, request: CreateSandboxRequest) -> list[tuple[str, list[str] | str]]:
-        """What runs in a new sandbox before it is ready, on the image tier: the start
-        command's preparation (without its idle tail), then the pip install of
-        `runtime_packages`. Nothing elsewhere (the local runtime stands in for the image)."""
-        if not self.runs_images:
-            return []
-        steps: list[tuple[str, list[str] | str]] = []
-        start = start_phase(request.start_command)
-        if start is not None:
-            steps.append(("start command", start))
-        if self.install_packages:
-            steps.append(("package install", pip_install_argv(self.install_packages)))
-        return steps
-
-    async def _acquire(
-        self,
-        lease: _Lease,
-        spec: SandboxSpec,
-        steps: Sequence[tuple[str, list[str] | str]] = (),
-    ) -> Sandbox:
-        """Create with retries and backoff, then run the start `steps`; the result is
-        recorded on the lease at once so that a release racing with creation still closes it.
-        A failing start step closes the sandbox and is not retried (it would fail again)."""
-        attempt = 0
-        while True:
-            try:
-                box = await self._create(spec)
-            except ProviderUnavailableError:
-                raise  # retrying cannot help: the message says what is missing
-            except SandboxError as e:
-                if attempt >= self.max_retries:
-                    raise SandboxCreationError(
-                        f"could not create a sandbox after {attempt + 1} attempt(s): {e}"
-                    ) from e
-                delay = min(
-                    self.max_backoff_seconds, self.base_delay * self.backoff_factor**attempt
-                )
-                delay += random.uniform(0, self.jitter)
-                logger.warning("sandbox creation failed (%s); retrying in %.2fs", e, delay)
-                attempt += 1
-                await asyncio.sleep(delay)
-                continue
-            if lease.released:  # the rollout ended while we were creating
-                await box.close()
-                raise SandboxError("rollout ended before its sandbox was ready")
-            lease.box = box
-            try:
-                for what, command in steps:
-                    await run_start(box, command, self.start_command_timeout, what)
-            except BaseException:
-                lease.box = None
-                await asyncio.shield(self.pool.release(box))
-                raise
-            return box
-
-    async def _refuse(self, why: str) -> Sandbox:
-        raise ProviderUnavailableError(why)
-
-    # -- leases: one per sandbox id (a rollout's, or one the client created) ------------------
-    def _open(
-        self,
-        spec: SandboxSpec,
-        refusal: str | None = None,
-        request: CreateSandboxRequest | None = None,
-    ) -> str:
-        key = uuid.uuid4().hex[:12]
-        lease = _Lease()
-        steps = self.start_steps(request) if request is not None and not refusal else []
-        work = self._refuse(refusal) if refusal else self._acquire(lease, spec, steps)
-        lease.task = asyncio.get_running_loop().create_task(work)
-        # retrieve the exception if nobody awaits the task (rollout ended before a tool call)
-        lease.task.add_done_callback(lambda t: t.cancelled() or t.exception())
-        self._leases[key] = lease
-        return key
-
-    def open_lease(self, request: CreateSandboxRequest) -> str:
-        """Start creating a sandbox for a classic request (`sandbox_client.create`)."""
-        return self._open(self.spec_for_request(request), self.unsupported_reason(request), request)
-
-    def lease_status(self, sandbox_id: str) -> tuple[str, str | None]:
-        """Upstream's sandbox status for an id: PENDING, RUNNING, ERROR, TERMINATED, or
-        UNKNOWN (never opened, or deleted)."""
-        lease = self._leases.get(sandbox_id)
-        if lease is None or lease.task is None:
-            return "UNKNOWN", None
-        if lease.released:
-            return "TERMINATED", None
-        if not lease.task.done():
-            return "PENDING", None
-        if lease.task.cancelled():
-            return "ERROR", "creation was cancelled"
-        error = lease.task.exception()
-        if error is not None:
-            return "ERROR", str(error)
-        box = lease.task.result()
-        return ("RUNNING", None) if box.alive else ("TERMINATED", "the sandbox stopped")
-
-    async def lease_box(self, sandbox_id: str) -> Sandbox:
-        return await self._sandbox(sandbox_id, None)
-
-    async def close_lease(self, sandbox_id: str) -> bool:
-        lease = self._leases.pop(sandbox_id, None)
-        self.sandbox_client.forget(sandbox_id)
-        if lease is None:
-            return False
-        await asyncio.shield(self._release(lease))
-        return True
+        return self.sandbox_settings.spec_for_request(self.get_sandbox_request(state))
 
     # -- per-rollout lifecycle ------------------------------------------------------------
     async def setup_state(self, state: State, **kwargs: Any) -> State:
         state = await super().setup_state(state, **kwargs) or state
         request = self.get_sandbox_request(state)
-        key = self._open(self.get_sandbox_spec(state), self.unsupported_reason(request), request)
+        key = self.sandbox_leases.open(self.get_sandbox_spec(state), request)
         self.sandbox_client.remember(key, request)
         state["sandbox_id"] = key
         state["sandbox"] = None
@@ -438,28 +229,21 @@ class SandboxEnv(StatefulToolEnv):
     async def _wait_for_sandbox_ready(self, sandbox_state: SandboxState, sandbox_id: str) -> None:
         """Classic helper (upstream 0.1.9+): wait for the sandbox, recording the wait."""
         try:
-            await self._sandbox(sandbox_id, sandbox_state)  # type: ignore[arg-type]
+            await self.sandbox_leases.wait(sandbox_id, sandbox_state)
         except SandboxError as e:
             raise SandboxNotReadyError(str(e)) from e
 
     async def get_sandbox(self, state: State) -> Sandbox:
         """This rollout's sandbox, waiting for it if it is still starting."""
-        return await self._sandbox(state["sandbox_id"], state.get("sandbox_state"), state)
+        return await self.sandbox_leases.wait(
+            state["sandbox_id"], state.get("sandbox_state"), state
+        )
 
     async def _sandbox(
-        self, key: str, sandbox_state: dict[str, Any] | None, state: State | None = None
+        self, key: str, sandbox_state: Any = None, state: State | None = None
     ) -> Sandbox:
-        lease = self._leases.get(key)
-        if lease is None or lease.released or lease.task is None:
-            raise SandboxError(f"sandbox {key} has been released")
-        t0 = time.perf_counter()
-        box = await asyncio.shield(lease.task)
-        if sandbox_state is not None and not sandbox_state.get("ready"):
-            sandbox_state["ready"] = True
-            sandbox_state["ready_wait_time"] = time.perf_counter() - t0
-        if state is not None:
-            state["sandbox"] = box
-        return box
+        """The sandbox of `key` (subclasses' tools call this; `SandboxLeases.wait`)."""
+        return await self.sandbox_leases.wait(key, sandbox_state, state)
 
     def update_tool_args(
         self,
@@ -488,28 +272,10 @@ class SandboxEnv(StatefulToolEnv):
     ) -> str:
         """Execute `command` inside persistent sandbox container."""
         # (the model sees that docstring as the tool's description: upstream's, word for word)
-        box = await self._sandbox(sandbox_id, sandbox_state)  # type: ignore[arg-type]
-        times: list[float] = (
-            sandbox_state.setdefault("command_execution_times", [])
-            if sandbox_state is not None
-            else []
+        box = await self.sandbox_leases.wait(sandbox_id, sandbox_state)
+        return await run_bash(
+            box, command, working_dir, self.timeout_per_command_seconds, sandbox_state
         )
-        t0 = time.perf_counter()
-        result = await box.exec(
-            in_dir(command, working_dir), timeout=self.timeout_per_command_seconds
-        )
-        if result.timed_out:
-            times.append(float(self.timeout_per_command_seconds))
-            return f"Error: Command timed out after {self.timeout_per_command_seconds:g}s"
-        times.append(time.perf_counter() - t0)
-        # as upstream: each stream stripped, stderr under a "stderr:" header
-        output = result.stdout.strip()
-        stderr = result.stderr.strip()
-        if stderr:
-            output = f"{output}\nstderr:\n{stderr}" if output else f"stderr:\n{stderr}"
-        if result.truncated:
-            output += "\n[output truncated]"
-        return output or "(no output)"
 
     async def env_response(self, messages: Messages, state: State, **kwargs: Any) -> Messages:
         try:
@@ -525,33 +291,6 @@ class SandboxEnv(StatefulToolEnv):
         """Classic hook, run once before scoring while the sandbox is up (if it was started).
         The 0.1.6-0.1.7 form `post_rollout(self, messages, state, **kwargs)` is called so."""
 
-    async def _post_rollout_once(self, state: State) -> None:
-        # once per rollout, also when destroy_sandbox ran it and released the lease already
-        if id(state) in self._post_rollout_states:
-            return
-        self._post_rollout_states[id(state)] = state
-        lease = self._leases.get(state.get("sandbox_id") or "")
-        if lease is not None:
-            if lease.task is not None and not lease.task.done():
-                # no tool call needed it yet; post_rollout and the reward functions may
-                await asyncio.gather(lease.task, return_exceptions=True)
-            if lease.box is not None:
-                state["sandbox"] = lease.box
-        # without a sandbox of ours (a setup_state of its own failed) upstream still calls it
-        params = [
-            p
-            for p in inspect.signature(self.post_rollout).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
-        if params and params[0].name == "messages":
-            prompt, completion = state.get("prompt"), state.get("completion")
-            messages = list(completion or [])
-            if isinstance(prompt, list):
-                messages = [*prompt, *messages]
-            await self.post_rollout(messages, state)  # type: ignore[call-arg]
-        else:
-            await self.post_rollout(state)
-
     async def destroy_sandbox(self, state: State | str | None) -> None:
         """Classic: run `post_rollout` (once per rollout) and close the rollout's sandbox now,
         before scoring. Given a sandbox id (the 0.1.6-0.1.7 form, and ids from
@@ -559,9 +298,9 @@ class SandboxEnv(StatefulToolEnv):
         if state is None:
             return
         if isinstance(state, str):
-            await self.close_lease(state)
+            await self.sandbox_leases.close(state)
             return
-        await self._post_rollout_once(state)
+        await self._post_rollout.run_once(state)
         await self.release_sandbox(state)
 
     @cleanup(priority=-100)
@@ -572,7 +311,7 @@ class SandboxEnv(StatefulToolEnv):
         cancelling = task is not None and task.cancelling() > 0
         if not cancelling and state.get("error") is None:
             try:
-                await self._post_rollout_once(state)
+                await self._post_rollout.run_once(state)
             except BaseException:
                 await self.release_sandbox(state)  # the rollout has failed: nothing to keep
                 raise
@@ -581,35 +320,20 @@ class SandboxEnv(StatefulToolEnv):
 
     async def after_scoring(self, state: State) -> None:
         await super().after_scoring(state)
-        self._post_rollout_states.pop(id(state), None)
+        self._post_rollout.forget(state)
         await self.release_sandbox(state)
 
     async def release_sandbox(self, state: State) -> None:
         """Close this rollout's sandbox (idempotent)."""
-        key = state.get("sandbox_id") or ""
-        lease = self._leases.pop(key, None)
-        self.sandbox_client.forget(key)
         if "sandbox" in state:
             state["sandbox"] = None
-        if lease is not None:
-            await asyncio.shield(self._release(lease))
-
-    async def _release(self, lease: _Lease) -> None:
-        lease.released = True
-        if lease.task is not None and not lease.task.done():
-            lease.task.cancel()
-            await asyncio.gather(lease.task, return_exceptions=True)
-        if lease.box is not None:
-            try:
-                await self.pool.release(lease.box)
-            except Exception as e:
-                logger.warning("closing sandbox %s failed: %s", lease.box.id, e)
+        await self.sandbox_leases.close(state.get("sandbox_id") or "")
 
     @property
     def active_sandboxes(self) -> set[str]:
         """Ids of the sandboxes acquired or being acquired and not yet released (a copy:
         classic code that adds to or discards from it changes nothing)."""
-        return set(self._leases)
+        return set(self.sandbox_leases.by_id)
 
     @active_sandboxes.setter
     def active_sandboxes(self, value: set[str]) -> None:
@@ -618,7 +342,7 @@ class SandboxEnv(StatefulToolEnv):
 
     async def bulk_delete_sandboxes(self, global_ids: list[str]) -> None:
         """Classic: close these sandboxes (ids unknown here are skipped)."""
-        await asyncio.gather(*(self.close_lease(i) for i in global_ids))
+        await asyncio.gather(*(self.sandbox_leases.close(i) for i in global_ids))
 
     # -- environment-wide lifecycle ---------------------------------------------------------
     async def generate(self, *args: Any, **kwargs: Any) -> Any:
@@ -634,14 +358,8 @@ class SandboxEnv(StatefulToolEnv):
 
     async def close_sandboxes(self) -> None:
         """Release every rollout's sandbox and empty the warm pool."""
-        leases = list(self._leases.values())
-        for key in list(self._leases):
-            self.sandbox_client.forget(key)
-        self._leases.clear()
-        self._post_rollout_states.clear()
-        await asyncio.gather(*(self._release(lease) for lease in leases), return_exceptions=True)
-        if self._pool is not None:
-            await self._pool.close()
+        self._post_rollout.clear()
+        await self.sandbox_leases.close_all()
 
     async def teardown_sandboxes(self) -> None:
         """Classic name for closing every sandbox left (run by `teardown`)."""
@@ -650,8 +368,7 @@ class SandboxEnv(StatefulToolEnv):
     async def teardown(self) -> None:
         await self.close_sandboxes()
         await self.sandbox_client.aclose()
-        if self._owns_provider and self._provider is not None:
-            await self._provider.close()
+        await self.sandbox_leases.close_provider()
         await super().teardown()
 
     # -- metrics ----------------------------------------------------------------------------
@@ -662,7 +379,9 @@ class SandboxEnv(StatefulToolEnv):
             "sandbox_command_execution_time",
         ]
 
-    def state_to_output(self, state: State, state_columns: list[str] | None = None):
+    def state_to_output(
+        self, state: State, state_columns: list[str] | None = None
+    ) -> RolloutOutput:
         out = super().state_to_output(state, state_columns)
         ss = state.get("sandbox_state") or {}
         times = ss.get("command_execution_times") or []
