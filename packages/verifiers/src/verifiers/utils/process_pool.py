@@ -42,7 +42,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from verifiers.errors import Error, InfraError
 
@@ -122,9 +122,20 @@ def _add_forkserver_preload(modules: Sequence[str]) -> None:
         forkserver.set_forkserver_preload(current + missing)
 
 
-def _default_context() -> multiprocessing.context.BaseContext:
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+if TYPE_CHECKING:  # the contexts a pool may use (typeshed's BaseContext has no Process)
+    from multiprocessing.context import ForkServerContext, SpawnContext
+
+    _Context = ForkServerContext | SpawnContext
+
+
+def _context(start_method: str | None) -> _Context:
+    if start_method is None:
+        methods = multiprocessing.get_all_start_methods()
+        start_method = "forkserver" if "forkserver" in methods else "spawn"
+    ctx = multiprocessing.get_context(start_method)
+    if ctx.get_start_method() == "fork":
+        raise ValueError("the 'fork' start method is unsafe here; use forkserver or spawn")
+    return cast("_Context", ctx)
 
 
 # -- worker side ------------------------------------------------------------------------
@@ -264,11 +275,7 @@ class ProcessPool:
         self.initializer = initializer
         self.max_queued = max_queued
         self.name = name
-        self._ctx = (
-            multiprocessing.get_context(start_method) if start_method else _default_context()
-        )
-        if self._ctx.get_start_method() == "fork":
-            raise ValueError("the 'fork' start method is unsafe here; use forkserver or spawn")
+        self._ctx = _context(start_method)
         if forkserver_preload and self._ctx.get_start_method() == "forkserver":
             _add_forkserver_preload((__name__, *self.preload))
         self._lock = threading.Lock()
@@ -440,14 +447,8 @@ class ProcessPool:
 
     async def _start_worker(self) -> _Worker:
         loop = asyncio.get_running_loop()
-        parent, child = self._ctx.Pipe(duplex=True)
-        proc = self._ctx.Process(
-            target=_worker_main,
-            args=(child, self.preload, self.initializer),
-            name=self.name,
-            daemon=True,
-        )
-        worker = _Worker(proc, parent)
+        worker, child = self._new_worker()
+        proc, parent = worker.proc, worker.conn
         # Starting talks to the forkserver (and starts it the first time): not on the loop.
         try:
             await loop.run_in_executor(None, proc.start)
@@ -486,8 +487,8 @@ class ProcessPool:
             raise PoolClosedError("the pool was closed")
         return worker
 
-    def _start_in_background(self) -> None:
-        """`prestart`'s thread: start a worker in an already reserved slot, blocking."""
+    def _new_worker(self) -> tuple[_Worker, Connection]:
+        """A worker, not started yet, and the child's end of its pipe."""
         parent, child = self._ctx.Pipe(duplex=True)
         proc = self._ctx.Process(
             target=_worker_main,
@@ -495,7 +496,12 @@ class ProcessPool:
             name=self.name,
             daemon=True,
         )
-        worker = _Worker(proc, parent)
+        return _Worker(proc, parent), child
+
+    def _start_in_background(self) -> None:
+        """`prestart`'s thread: start a worker in an already reserved slot, blocking."""
+        worker, child = self._new_worker()
+        proc, parent = worker.proc, worker.conn
         try:
             proc.start()
         except BaseException:
