@@ -162,13 +162,13 @@ class JudgeFallbackRubric(Rubric):
         return grade
 
     # -- reward and metrics ---------------------------------------------------------------
-    async def correct_answer(self, prompt, completion, answer, state) -> float:
+    async def correct_answer(self, prompt: Any, completion: Any, answer: Any, state: Any) -> float:
         """1.0 iff the rules accept the answer or the judge grades it A."""
         grade = await self.grade(prompt, completion, answer, state)
         return max(grade["rules"], grade["judge"])
 
     def _named_metric(self, name: str, part: str) -> Any:
-        async def metric(prompt, completion, answer, state) -> float:
+        async def metric(prompt: Any, completion: Any, answer: Any, state: Any) -> float:
             return (await self.grade(prompt, completion, answer, state))[part]
 
         metric.__name__ = metric.__qualname__ = name

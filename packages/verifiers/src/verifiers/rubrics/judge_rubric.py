@@ -270,7 +270,10 @@ class JudgeRubric(Rubric):
     def _resolve(self, value: Any) -> tuple[Client | None, bool, Any]:
         """`(client, owned, direct)`: the SDK client requests go through, or (`None`, False,
         the object) for a client-like object that is called as is."""
-        options = {"timeout": self.judge_timeout, "max_retries": self.judge_max_retries}
+        options: dict[str, Any] = {
+            "timeout": self.judge_timeout,
+            "max_retries": self.judge_max_retries,
+        }
         if value is None:
             return _EnvOpenAIClient(**options), True, None
         if isinstance(value, Client):

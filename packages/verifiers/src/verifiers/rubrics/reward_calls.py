@@ -1,0 +1,152 @@
+"""Calling a rubric's reward functions: what each is given, and the order they run in.
+
+As upstream, the functions run in registration order: each one has finished for every rollout
+of the call before the next starts, so a function may read what an earlier one left in
+`state`. Once a function failed on infrastructure (an unreachable judge or sandbox), the
+rollout's later functions are skipped (NaN): its reward is masked anyway. A function that
+raises is recorded as an error on the rollout and its score is NaN — never a silent 0.0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Executor
+from typing import Any
+
+from verifiers.errors import RewardError
+from verifiers.rubrics.reward_registry import RewardSpec
+from verifiers.rubrics.scores import Score, ScoreTable
+from verifiers.rubrics.sync_calls import SyncCalls
+
+ScoreObjectProvider = Callable[[Any], Mapping[str, Any]]
+GroupScoreObjectProvider = Callable[[list[Any]], Mapping[str, Any]]
+
+
+def state_fields(state: Mapping[str, Any]) -> dict[str, Any]:
+    """The rollout fields of a state that reward functions ask for by name (and `input`)."""
+    return {
+        "prompt": state.get("prompt"),
+        "completion": state.get("completion"),
+        "answer": state.get("answer", ""),
+        "info": state.get("info") or {},
+        "task": state.get("task"),
+        "example_id": state.get("example_id"),
+        "input": state.get("input"),
+    }
+
+
+def rollout_available(
+    class_objects: Mapping[str, Any],
+    providers: Iterable[ScoreObjectProvider],
+    state: Any,
+    input: Any,
+    fields: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The input row's columns, the class objects, the rollout's fields and `state`, then
+    the score object providers' objects."""
+    avail = dict(input) if isinstance(input, Mapping) else {}
+    avail.update(class_objects)
+    avail.update(fields)
+    avail["state"] = state
+    for provider in providers:
+        avail.update(provider(state))
+    return avail
+
+
+def group_available(
+    class_objects: Mapping[str, Any],
+    providers: Iterable[GroupScoreObjectProvider],
+    avails: Sequence[Mapping[str, Any]],
+) -> dict[str, Any]:
+    """What a group reward function can ask for: the class objects and one list per field."""
+    avail = dict(class_objects)
+    states = [a.get("state") for a in avails]
+    avail.update(
+        states=states,
+        prompts=[a.get("prompt") for a in avails],
+        completions=[a.get("completion") for a in avails],
+        answers=[a.get("answer", "") for a in avails],
+        infos=[a.get("info") or {} for a in avails],
+        tasks=[a.get("task") for a in avails],
+        example_ids=[a.get("example_id") for a in avails],
+    )
+    for provider in providers:
+        avail.update(provider(states))
+    return avail
+
+
+async def run_reward_funcs(
+    specs: Sequence[RewardSpec],
+    avails: list[dict[str, Any]],
+    group_avail: Callable[[list[dict[str, Any]]], dict[str, Any]],
+    sync: SyncCalls,
+    executor: Executor | None,
+) -> list[Score]:
+    """Score rollouts given as the objects reward functions may ask for (one dict each);
+    sync functions run in `executor`'s threads (None: the loop's default executor)."""
+    table = ScoreTable(len(avails), len(specs))
+    grouped: dict[str, Any] | None = None
+    for k, spec in enumerate(specs):
+        if spec.is_group:
+            if grouped is None:
+                grouped = group_avail(avails)
+            await _run_group_func(spec, k, grouped, len(avails), table, sync, executor)
+        elif len(avails) == 1:
+            await _run_one(spec, k, avails[0], 0, table, sync, executor)
+        else:
+            await asyncio.gather(
+                *(_run_one(spec, k, a, i, table, sync, executor) for i, a in enumerate(avails))
+            )
+    return table.scores(specs)
+
+
+async def _run_one(
+    spec: RewardSpec,
+    k: int,
+    avail: dict[str, Any],
+    i: int,
+    table: ScoreTable,
+    sync: SyncCalls,
+    executor: Executor | None,
+) -> None:
+    if table.infra_failed(i):
+        # An earlier function hit broken infrastructure (judge, sandbox): the rollout is
+        # masked anyway, and asking that infrastructure again only repeats its retries.
+        return  # its value stays NaN
+    kwargs = spec.call.select(avail)
+    try:
+        if spec.call.is_async:
+            value = await spec.func(**kwargs)
+        else:
+            value = await sync.call(spec.func, kwargs, executor)
+    except Exception as e:
+        table.fail(i, k, spec.name, e)
+        return
+    table.record(i, k, spec.name, value)
+
+
+async def _run_group_func(
+    spec: RewardSpec,
+    k: int,
+    avail: dict[str, Any],
+    n: int,
+    table: ScoreTable,
+    sync: SyncCalls,
+    executor: Executor | None,
+) -> None:
+    kwargs = spec.call.select(avail)
+    try:
+        if spec.call.is_async:
+            result = await spec.func(**kwargs)
+        else:
+            result = await sync.call(spec.func, kwargs, executor)
+        result = list(result)
+        if len(result) != n:
+            raise RewardError(f"returned {len(result)} scores for {n} rollouts")
+    except Exception as e:
+        for i in range(n):
+            table.fail(i, k, spec.name, e)
+        return
+    for i, value in enumerate(result):
+        table.record(i, k, spec.name, value)

@@ -1,0 +1,195 @@
+"""Sync reward functions in worker threads, without a thread hop per call.
+
+A sync reward function never runs on the event loop (a slow one would stall every other
+rollout), but a hop to a worker thread per call costs about as much CPU as a cheap function
+itself. So calls of functions known to be cheap are queued and carried over in batches: every
+call made in one turn of the loop goes in one hop, and while a batch is out the next calls
+wait for the next one. A function whose last call took at least `slow_after_s` gets a hop of
+its own per call, so slow ones (a judge asked the 0.1.2 way, a code runner in a subprocess)
+still run side by side and never hold up the cheap ones for long. A function not yet measured
+gets its own hop too; its first call measures it.
+
+Upstream ran sync functions on the loop's thread, and some rely on that: `signal.alarm`
+timeouts (math-verify's `parse`/`verify`, hand-written code runners) only work in the main
+thread. A function that fails for that reason is run again on the loop's thread, and from
+then on always there (with a warning, once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import Any
+
+Call = tuple[Callable[..., Any], dict[str, Any]]
+# Outcome of one call in a worker: (True, value) or (False, exception), and its duration.
+Outcome = tuple[bool, Any, float]
+
+
+class SyncCalls:
+    """Runs a rubric's sync reward functions off the event loop, batching the cheap ones."""
+
+    def __init__(
+        self, logger: logging.Logger, *, slow_after_s: float = 0.002, max_batches: int = 4
+    ) -> None:
+        self.logger = logger
+        self.slow_after_s = slow_after_s  # a call this long or longer: its own hop next time
+        self.max_batches = max_batches  # batches out at once, per event loop
+        self.hops = 0  # worker-thread hops made (each batch is one)
+        self._seconds: dict[int, tuple[Callable[..., Any], float]] = {}  # last call's time
+        self._on_loop: dict[int, Callable[..., Any]] = {}  # pinned to the loop's thread
+        self._lanes = threading.local()  # this thread's event loop's queue
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Threads, loops and measurements stay in the process that made them.
+        return {k: getattr(self, k) for k in ("logger", "slow_after_s", "max_batches")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(  # type: ignore[misc]
+            state["logger"], slow_after_s=state["slow_after_s"], max_batches=state["max_batches"]
+        )
+
+    async def call(
+        self, func: Callable[..., Any], kwargs: dict[str, Any], executor: Executor | None
+    ) -> Any:
+        """`func(**kwargs)` in a worker of `executor` (None: the loop's default executor)."""
+        if self._on_loop.get(id(func)) is not func:
+            try:
+                value = await self._in_worker(func, kwargs, executor)
+            except ValueError as e:
+                if not (_needs_main_thread(e) and _loop_in_main_thread()):
+                    raise
+                self.logger.warning(
+                    "reward function %r needs the main thread (signals); it now runs on the "
+                    "event loop's thread: %s",
+                    getattr(func, "__name__", func),
+                    e,
+                )
+                self._on_loop[id(func)] = func
+            else:
+                return await value if inspect.isawaitable(value) else value
+        value = func(**kwargs)
+        return await value if inspect.isawaitable(value) else value
+
+    def _in_worker(
+        self, func: Callable[..., Any], kwargs: dict[str, Any], executor: Executor | None
+    ) -> asyncio.Future[Any]:
+        loop = asyncio.get_running_loop()
+        last = self._seconds.get(id(func))
+        if last is None or last[0] is not func or last[1] >= self.slow_after_s:
+            self.hops += 1
+            return loop.run_in_executor(executor, self._run_one, func, kwargs)
+        lane: _Lane | None = getattr(self._lanes, "lane", None)
+        if lane is None or lane.loop is not loop:
+            lane = self._lanes.lane = _Lane(self, loop)
+        lane.executor = executor
+        return lane.submit(func, kwargs)
+
+    def _run_one(self, func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+        started = time.perf_counter()
+        try:
+            return func(**kwargs)
+        finally:
+            self._seconds[id(func)] = (func, time.perf_counter() - started)
+
+    def run_batch(self, calls: list[Call]) -> list[Outcome]:
+        """In a worker thread: each call in order, its outcome kept, never raised."""
+        out: list[Outcome] = []
+        for func, kwargs in calls:
+            started = time.perf_counter()
+            try:
+                ok, value = True, func(**kwargs)
+            except Exception as e:
+                ok, value = False, e
+            seconds = time.perf_counter() - started
+            self._seconds[id(func)] = (func, seconds)
+            out.append((ok, value, seconds))
+        return out
+
+
+class _Lane:
+    """The calls waiting for a batch on one event loop, and the batches out."""
+
+    __slots__ = ("calls", "executor", "flushing", "futures", "loop", "out", "owner")
+
+    def __init__(self, owner: SyncCalls, loop: asyncio.AbstractEventLoop) -> None:
+        self.owner = owner
+        self.loop = loop
+        self.executor: Executor | None = None
+        self.calls: list[Call] = []
+        self.futures: list[asyncio.Future[Any]] = []
+        self.out = 0  # batches in workers now
+        self.flushing = False  # a flush is scheduled for this turn of the loop
+
+    def submit(self, func: Callable[..., Any], kwargs: dict[str, Any]) -> asyncio.Future[Any]:
+        future = self.loop.create_future()
+        self.calls.append((func, kwargs))
+        self.futures.append(future)
+        if not self.flushing and self.out < self.owner.max_batches:
+            self.flushing = True
+            self.loop.call_soon(self.flush)
+        return future
+
+    def flush(self) -> None:
+        self.flushing = False
+        if not self.calls or self.out >= self.owner.max_batches:
+            return
+        pending = [(c, f) for c, f in zip(self.calls, self.futures, strict=True) if not f.done()]
+        self.calls, self.futures = [], []
+        if not pending:
+            return
+        calls, futures = [c for c, _ in pending], [f for _, f in pending]
+        self.out += 1
+        self.owner.hops += 1
+        try:
+            batch = self.loop.run_in_executor(self.executor, self.owner.run_batch, calls)
+        except Exception as e:  # e.g. an executor already shut down
+            self._settle(futures, None, e)
+            return
+        batch.add_done_callback(lambda done: self._done(futures, done))
+
+    def _done(self, futures: list[asyncio.Future[Any]], done: asyncio.Future[Any]) -> None:
+        if done.cancelled():
+            self._settle(futures, None, None)
+        elif done.exception() is not None:
+            self._settle(futures, None, done.exception())
+        else:
+            self._settle(futures, done.result(), None)
+        if self.calls and not self.flushing:
+            self.flush()
+
+    def _settle(
+        self,
+        futures: list[asyncio.Future[Any]],
+        outcomes: list[Outcome] | None,
+        error: BaseException | None,
+    ) -> None:
+        self.out -= 1
+        for i, future in enumerate(futures):
+            if future.done():
+                continue  # its caller was cancelled
+            if outcomes is None:
+                if error is None:
+                    future.cancel()
+                else:
+                    future.set_exception(error)
+            elif outcomes[i][0]:
+                future.set_result(outcomes[i][1])
+            else:
+                future.set_exception(outcomes[i][1])
+
+
+def _needs_main_thread(exc: BaseException) -> bool:
+    # CPython: "signal only works in main thread of the main interpreter"; math-verify:
+    # "... doesn't support threaded environment due to usage of signal.alarm() ...".
+    text = str(exc)
+    return "main thread" in text or "threaded environment" in text
+
+
+def _loop_in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
