@@ -13,7 +13,7 @@ from typing import Any, TypedDict
 
 from verifiers.envs.sandbox_env import SandboxEnv, SandboxState
 from verifiers.state import State
-from verifiers.types import Messages
+from verifiers.types import Messages, RolloutOutput
 
 _TRACEBACK = "Traceback (most recent call last):"
 
@@ -76,7 +76,7 @@ class PythonEnv(SandboxEnv):
         # (the tool's description as the model sees it: upstream's, word for word; variables,
         # imports and functions stay defined between calls, a final expression shows as Out[n])
         t0 = time.perf_counter()
-        box = await self._sandbox(sandbox_id, sandbox_state)  # type: ignore[arg-type]
+        box = await self._sandbox(sandbox_id, sandbox_state)
         if python_state is not None and not python_state["ready"]:
             python_state["ready"] = True  # the interpreter starts with the sandbox's agent
             python_state["ready_wait_time"] = time.perf_counter() - t0
@@ -92,7 +92,9 @@ class PythonEnv(SandboxEnv):
     def metric_names(self) -> list[str]:
         return [*super().metric_names(), "python_ready_wait_time"]
 
-    def state_to_output(self, state: State, state_columns: list[str] | None = None):
+    def state_to_output(
+        self, state: State, state_columns: list[str] | None = None
+    ) -> RolloutOutput:
         out = super().state_to_output(state, state_columns)
         ps = state.get("python_state") or {}
         out["metrics"] = {

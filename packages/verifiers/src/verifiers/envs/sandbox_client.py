@@ -190,6 +190,17 @@ def in_dir(command: str, working_dir: str | None) -> str:
     return f"cd -- {shlex.quote(working_dir)} || exit\n{command}"
 
 
+def _finished(job_id: str, result: ExecResult | CommandResponse) -> BackgroundJobStatus:
+    """The status of a background job that ended with `result`."""
+    return BackgroundJobStatus(
+        job_id=job_id,
+        completed=True,
+        exit_code=result.exit_code,
+        stdout=result.stdout,
+        stderr=result.stderr,
+    )
+
+
 # -- the client ------------------------------------------------------------------------------
 class SandboxHost(Protocol):
     """What the client needs from its environment (SandboxEnv implements it)."""
@@ -398,14 +409,7 @@ class LocalSandboxClient:
         error = task.exception()
         if error is not None:
             raise error
-        result = task.result()
-        return BackgroundJobStatus(
-            job_id=job.job_id,
-            completed=True,
-            exit_code=result.exit_code,
-            stdout=result.stdout,
-            stderr=result.stderr,
-        )
+        return _finished(job.job_id, task.result())
 
     async def run_background_job(
         self,
@@ -418,13 +422,7 @@ class LocalSandboxClient:
     ) -> BackgroundJobStatus:
         """Run to completion (no polling needed locally); CommandTimeoutError past `timeout`."""
         response = await self.execute_command(sandbox_id, command, working_dir, env, timeout)
-        return BackgroundJobStatus(
-            job_id=uuid.uuid4().hex[:8],
-            completed=True,
-            exit_code=response.exit_code,
-            stdout=response.stdout,
-            stderr=response.stderr,
-        )
+        return _finished(uuid.uuid4().hex[:8], response)
 
     # -- files -------------------------------------------------------------------------------
     async def upload_file(

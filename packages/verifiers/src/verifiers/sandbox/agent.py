@@ -14,15 +14,24 @@ REPL is killed, so background jobs never outlive the command that started them.
 Start-up cost matters (it is most of a cold sandbox), so this imports only C modules up front:
 no `json` package (it pulls in `re` and `enum`), no `subprocess`, no threads, and `_signal`
 rather than `signal` (whose enums bring in `enum`, `functools` and `collections`: ~4 ms of the
-agent's ~7 ms of imports, measured with `-X importtime`).
+agent's ~7 ms of imports, measured with `-X importtime`). For the same reason the annotations
+use builtins only (no `typing`, no `__future__`): `Request` and `Reply` are plain `dict`.
 """
 
-import _signal as signal  # the C module: the same functions, plain ints for signal numbers
 import binascii
 import os
 import select
 import sys
 import time
+
+TYPE_CHECKING = False  # (mypy reads any name so spelled as true; `typing` is not imported)
+if TYPE_CHECKING:
+    import signal
+else:
+    import _signal as signal  # the C module: the same functions, plain ints for signal numbers
+
+Request = dict  # one decoded request line (str keys, JSON values)
+Reply = dict  # one reply line before encoding
 
 try:  # the C halves of json, without the Python package around them
     import _json
@@ -36,22 +45,22 @@ try:  # the C halves of json, without the Python package around them
         parse_constant = {"NaN": float("nan"), "Infinity": float("inf")}.__getitem__
         memo: dict = {}
 
-    _scan = _json.make_scanner(_Ctx())
+    _scan = _json.make_scanner(_Ctx())  # type: ignore[arg-type]
     _enc = _json.make_encoder(
         None, repr, _json.encode_basestring_ascii, None, ":", ",", False, False, True
     )
 
-    def loads(s):
+    def loads(s: str) -> Reply:
         obj, _ = _scan(s.strip(), 0)
-        return obj
+        return obj  # type: ignore[no-any-return]
 
-    def dumps(obj):
+    def dumps(obj: object) -> str:
         return "".join(_enc(obj, 0))
 
 except (ImportError, AttributeError, TypeError):  # another interpreter: the plain package
     import json
 
-    loads, dumps = json.loads, json.dumps
+    loads, dumps = json.loads, json.dumps  # type: ignore[assignment]
 
 REPL_SRC = r"""
 import ast, io, json, sys, traceback
@@ -103,12 +112,12 @@ WAKE_R = WAKE_W = -1
 interrupted = False
 
 
-def _on_interrupt(signum, frame):
+def _on_interrupt(signum: int, frame: object) -> None:
     global interrupted
     interrupted = True
 
 
-def _take_interrupt():
+def _take_interrupt() -> bool:
     """True if SIGUSR1 arrived; drains the wakeup pipe."""
     try:
         while os.read(WAKE_R, 512):
@@ -126,27 +135,29 @@ REPL_PYTHON = ""  # the REPL's interpreter when not the agent's own (an image's 
 class Repl:
     """The persistent interpreter: its pid and the pipe ends the agent holds."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         # an image sandbox's REPL is the image's Python (what its packages are installed
         # into), else, or where the image has none, the agent's own
         for python in [REPL_PYTHON, sys.executable] if REPL_PYTHON else [sys.executable]:
             try:
-                self.pid, self.stdin, self.stdout, _ = spawn(
+                self.pid, stdin, self.stdout, _ = spawn(
                     [python, "-u", "-c", REPL_SRC], WORKDIR, dict(os.environ), True, False
                 )
+                assert stdin is not None  # (spawned with a stdin pipe)
+                self.stdin = stdin
                 break
             except OSError:
                 if python == sys.executable:
                     raise
         self.buf = b""
 
-    def alive(self):
+    def alive(self) -> bool:
         try:
             return os.waitpid(self.pid, os.WNOHANG)[0] == 0
         except ChildProcessError:
             return False
 
-    def kill(self):
+    def kill(self) -> None:
         try:
             os.killpg(self.pid, signal.SIGKILL)
         except OSError:
@@ -159,10 +170,12 @@ class Repl:
         os.close(self.stdout)
 
 
-repl = None
+repl: "Repl | None" = None
 
 
-def spawn(argv, cwd, env, want_stdin, want_stderr=True):
+def spawn(
+    argv: list[str], cwd: str, env: dict[str, str], want_stdin: bool, want_stderr: bool = True
+) -> "tuple[int, int | None, int, int | None]":
     """Start `argv` in a new session. Returns (pid, stdin_w, stdout_r, stderr_r).
 
     posix_spawn (a vfork-style clone in glibc) is much cheaper than fork; the agent is
@@ -199,11 +212,11 @@ def spawn(argv, cwd, env, want_stdin, want_stderr=True):
     return pid, in_w, out_r, err_r
 
 
-def _path(p):
+def _path(p: str) -> str:
     return p if os.path.isabs(p) else os.path.join(WORKDIR, p)
 
 
-def _reap():
+def _reap() -> None:
     """Reap our exited children (as pid 1 of the namespace that includes every orphan)."""
     try:
         while os.waitpid(-1, os.WNOHANG)[0] > 0:
@@ -212,7 +225,7 @@ def _reap():
         pass
 
 
-def sweep():
+def sweep() -> None:
     """Kill everything in the pid namespace except pid 1 (init), the agent and the REPL, and
     wait (up to a second) until they are gone, reaping those that are ours: where the agent is
     itself pid 1 (forked by the zygote), every orphan is. Only inside a private pid namespace
@@ -241,7 +254,7 @@ def sweep():
     _reap()
 
 
-def wait_until(pid, pidfd, deadline):
+def wait_until(pid: int, pidfd: "int | None", deadline: float) -> "tuple[int | None, bool]":
     """(wait status or None, timed out) for `pid`, waiting at most until `deadline`."""
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
@@ -256,7 +269,8 @@ def wait_until(pid, pidfd, deadline):
             return None, True
 
 
-def run(req):
+def run(req: Request) -> Reply:
+    """The `exec` op: run a command to its end, its timeout, its output cap or an interrupt."""
     cmd = req["cmd"]
     cap = int(req.get("cap", 1 << 20))
     timeout = float(req.get("timeout", 30))
@@ -272,94 +286,133 @@ def run(req):
     except OSError as e:
         return {"exit_code": 127, "stdout": "", "stderr": f"{e}\n", "timed_out": False,
                 "truncated": False, "duration": time.monotonic() - t0}  # fmt: skip
-    pending = binascii.a2b_base64(stdin) if stdin is not None else b""
-    if in_w is not None:
-        os.set_blocking(in_w, False)
-        if not pending:
-            os.close(in_w)
-            in_w = None
-    bufs = {out_r: bytearray(), err_r: bytearray()}
-    open_fds = [out_r, err_r]
-    try:
-        pidfd = os.pidfd_open(pid)
-    except (AttributeError, OSError):  # old kernels, gVisor: poll instead
-        pidfd = None
+    assert err_r is not None  # (spawned with its stderr piped)
+    command = Command(pid, in_w, out_r, err_r, binascii.a2b_base64(stdin) if stdin else b"", cap)
     deadline = t0 + timeout
-    drain_until = None
-    timed_out = truncated = False
-    status = None
-    while open_fds:
-        now = time.monotonic()
-        limit = deadline if drain_until is None else min(deadline, drain_until)
-        if now >= limit:
-            timed_out = drain_until is None
-            break
-        rlist = [*open_fds, WAKE_R]
-        if pidfd is not None and drain_until is None:
-            rlist.append(pidfd)
-        wait = limit - now if pidfd is not None else min(limit - now, 0.01)
-        ready_r, ready_w, _ = select.select(rlist, [in_w] if in_w is not None else [], [], wait)
-        if ready_w:
-            try:
-                n = os.write(in_w, pending[:65536])
-                pending = pending[n:]
-            except OSError:  # the command closed its stdin
-                pending = b""
+    command.serve(deadline)
+    return command.finish(deadline, t0)
+
+
+class Command:
+    """One spawned command of the `exec` op: its stdin fed, its stdout and stderr read up to
+    the cap, its exit noticed (by pidfd, or by polling where there is none)."""
+
+    def __init__(
+        self, pid: int, in_w: "int | None", out_r: int, err_r: int, pending: bytes, cap: int
+    ) -> None:
+        self.pid, self.out_r, self.err_r, self.cap = pid, out_r, err_r, cap
+        self.in_w = in_w
+        self.pending = pending  # stdin not written yet
+        if in_w is not None:
+            os.set_blocking(in_w, False)
             if not pending:
-                os.close(in_w)
-                in_w = None
-        if WAKE_R in ready_r and _take_interrupt():
-            timed_out = True
-            break
-        for fd in ready_r:
-            if fd == WAKE_R:
-                continue
-            if fd == pidfd:
-                # the command exited; give stragglers holding its pipes a moment, no more
-                drain_until = time.monotonic() + 0.05
-                continue
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                open_fds.remove(fd)
-                continue
-            buf = bufs[fd]
-            room = cap - len(buf)
-            buf += chunk[: max(room, 0)]
-            if len(chunk) > room:
-                truncated = True
-        if truncated:
-            break
-        if pidfd is None and drain_until is None and status is None:
-            done, st = os.waitpid(pid, os.WNOHANG)
-            if done:
-                status = st
-                drain_until = time.monotonic() + 0.05
-    if status is None and not (timed_out or truncated):
-        # Both pipes closed but the command was not reaped yet: it is exiting (or closed its
-        # output and runs on). Wait for it until the deadline; a SIGKILL in the middle of its
-        # exit would turn exit code 0 into 137.
-        status, timed_out = wait_until(pid, pidfd, deadline)
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        pass
-    if status is None:
-        status = os.waitpid(pid, 0)[1]
-    for fd in (out_r, err_r, in_w, pidfd):
-        if fd is not None:
-            os.close(fd)
-    code = os.waitstatus_to_exitcode(status)
-    return {
-        "exit_code": code if code >= 0 else 128 - code,
-        "stdout": bufs[out_r].decode("utf-8", "replace"),
-        "stderr": bufs[err_r].decode("utf-8", "replace"),
-        "timed_out": timed_out,
-        "truncated": truncated,
-        "duration": time.monotonic() - t0,
-    }
+                self._close_stdin()
+        self.bufs = {out_r: bytearray(), err_r: bytearray()}
+        self.open_fds = [out_r, err_r]
+        self.pidfd: int | None
+        try:
+            self.pidfd = os.pidfd_open(pid)
+        except (AttributeError, OSError):  # old kernels, gVisor: poll instead
+            self.pidfd = None
+        self.drain_until: float | None = None  # set once the command has exited
+        self.status: int | None = None
+        self.timed_out = self.truncated = False
+
+    def _close_stdin(self) -> None:
+        if self.in_w is not None:
+            os.close(self.in_w)
+            self.in_w = None
+
+    def serve(self, deadline: float) -> None:
+        """Until both output pipes close, the deadline, the cap, an interrupt, or 50 ms after
+        the command exited (stragglers holding its pipes get a moment, no more)."""
+        while self.open_fds:
+            now = time.monotonic()
+            limit = deadline if self.drain_until is None else min(deadline, self.drain_until)
+            if now >= limit:
+                self.timed_out = self.drain_until is None
+                return
+            ready_r, ready_w = self._wait(limit - now)
+            if ready_w:
+                self._feed()
+            if WAKE_R in ready_r and _take_interrupt():
+                self.timed_out = True
+                return
+            for fd in ready_r:
+                if fd != WAKE_R:
+                    self._on_readable(fd)
+            if self.truncated:
+                return
+            if self.pidfd is None and self.drain_until is None and self.status is None:
+                self._poll_exit()
+
+    def _wait(self, left: float) -> "tuple[list[int], list[int]]":
+        """The fds ready within `left` seconds (without a pidfd, 10 ms at most: then poll)."""
+        rlist = [*self.open_fds, WAKE_R]
+        if self.pidfd is not None and self.drain_until is None:
+            rlist.append(self.pidfd)
+        wait = left if self.pidfd is not None else min(left, 0.01)
+        wlist = [self.in_w] if self.in_w is not None else []
+        ready_r, ready_w, _ = select.select(rlist, wlist, [], wait)
+        return ready_r, ready_w
+
+    def _poll_exit(self) -> None:
+        done, st = os.waitpid(self.pid, os.WNOHANG)
+        if done:
+            self.status = st
+            self.drain_until = time.monotonic() + 0.05
+
+    def _feed(self) -> None:
+        assert self.in_w is not None
+        try:
+            n = os.write(self.in_w, self.pending[:65536])
+            self.pending = self.pending[n:]
+        except OSError:  # the command closed its stdin
+            self.pending = b""
+        if not self.pending:
+            self._close_stdin()
+
+    def _on_readable(self, fd: int) -> None:
+        if fd == self.pidfd:
+            self.drain_until = time.monotonic() + 0.05  # the command exited
+            return
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            self.open_fds.remove(fd)
+            return
+        buf = self.bufs[fd]
+        room = self.cap - len(buf)
+        buf += chunk[: max(room, 0)]
+        if len(chunk) > room:
+            self.truncated = True
+
+    def finish(self, deadline: float, t0: float) -> Reply:
+        """Kill what is left of the command's group, reap it and close its pipes: the reply."""
+        if self.status is None and not (self.timed_out or self.truncated):
+            # Both pipes closed but the command was not reaped yet: it is exiting (or closed
+            # its output and runs on). Wait for it until the deadline; a SIGKILL in the middle
+            # of its exit would turn exit code 0 into 137.
+            self.status, self.timed_out = wait_until(self.pid, self.pidfd, deadline)
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        status = self.status if self.status is not None else os.waitpid(self.pid, 0)[1]
+        for fd in (self.out_r, self.err_r, self.in_w, self.pidfd):
+            if fd is not None:
+                os.close(fd)
+        code = os.waitstatus_to_exitcode(status)
+        return {
+            "exit_code": code if code >= 0 else 128 - code,
+            "stdout": self.bufs[self.out_r].decode("utf-8", "replace"),
+            "stderr": self.bufs[self.err_r].decode("utf-8", "replace"),
+            "timed_out": self.timed_out,
+            "truncated": self.truncated,
+            "duration": time.monotonic() - t0,
+        }
 
 
-def python(req):
+def python(req: Request) -> Reply:
     global repl
     cap = int(req.get("cap", 1 << 20))
     timeout = float(req.get("timeout", 30))
@@ -395,7 +448,7 @@ def python(req):
             "result": None, "timed_out": timed_out, "execution_count": 0, "truncated": False}  # fmt: skip
 
 
-def put(req):
+def put(req: Request) -> Reply:
     import io
     import tarfile
 
@@ -411,7 +464,7 @@ def put(req):
     return {}
 
 
-def get(req):
+def get(req: Request) -> Reply:
     import io
     import tarfile
 
@@ -422,11 +475,11 @@ def get(req):
     return {"tar": b64(buf.getvalue())}
 
 
-def b64(raw):
+def b64(raw: bytes) -> str:
     return binascii.b2a_base64(raw, newline=False).decode()
 
 
-def handle(req):
+def handle(req: Request) -> Reply:
     op = req.get("op")
     if op == "exec":
         return run(req)
@@ -451,13 +504,13 @@ def handle(req):
     return {"error": f"unknown op {op!r}"}
 
 
-def reply(obj):
+def reply(obj: Reply) -> None:
     data = (dumps(obj) + "\n").encode()
     while data:  # loop: pipe writes can come back short
         data = data[os.write(1, data) :]
 
 
-def main(hello=None):
+def main(hello: "Reply | None" = None) -> None:
     """Serve requests from stdin until it closes. `hello`: extra fields for the ready line."""
     global interrupted, WAKE_R, WAKE_W, WORKDIR, SWEEP, REPL_PYTHON
     WORKDIR = os.environ.pop("VF_WORKDIR", "/workspace")

@@ -9,7 +9,7 @@ import json
 import tarfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Self
 
 from verifiers.sandbox.base import (
     ExecResult,
@@ -61,9 +61,9 @@ class AgentSandbox(Sandbox):
         if not hello.get("ready"):
             why = f": {hello['error']}" if hello.get("error") else ""
             raise SandboxDeadError(f"sandbox {self.id}: agent did not start{why}")
-        self.agent_pid: int = hello.get("pid", 0)  # as the agent sees it (its namespace)
+        self.agent_pid = hello.get("pid", 0)  # as the agent sees it (its namespace)
 
-    async def started(self, timeout: float) -> AgentSandbox:  # noqa: ASYNC109
+    async def started(self, timeout: float) -> Self:  # noqa: ASYNC109
         """Wait for the agent's hello; on failure close everything and raise
         `SandboxCreationError` (a cancellation closes too, and propagates)."""
         try:

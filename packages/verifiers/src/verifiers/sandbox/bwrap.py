@@ -28,6 +28,7 @@ from verifiers.sandbox.base import (
     SandboxSpec,
 )
 from verifiers.sandbox.contract import INNER_UID, PATH
+from verifiers.sandbox.live import LiveSandboxes
 from verifiers.sandbox.runtime import ensure_runtime
 from verifiers.sandbox.seccomp import program as seccomp_program
 from verifiers.sandbox.support import AGENT_BOOT, SANDBOX_UID, agent_files
@@ -102,8 +103,8 @@ class BwrapSandbox(AgentSandbox):
         self._finish_sync()
 
     def _finish_sync(self) -> None:
-        if self.cgroup is not None and not self.cgroup.destroy():
-            cgroups.defer(self.cgroup)  # retried on the provider's close and at exit
+        if self.cgroup is not None:
+            cgroups.remove(self.cgroup)  # or retried on the provider's close and at exit
         if isinstance(self.proc, ZygoteProcess):
             self.proc.close()
         self._reclaimed = True
@@ -258,7 +259,7 @@ class BwrapProvider(Provider):
         self.seccomp = seccomp_program() if seccomp else None
         self.seccomp_net = seccomp_program(allow_inet=True) if seccomp else None  # network=True
         self.start_timeout = start_timeout
-        self._live: set[BwrapSandbox] = set()
+        self._live: LiveSandboxes[BwrapSandbox] = LiveSandboxes()
         self._creating = 0
 
     # -- availability ---------------------------------------------------------------------
@@ -436,8 +437,7 @@ class BwrapProvider(Provider):
                 limit=READ_LIMIT,
             )  # fmt: skip
         except BaseException as e:  # a cancel here must not leak the cgroup either
-            if not cg.destroy():
-                cgroups.defer(cg)
+            cgroups.remove(cg)
             if isinstance(e, Exception):
                 raise SandboxCreationError(f"cannot start {what}: {e}") from e
             raise
@@ -450,9 +450,7 @@ class BwrapProvider(Provider):
 
     async def _started(self, box: BwrapSandbox) -> BwrapSandbox:
         _track(box)
-        self._live.add(box)
-        box.on_close = lambda b: self._live.discard(b)  # type: ignore[arg-type]
-        return await box.started(self.start_timeout)
+        return await self._live.track(box).started(self.start_timeout)
 
     def zygote(self) -> Zygote:
         if self._zygote is None:
@@ -512,8 +510,7 @@ class BwrapProvider(Provider):
         box.cgroup = cg
         box.reclaims = self._reclaims
         _track(box)
-        self._live.add(box)
-        box.on_close = lambda b: self._live.discard(b)  # type: ignore[arg-type]
+        self._live.track(box)
         try:
             await proc.connect(in_w, out_r)
         except BaseException:
@@ -539,7 +536,7 @@ class BwrapProvider(Provider):
     async def close(self) -> None:
         """Close every sandbox this provider still has running, wait until all are
         reclaimed, and stop its zygote."""
-        await asyncio.gather(*(b.close() for b in list(self._live)), return_exceptions=True)
+        await self._live.close()
         await self.reclaimed()
         await asyncio.to_thread(cgroups.reclaim_deferred)
         if self._zygote is not None:
@@ -550,9 +547,7 @@ class BwrapProvider(Provider):
         """The event loop this provider made sandboxes in is shutting down: close those still
         open (their pipes belong to that loop) and, once nothing of any loop is left, stop
         and reap the zygote (the next `create`, in any loop, starts a fresh one)."""
-        loop = asyncio.get_running_loop()
-        mine = [b for b in list(self._live) if b.loop is loop]
-        await asyncio.gather(*(b.close() for b in mine), return_exceptions=True)
+        await self._live.close(this_loop_only=True)
         await self.reclaimed()
         if self._zygote is not None and not self._live and not self._creating:
             with self._zygote.lock:  # not while another thread's create is asking it

@@ -276,6 +276,12 @@ def defer(cg: Cgroup) -> None:
     _DEFERRED.append(cg)
 
 
+def remove(cg: Cgroup) -> None:
+    """Remove `cg` now, or, while it is still busy, later (`reclaim_deferred`)."""
+    if not cg.destroy():
+        defer(cg)
+
+
 def reclaim_deferred(timeout: float = 5.0) -> int:
     """Retry removing deferred groups; returns how many are still present."""
     still = []

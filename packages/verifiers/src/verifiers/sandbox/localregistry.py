@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tarfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -257,7 +257,7 @@ class LocalRegistry:
         self,
         repo: str,
         tag: str,
-        layers: list[Layer | bytes],
+        layers: Sequence[Layer | bytes],
         config: dict[str, Any] | None = None,
         index: bool = True,
     ) -> str:

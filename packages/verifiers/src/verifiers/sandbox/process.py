@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from verifiers.sandbox import cgroups, contract, lifecycle
+from verifiers.sandbox import cgroups, contract
 from verifiers.sandbox.agent_client import READ_LIMIT, AgentSandbox
 from verifiers.sandbox.base import (
     Provider,
@@ -25,6 +25,7 @@ from verifiers.sandbox.base import (
     SandboxCreationError,
     SandboxSpec,
 )
+from verifiers.sandbox.live import LiveSandboxes
 from verifiers.sandbox.support import AGENT_SRC, SANDBOX_UID
 
 _counter = itertools.count()
@@ -48,8 +49,8 @@ class ProcessSandbox(AgentSandbox):
             os.kill(self.proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        if self.cgroup is not None and not self.cgroup.destroy():
-            cgroups.defer(self.cgroup)
+        if self.cgroup is not None:
+            cgroups.remove(self.cgroup)
         if self.workspace is not None:
             shutil.rmtree(self.workspace, ignore_errors=True)
 
@@ -77,7 +78,7 @@ class ProcessProvider(Provider):
         self.uid = uid
         self.start_timeout = start_timeout
         self._dir: Path | None = None
-        self._live: set[ProcessSandbox] = set()
+        self._live: LiveSandboxes[ProcessSandbox] = LiveSandboxes()
 
     @staticmethod
     def unavailable_reason() -> str | None:
@@ -101,7 +102,7 @@ class ProcessProvider(Provider):
         reason = self.unavailable_reason()
         if reason:
             raise ProviderUnavailableError(reason)
-        await lifecycle.at_loop_end(self, self._loop_ended)
+        await self._live.close_with_loop()
         if spec.runtime.packages:
             raise SandboxCreationError("the process tier does not support runtime packages")
         base = self._base()
@@ -144,25 +145,15 @@ class ProcessProvider(Provider):
                 limit=READ_LIMIT,
             )  # fmt: skip
         except (OSError, RuntimeError) as e:
-            if not cg.destroy():
-                cgroups.defer(cg)
+            cgroups.remove(cg)
             shutil.rmtree(ws, ignore_errors=True)
             raise SandboxCreationError(f"cannot start the agent: {e}") from e
         box = ProcessSandbox(f"proc-{os.getpid()}-{n}", spec, proc)
         box.cgroup, box.workspace = cg, ws
-        self._live.add(box)
-        box.on_close = lambda b: self._live.discard(b)  # type: ignore[arg-type]
-        return await box.started(self.start_timeout)
-
-    async def _loop_ended(self) -> None:
-        """The loop these sandboxes' pipes belong to is ending: close them (and reap them)."""
-        loop = asyncio.get_running_loop()
-        mine = [b for b in list(self._live) if b.loop is loop]
-        await asyncio.gather(*(b.close() for b in mine), return_exceptions=True)
+        return await self._live.track(box).started(self.start_timeout)
 
     async def close(self) -> None:
-        await asyncio.gather(*(b.close() for b in list(self._live)), return_exceptions=True)
-        await asyncio.to_thread(cgroups.reclaim_deferred)
+        await self._live.close_and_reclaim()
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None

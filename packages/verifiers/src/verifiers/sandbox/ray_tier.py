@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from verifiers.errors import ConfigError
-from verifiers.sandbox import lifecycle
 from verifiers.sandbox.base import (
     ExecResult,
     Provider,
@@ -37,6 +36,7 @@ from verifiers.sandbox.base import (
     SandboxDeadError,
     SandboxSpec,
 )
+from verifiers.sandbox.live import LiveSandboxes
 
 logger = logging.getLogger("verifiers.sandbox")
 
@@ -77,7 +77,7 @@ def _connect(address: str | None, namespace: str | None) -> Any:
     if constants is not None and os.environ.get(UV_HOOK_VAR) == "0":
         # imported before the switch was set: under `uv run`, workers would otherwise be
         # started by `uv run` in a copy of this directory (a new virtualenv per node)
-        constants.RAY_ENABLE_UV_RUN_RUNTIME_ENV = False
+        setattr(constants, "RAY_ENABLE_UV_RUN_RUNTIME_ENV", False)  # noqa: B010 (untyped module)
     ray = importlib.import_module("ray")
     if address in (None, "local") and not ray.is_initialized():
         ray = connect("local", namespace=namespace, log_to_driver=False)
@@ -254,7 +254,7 @@ class RayProvider(Provider):
         self._ray = _connect(address, namespace)
         self._hosts: dict[str, _Host] = {}  # node id -> its current host
         self._refreshed = float("-inf")
-        self._live: set[RaySandbox] = set()
+        self._live: LiveSandboxes[RaySandbox] = LiveSandboxes()
         self._actor_class: Any = None
 
     @classmethod
@@ -321,15 +321,15 @@ class RayProvider(Provider):
         for node in nodes:
             if not self._eligible(node):
                 continue
-            host = self._hosts.get(node["NodeID"])
-            if host is not None and (
-                host.dead is None
+            known = self._hosts.get(node["NodeID"])
+            if known is not None and (
+                known.dead is None
                 or self.host_restart_delay is None
-                or now - host.died_at < self.host_restart_delay
+                or now - known.died_at < self.host_restart_delay
             ):
                 continue
-            if host is not None:  # died on a node still alive: replaced after the delay
-                _kill(self._ray, host)
+            if known is not None:  # died on a node still alive: replaced after the delay
+                _kill(self._ray, known)
             self._hosts[node["NodeID"]] = self._start_host(node["NodeID"])
 
     def _settle(self, host: _Host) -> None:
@@ -411,7 +411,9 @@ class RayProvider(Provider):
     # -- the interface ---------------------------------------------------------------------
     async def create(self, spec: SandboxSpec | None = None) -> RaySandbox:
         spec = spec or SandboxSpec()
-        await lifecycle.at_loop_end(self, self._loop_ended)
+        # sandboxes made in an event loop that ends are closed with it (as the local tiers'
+        # are), so none outlives the `asyncio.run` that made it
+        await self._live.close_with_loop()
         tried: set[_Host] = set()
         while True:
             host = await self._place(tried)
@@ -444,13 +446,6 @@ class RayProvider(Provider):
             self._live.discard(box)
             box.host.live -= 1
 
-    async def _loop_ended(self) -> None:
-        """Sandboxes made in an event loop that ends are closed with it (as the local tiers'
-        are), so none outlives the `asyncio.run` that made it."""
-        loop = asyncio.get_running_loop()
-        mine = [b for b in list(self._live) if b.loop is loop]
-        await asyncio.gather(*(b.close() for b in mine), return_exceptions=True)
-
     @property
     def live(self) -> int:
         return len(self._live)
@@ -475,7 +470,7 @@ class RayProvider(Provider):
     async def close(self) -> None:
         """Close every sandbox of this provider and stop its hosts (each closes its pools,
         sandboxes and local providers first, then the actor is killed)."""
-        boxes, self._live = list(self._live), set()
+        boxes = self._live.take()
         for b in boxes:
             b._closed = True
         hosts, self._hosts = list(self._hosts.values()), {}

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from verifiers.sandbox import cgroups, contract, lifecycle
+from verifiers.sandbox import cgroups, contract
 from verifiers.sandbox.agent_client import READ_LIMIT, AgentSandbox
 from verifiers.sandbox.base import (
     MiB,
@@ -27,6 +27,7 @@ from verifiers.sandbox.base import (
     SandboxCreationError,
     SandboxSpec,
 )
+from verifiers.sandbox.live import LiveSandboxes
 from verifiers.sandbox.support import AGENT_BOOT, SANDBOX_UID, make_support_dir
 
 logger = logging.getLogger("verifiers.sandbox")
@@ -86,7 +87,7 @@ class RunscProvider(Provider):
         self.uid = uid
         self.start_timeout = start_timeout
         self._dir: Path | None = None
-        self._live: set[RunscSandbox] = set()
+        self._live: LiveSandboxes[RunscSandbox] = LiveSandboxes()
 
     @staticmethod
     def unavailable_reason() -> str | None:
@@ -158,7 +159,7 @@ class RunscProvider(Provider):
         reason = self.unavailable_reason()
         if reason:
             raise ProviderUnavailableError(reason)
-        await lifecycle.at_loop_end(self, self._loop_ended)
+        await self._live.close_with_loop()
         if spec.runtime.packages or spec.network:
             raise SandboxCreationError(
                 "the runsc tier supports neither runtime packages nor network"
@@ -198,27 +199,17 @@ class RunscProvider(Provider):
                 limit=READ_LIMIT,
             )
         except BaseException as e:
-            if not cg.destroy():
-                cgroups.defer(cg)
+            cgroups.remove(cg)
             shutil.rmtree(bundle, ignore_errors=True)
             if isinstance(e, Exception):
                 raise SandboxCreationError(f"cannot start runsc: {e}") from e
             raise
         box = RunscSandbox(sid, spec, proc)
         box.cgroup, box.bundle, box.provider = cg, bundle, self
-        self._live.add(box)
-        box.on_close = lambda b: self._live.discard(b)  # type: ignore[arg-type]
-        return await box.started(self.start_timeout)
-
-    async def _loop_ended(self) -> None:
-        """The loop these sandboxes' pipes belong to is ending: close them (and reap runsc)."""
-        loop = asyncio.get_running_loop()
-        mine = [b for b in list(self._live) if b.loop is loop]
-        await asyncio.gather(*(b.close() for b in mine), return_exceptions=True)
+        return await self._live.track(box).started(self.start_timeout)
 
     async def close(self) -> None:
-        await asyncio.gather(*(b.close() for b in list(self._live)), return_exceptions=True)
-        await asyncio.to_thread(cgroups.reclaim_deferred)
+        await self._live.close_and_reclaim()
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None

@@ -38,6 +38,10 @@ import socket
 import sys
 import time
 
+# annotations use builtins only: this module arrives over a socket and runs stdlib-only
+Request = dict  # one decoded request from the host
+Filter = tuple  # load_filter's (struct sock_fprog, the buffer it points into)
+
 CLONE_PIDFD = 0x00001000
 CLONE_NEWNS = 0x00020000
 CLONE_NEWCGROUP = 0x02000000
@@ -67,44 +71,46 @@ libc = ctypes.CDLL(None, use_errno=True)
 LAST_CAP = 40  # read in main()
 
 
-def _check(ret, what):
+def _check(ret: int, what: str) -> None:
     if ret != 0:
         e = ctypes.get_errno()
         raise OSError(e, f"{what}: {os.strerror(e)}")
 
 
-def _b(s):
+def _b(s: "str | None") -> "bytes | None":
     return None if s is None else os.fsencode(s)
 
 
-def mount(src, dst, fstype, flags, data=None):
+def mount(
+    src: "str | None", dst: str, fstype: "str | None", flags: int, data: "str | None" = None
+) -> None:
     _check(
         libc.mount(_b(src), _b(dst), _b(fstype), ctypes.c_ulong(flags), _b(data)), f"mount {dst}"
     )
 
 
-def prctl(option, arg=0):
+def prctl(option: int, arg: int = 0) -> None:
     _check(libc.prctl(option, ctypes.c_ulong(arg), 0, 0, 0), f"prctl {option}")
 
 
-def _mount_flags(path):
+def _mount_flags(path: str) -> int:
     """The flags of the mount holding `path` that a remount in a user namespace must keep."""
     f = os.statvfs(path).f_flag
     out = f & (MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_NOATIME | MS_NODIRATIME)
     return out | (MS_RELATIME if f & ST_RELATIME else 0)
 
 
-def bind(src, dst, readonly=True):
+def bind(src: str, dst: str, readonly: bool = True) -> None:
     mount(src, dst, None, MS_BIND | MS_REC)
     if readonly:
         mount(None, dst, None, MS_REMOUNT | MS_BIND | MS_RDONLY | _mount_flags(dst))
 
 
-def _touch(path):
+def _touch(path: str) -> None:
     os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))
 
 
-def build_root(req, root):
+def build_root(req: Request, root: str) -> None:
     """Mount the sandbox's filesystem below `root` (run inside the new namespaces)."""
     mount(None, "/", None, MS_SLAVE | MS_REC)  # nothing propagates back to the host
     venv = os.open(req["venv"], os.O_PATH | os.O_DIRECTORY) if req.get("venv") else None
@@ -163,7 +169,7 @@ def build_root(req, root):
             bind(f"{proc}/{sub}", f"{proc}/{sub}")
 
 
-def enter_root(root):
+def enter_root(root: str) -> None:
     os.chdir(root)
     _check(libc.syscall(SYS_PIVOT_ROOT, b".", b"."), "pivot_root")
     _check(libc.umount2(b".", MNT_DETACH), "umount old root")  # the host's tree, detached
@@ -175,7 +181,7 @@ class SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def load_filter(program):
+def load_filter(program: bytes) -> "Filter | None":
     """The seccomp program as a ready `struct sock_fprog` (built once, in the zygote)."""
     if not program:
         return None
@@ -183,7 +189,7 @@ def load_filter(program):
     return SockFprog(len(program) // 8, ctypes.addressof(buf)), buf
 
 
-def drop_privileges(seccomp, last_cap):
+def drop_privileges(seccomp: "Filter | None", last_cap: int) -> None:
     for cap in range(last_cap + 1):
         prctl(PR_CAPBSET_DROP, cap)
     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
@@ -196,7 +202,7 @@ def drop_privileges(seccomp, last_cap):
         _check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0, 0), "seccomp")
 
 
-def init(req, seccomp):
+def init(req: Request, seccomp: "Filter | None") -> None:
     """Pid 1 of the new namespaces: finish the sandbox, fork the agent (pid 2), then reap
     orphans until the agent exits (which ends the namespace), like bwrap's init. The agent is
     not pid 1 so that code inside can kill it, as with bwrap: a sandbox whose agent is gone is
@@ -215,7 +221,8 @@ def init(req, seccomp):
     os.environ.clear()
     os.environ.update(req["env"])
     sys.executable = req["python"]
-    import agent
+    # the agent's module: its code came over the socket with this one's (ZYGOTE_BOOT)
+    import agent  # type: ignore[import-not-found]
 
     pid = os.fork()
     if pid == 0:
@@ -237,7 +244,9 @@ def init(req, seccomp):
             os._exit(min(max(os.waitstatus_to_exitcode(status), 0), 255))
 
 
-def clone_init(req, fds, seccomp, uid, gid):
+def clone_init(
+    req: Request, fds: list[int], seccomp: "Filter | None", uid: int, gid: int
+) -> "tuple[int, int]":
     """clone(2) init straight into new user, mount, pid, network, ipc and uts namespaces (no
     intermediate process; `os.fork` cannot pass namespace flags). Returns (pid, pidfd) in the
     zygote; the child never returns."""
@@ -291,17 +300,17 @@ def clone_init(req, fds, seccomp, uid, gid):
 ROOT = "/tmp"
 # The generated /etc ({"files": name -> bytes, "links": name -> target, "system": [paths]}),
 # sent once in the configuration: the same for every sandbox.
-ETC = {"files": {}, "links": {}, "system": []}
+ETC: dict = {"files": {}, "links": {}, "system": []}
 
-TRACE = []  # (step, CLOCK_MONOTONIC) of this sandbox's start, when the request asks
+TRACE: list = []  # (step, CLOCK_MONOTONIC) of this sandbox's start, when the request asks
 
 
-def mark(req, step):
+def mark(req: Request, step: str) -> None:
     if req.get("trace"):
         TRACE.append((step, time.monotonic()))
 
 
-def _failure(e):
+def _failure(e: BaseException) -> bytes:
     tb = e.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
@@ -310,7 +319,7 @@ def _failure(e):
     return (json.dumps(msg) + "\n").encode()
 
 
-def main(sock, config):
+def main(sock: socket.socket, config: Request) -> None:
     """Serve the host on `sock`; `config` (sent over it first): seccomp (the BPF program,
     base64, or None) and the generated /etc. Nothing host-specific is on the command line or
     in the environment (both empty of host data), which every sandbox's init and agent
@@ -333,7 +342,7 @@ def main(sock, config):
     ETC["files"] = {k: binascii.a2b_base64(v) for k, v in etc.get("files", {}).items()}
     ETC["links"] = dict(etc.get("links", {}))
     ETC["system"] = list(etc.get("system", []))
-    import agent  # noqa: F401  (loaded once here, inherited by every sandbox)
+    import agent  # type: ignore[import-not-found]  # noqa: F401  (loaded once here, inherited by every sandbox)
 
     # Everything alive now is shared, copy-on-write, with every sandbox: keep the collector
     # off it, or the first collection in a sandbox writes to (and so copies) all of its pages.

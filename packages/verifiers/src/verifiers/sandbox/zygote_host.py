@@ -168,9 +168,9 @@ class ZygoteProcess:
 
     async def connect(self, stdin_w: int, stdout_r: int) -> None:
         loop = self._loop = asyncio.get_running_loop()
-        self.stdout = asyncio.StreamReader(limit=READ_LIMIT, loop=loop)
+        stdout = self.stdout = asyncio.StreamReader(limit=READ_LIMIT, loop=loop)
         rpipe = os.fdopen(stdout_r, "rb", buffering=0)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(self.stdout), rpipe)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdout), rpipe)
         wpipe = os.fdopen(stdin_w, "wb", buffering=0)
         wt, wp = await loop.connect_write_pipe(
             lambda: asyncio.streams.FlowControlMixin(loop), wpipe
