@@ -3,12 +3,8 @@ the hidden tests decide the reward after it submits."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import posixpath
-import re
 import time
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,49 +12,20 @@ from datasets import Dataset
 
 import verifiers as vf
 from mini_swe_agent_plus import images
-from mini_swe_agent_plus.grading import decide, grading_tree, truncate_middle
+from mini_swe_agent_plus.grading import truncate_middle
+from mini_swe_agent_plus.hidden_tests import run_file_task
 from mini_swe_agent_plus.prompts import FORMAT_ERROR, SYSTEM_PROMPT, TIMEOUT_MESSAGE, USER_PROMPT
-from mini_swe_agent_plus.runner import (
-    REPORT_PLUGIN,
-    config_file,
-    make_canaries,
-    pytest_command,
-    repo_imports,
-    statuses,
-    tampering,
-    top_level_modules,
-)
+from mini_swe_agent_plus.scoring import HiddenTestGrades
 from mini_swe_agent_plus.tasks import SWETask
-from verifiers import ConfigError, Messages, SandboxError, State
+from mini_swe_agent_plus.tools import first_words, observation, replace_once, sandbox_path
+from mini_swe_agent_plus.workspace import REPO, RepoWorkspaces, cancel_jobs
+from verifiers import ConfigError, Messages, State
 from verifiers.sandbox import SandboxSpec
 
 REPO_DIR = "/workspace/repo"  # where the model is told the repository is (bwrap layout)
-REPO = "repo"  # the same, relative to the sandbox's workspace: works on every provider
 SENTINEL = "MINI_SWE_AGENT_FINAL_OUTPUT"
 MAX_TURNS_LIMIT = 200
 DEFAULT_BLOCKED = ("git", "ipython", "jupyter", "nohup")
-
-_SEGMENT_SPLIT = re.compile(r"&&|\|\||[;|&\n()]|\$\(|`")
-
-
-def first_words(command: str) -> list[str]:
-    """The program name of every simple command in `command` (split on ;, &&, ||, |, &, $(...))."""
-    words = []
-    for segment in _SEGMENT_SPLIT.split(command):
-        tokens = segment.strip().split()
-        while tokens and ("=" in tokens[0] and not tokens[0].startswith("=")):
-            tokens = tokens[1:]  # VAR=value prefixes
-        while tokens and tokens[0] in ("sudo", "env", "exec", "time", "command", "nice"):
-            tokens = tokens[1:]
-        if tokens:
-            words.append(posixpath.basename(tokens[0]))
-    return words
-
-
-def numbered(text: str, first: int, last: int) -> str:
-    lines = text.split("\n")
-    first, last = max(1, first), min(len(lines), last)
-    return "\n".join(f"{i:6d}\t{lines[i - 1]}" for i in range(first, last + 1))
 
 
 class MiniSweAgentPlusEnv(vf.SandboxEnv):
@@ -71,6 +38,10 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
     passes (SWE-bench FAIL_TO_PASS + PASS_TO_PASS, or an exact R2E-Gym expected output), else
     0.0. Zero-weight metrics: `did_submit`, `command_timeout_count`, `format_error_count`,
     `protected_files_changed`, `graded_tests_passing`.
+
+    Its parts: `workspaces` puts each rollout's repository in its sandbox (`RepoWorkspaces`);
+    `grades` keeps the grading records the rubric reads (`HiddenTestGrades`); the tools' text
+    handling is in `mini_swe_agent_plus.tools`, the file tasks' test run in `hidden_tests`.
     """
 
     fresh_grading_sandbox = True
@@ -100,8 +71,7 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
         self.max_output_chars = int(max_output_chars)
         self.max_command_timeouts = int(max_command_timeouts)
         self.blocked_commands = tuple(blocked_commands)
-        self._repo_tasks: dict[str, asyncio.Task[None]] = {}
-        self._withheld: dict[str, dict[str, Any]] = {}  # image tasks' hidden tests, by sandbox
+        self.grades = HiddenTestGrades(self.run_hidden_tests)
         if any(t.docker_image for t in tasks):
             provider = kwargs.get("provider")
             if provider is None:  # VF_SANDBOX_PROVIDER's (e.g. ray), else the image tier
@@ -113,7 +83,6 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
                     f"some tasks name a docker_image, which {type(provider).__name__} cannot "
                     "run (use verifiers.sandbox.ImageProvider, or give those repositories as files)"
                 )
-        self._grading_jobs: dict[str, asyncio.Task[dict[str, Any]]] = {}
         env_vars = {
             "PAGER": "cat",
             "MANPAGER": "cat",
@@ -123,18 +92,7 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
             "PYTHONDONTWRITEBYTECODE": "1",
             **(environment_vars or {}),
         }
-        rubric = vf.Rubric(
-            funcs=[
-                self.solved,
-                self.did_submit,
-                self.command_timeout_count,
-                self.format_error_count,
-                self.protected_files_changed,
-                self.graded_tests_passing,
-            ],
-            weights=[1.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-            parallelize_scoring=False,
-        )
+        rubric = self.grades.rubric()
         rows = [
             {
                 "question": self.user_prompt(t),
@@ -166,6 +124,7 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
         # file rows run on the local runtime: the classic request's default image
         # (python:3.11-slim) must not be pulled by an image-capable provider
         self.spec = dataclasses.replace(self.spec, image=None)
+        self.workspaces = RepoWorkspaces(self.sandbox_leases.wait, self.get_sandbox)
         self.remove_tool("bash")
         self.add_tool(self.execute_bash, args_to_skip=["state"])
         self.add_tool(self.edit_via_str_replace, args_to_skip=["state"])
@@ -211,57 +170,16 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
         state = await super().setup_state(state, **kwargs) or state
         task = self.task_for(state)
         state.update(submitted=False, command_timeouts=0, format_errors=0, grading=None)
-        key = state["sandbox_id"]
-        work = self._prepare_image(key, task) if task.docker_image else self._write_repo(key, task)
-        job = asyncio.get_running_loop().create_task(work)
-        job.add_done_callback(lambda t: t.cancelled() or t.exception())
-        self._repo_tasks[key] = job
+        self.workspaces.start(state["sandbox_id"], task)
         return state
-
-    async def _write_repo(self, key: str, task: SWETask) -> None:
-        """Put the repository into the sandbox as soon as it is up (during the first model
-        call). The hidden tests stay on this side until scoring."""
-        lease = self._leases[key]
-        assert lease.task is not None
-        box = await asyncio.shield(lease.task)
-        try:
-            await box.write_dir(REPO, task.repo_files)
-        except OSError as e:  # the rollout cannot start: not the model's doing
-            raise SandboxError(f"could not write the repository into the sandbox: {e}") from e
-
-    async def _prepare_image(self, key: str, task: SWETask) -> None:
-        """Set an image task's sandbox up (as soon as the image is pulled and started) and
-        keep its hidden tests on this side until scoring."""
-        lease = self._leases[key]
-        assert lease.task is not None
-        box = await asyncio.shield(lease.task)
-        self._withheld[key] = await images.prepare(box, task)
-
-    async def _box(self, state: State):
-        """This rollout's sandbox with the repository in place."""
-        job = self._repo_tasks.get(state["sandbox_id"])
-        if job is None:
-            raise SandboxError("this rollout's sandbox has been released")
-        await asyncio.shield(job)
-        return await self._sandbox(state["sandbox_id"], state["sandbox_state"], state)
 
     async def release_sandbox(self, state: State) -> None:
         key = state.get("sandbox_id") or ""
-        self._withheld.pop(key, None)
-        for job in (self._repo_tasks.pop(key, None), self._grading_jobs.pop(key, None)):
-            if job is not None and not job.done():
-                job.cancel()
-                await asyncio.gather(job, return_exceptions=True)
+        await cancel_jobs([self.workspaces.release(key), self.grades.release(key)])
         await super().release_sandbox(state)
 
     async def close_sandboxes(self) -> None:
-        jobs = [*self._repo_tasks.values(), *self._grading_jobs.values()]
-        self._repo_tasks.clear()
-        self._grading_jobs.clear()
-        self._withheld.clear()
-        for job in jobs:
-            job.cancel()
-        await asyncio.gather(*jobs, return_exceptions=True)
+        await cancel_jobs([*self.workspaces.release_all(), *self.grades.release_all()])
         await super().close_sandboxes()
 
     def update_tool_args(
@@ -293,7 +211,7 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
                 f"Error: `{blocked[0]}` is not allowed in this environment "
                 f"(not available: {', '.join(self.blocked_commands)})."
             )
-        box = await self._box(state)
+        box = await self.workspaces.box(state)
         cwd = self.repo_paths(self.task_for(state))[1]
         t0 = time.perf_counter()
         result = await box.exec(f"exec 2>&1\n{command}", timeout=self.command_timeout, cwd=cwd)
@@ -310,22 +228,7 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
         if result.exit_code == 0 and lines and lines[0].strip() == SENTINEL:
             state["submitted"] = True
             return SENTINEL
-        return self.observation(result.exit_code, output, result.truncated)
-
-    def observation(self, exit_code: int, output: str, capped: bool = False) -> str:
-        note = "\n[output stopped at the sandbox's output cap]" if capped else ""
-        if len(output) <= self.max_output_chars:
-            return f"<returncode>{exit_code}</returncode>\n<output>\n{output}{note}\n</output>"
-        half = self.max_output_chars // 2
-        elided = len(output) - 2 * half
-        return (
-            f"<returncode>{exit_code}</returncode>\n<warning>\nThe output of your last command "
-            f"was too long ({len(output)} characters). Use a more selective command (grep, head, "
-            "tail, sed -n) instead of one that prints this much.\n</warning>\n"
-            f"<output_head>\n{output[:half]}\n</output_head>\n"
-            f"<elided_chars>\n{elided} characters elided\n</elided_chars>\n"
-            f"<output_tail>\n{output[-half:]}{note}\n</output_tail>"
-        )
+        return observation(result.exit_code, output, self.max_output_chars, result.truncated)
 
     async def edit_via_str_replace(
         self, path: str, old_str: str, new_str: str, state: State
@@ -346,11 +249,8 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
             raise ValueError("`old_str` must be non-empty text")
         if not isinstance(new_str, str):
             raise ValueError("`new_str` must be text")
-        shown, rel = self.repo_paths(self.task_for(state))
-        full = posixpath.normpath(posixpath.join(shown, path))
-        if full == shown or full.startswith(shown + "/"):
-            full = rel + full[len(shown) :]  # as the sandbox calls name it
-        box = await self._box(state)
+        full = sandbox_path(path, *self.repo_paths(self.task_for(state)))
+        box = await self.workspaces.box(state)
         try:
             raw = await box.read_file(full)
         except OSError as e:
@@ -359,28 +259,9 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise ValueError(f"{path} is not UTF-8 text") from None
-        count = text.count(old_str)
-        if count == 0:
-            raise ValueError(
-                f"old_str was not found in {path}; check whitespace and indentation "
-                "(view the file with `sed -n 'START,ENDp' FILE` or `cat -n FILE`)"
-            )
-        if count > 1:
-            starts, i = [], text.find(old_str)
-            while i != -1:
-                starts.append(text.count("\n", 0, i) + 1)
-                i = text.find(old_str, i + 1)
-            raise ValueError(
-                f"old_str occurs {count} times in {path} (starting at lines "
-                f"{', '.join(map(str, starts))}); include more context to make it unique"
-            )
-        at = text.find(old_str)
-        new_text = text[:at] + new_str + text[at + len(old_str) :]
+        new_text, reply = replace_once(text, old_str, new_str, path)
         await box.write_file(full, new_text)
-        first = text.count("\n", 0, at) + 1
-        last = first + new_str.count("\n")
-        snippet = numbered(new_text, first - 3, last + 3)
-        return f"The file {path} has been edited. Lines {max(1, first - 3)} onwards now read:\n{snippet}"
+        return reply
 
     # -- turn rules -------------------------------------------------------------------------
     async def no_tools_called(self, state: State) -> bool:  # not a stop condition here
@@ -434,148 +315,26 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
     async def max_command_timeouts_reached(self, state: State) -> bool:
         return self._too_many_timeouts(state)
 
-    # -- scoring ----------------------------------------------------------------------------
+    # -- scoring (the rubric: `self.grades`) ----------------------------------------------
     async def run_hidden_tests(self, state: State) -> dict[str, Any]:
         """Copy the hidden tests in (now that the agent is done) and run them against the
         agent's source files with pristine tests and configuration. Cached in state."""
         if state.get("grading") is not None:
             return state["grading"]
         task = self.task_for(state)
-        box = await self._box(state)
-        if task.docker_image:
-            withheld = self._withheld.get(state["sandbox_id"])
-            if withheld is None:
-                raise SandboxError("this rollout's sandbox has been released")
-            if not self.fresh_grading_sandbox:
-                state["grading"] = await images.grade(box, None, task, withheld, self.test_timeout)
-                return state["grading"]
+        box = await self.workspaces.box(state)
+        if not task.docker_image:
+            state["grading"] = await run_file_task(box, task, self.test_timeout)
+        elif not self.fresh_grading_sandbox:
+            withheld = self.workspaces.withheld(state["sandbox_id"])
+            state["grading"] = await images.grade(box, None, task, withheld, self.test_timeout)
+        else:
+            withheld = self.workspaces.withheld(state["sandbox_id"])
             async with await self.provider.create(images.image_spec(self.spec, task)) as fresh:
                 state["grading"] = await images.grade(box, fresh, task, withheld, self.test_timeout)
-            return state["grading"]
-        try:
-            agent_files = await box.read_dir(REPO)
-        except OSError:  # the agent removed the repository: grade what is left (nothing)
-            agent_files = {}
-        tree = grading_tree(task.repo_files, agent_files, task.hidden_tests)
-        # a fresh folder outside the agent's workspace, written now that the agent can no
-        # longer act (the sandbox kills every background job when its command ends); nothing
-        # above it is read as configuration (explicit -c / --rootdir / --confcutdir)
-        root = f"/tmp/vf-grade-{uuid.uuid4().hex}"
-        grade_dir, vf_dir = f"{root}/repo", f"{root}/_vf"
-        names = [*task.graded_tests, *(task.expected_output or {})]
-        added = [ln[1:].strip() for ln in (task.test_patch or "").splitlines() if ln[:1] == "+"]
-        imports = repo_imports([*task.hidden_tests.values(), *added], top_level_modules(tree.files))
-        canaries = make_canaries(task.test_files, names, imports)
-        while canaries.path in tree.files or canaries.path in task.test_files:
-            canaries = make_canaries(task.test_files, names, imports)  # never over a real file
-        try:
-            await box.write_dir(grade_dir, tree.files)
-            await box.write_dir(vf_dir, {"vf_report.py": REPORT_PLUGIN, "pytest.ini": "[pytest]\n"})
-        except OSError as e:  # a disk the agent filled: its doing, not the infrastructure's
-            state["grading"] = {
-                "solved": False,
-                "reason": f"could not write the grading tree: {e}",
-                "protected_changed": tree.protected_changed,
-                "dropped": tree.dropped,
-            }
-            return state["grading"]
-        if task.test_patch:
-            await box.write_file(f"{root}/test.patch", task.test_patch)
-            r = await box.exec(
-                ["patch", "-p1", "--batch", "--forward", "-i", f"{root}/test.patch"],
-                timeout=60,
-                cwd=grade_dir,
-            )
-            if r.exit_code != 0:
-                raise ConfigError(
-                    f"{task.instance_id}: test_patch does not apply to the repository: "
-                    f"{(r.stdout + r.stderr)[-500:]}"
-                )
-        await box.write_file(f"{grade_dir}/{canaries.path}", canaries.source)
-        own_config = config_file(task.repo_files)
-        ini = f"{grade_dir}/{own_config}" if own_config else f"{vf_dir}/pytest.ini"
-        report_path = f"{root}/report-{uuid.uuid4().hex}.jsonl"
-        command = pytest_command(vf_dir, grade_dir, ini, [*task.test_files, canaries.path])
-        env = {
-            "CI": "1",
-            "PYTEST_ADDOPTS": "",
-            "PYTEST_PLUGINS": "",
-            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-            "COLUMNS": "200",
-            "VF_REPORT": report_path,
-        }
-        t0 = time.perf_counter()
-        r = await box.exec(command, timeout=self.test_timeout, cwd=grade_dir, env=env)
-        log = r.stdout + r.stderr
-        if "No module named pytest" in log or "No module named 'pytest'" in log:
-            raise SandboxError("pytest is not installed in the sandbox runtime")
-        try:
-            report = (await box.read_file(report_path)).decode("utf-8", "replace")
-        except OSError:
-            report = ""  # the run died before the plugin started (or the file was removed)
-        observed = {} if r.timed_out else statuses(report)
-        canary_set = set(canaries.nodeids)
-        results = {k: v for k, v in observed.items() if k not in canary_set}
-        verdict = decide(task, results)
-        tampered = None if r.timed_out else tampering(canaries, observed, r.exit_code)
-        if r.timed_out:
-            reason = f"the hidden tests timed out after {self.test_timeout:g} s"
-        elif verdict.solved and tampered:
-            reason = f"the test run was tampered with: {tampered}"
-        else:
-            reason = verdict.reason
-        state["grading"] = {
-            "solved": verdict.solved and not r.timed_out and tampered is None,
-            "tampered": tampered,
-            "reason": reason,
-            "statuses": verdict.statuses,
-            "exit_code": r.exit_code,
-            "timed_out": r.timed_out,
-            "duration": time.perf_counter() - t0,
-            "protected_changed": tree.protected_changed,
-            "dropped": tree.dropped,
-            "log_tail": log[-4000:],
-        }
         return state["grading"]
 
     async def grade(self, state: State) -> dict[str, Any]:
         """The grading record of this rollout (the hidden tests run at most once, shared by the
         reward and the metrics, which are scored concurrently)."""
-        if state.get("grading") is not None:
-            return state["grading"]
-        if not state.get("submitted"):
-            state["grading"] = {
-                "solved": False,
-                "reason": f"not submitted (stopped by {state.get('stop_condition')})",
-            }
-            return state["grading"]
-        key = state["sandbox_id"]
-        job = self._grading_jobs.get(key)
-        if job is None:
-            job = asyncio.get_running_loop().create_task(self.run_hidden_tests(state))
-            self._grading_jobs[key] = job
-        return await asyncio.shield(job)
-
-    async def solved(self, state: State) -> float:
-        """1.0 when the agent submitted and the hidden tests all pass; else 0.0."""
-        return 1.0 if (await self.grade(state))["solved"] else 0.0
-
-    async def did_submit(self, state: State) -> float:
-        return 1.0 if state.get("submitted") else 0.0
-
-    async def command_timeout_count(self, state: State) -> float:
-        return float(state.get("command_timeouts", 0))
-
-    async def format_error_count(self, state: State) -> float:
-        return float(state.get("format_errors", 0))
-
-    async def protected_files_changed(self, state: State) -> float:
-        grading = await self.grade(state)
-        return float(len(grading.get("protected_changed") or ()))
-
-    async def graded_tests_passing(self, state: State) -> float:
-        """Fraction of graded tests that pass (0 when the tests did not run)."""
-        statuses = (await self.grade(state)).get("statuses") or {}
-        if not statuses:
-            return 0.0
-        return sum(s in ("PASSED", "XFAIL") for s in statuses.values()) / len(statuses)
+        return await self.grades.grade(state)
