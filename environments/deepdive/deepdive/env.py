@@ -182,7 +182,9 @@ class DeepDiveEnv(vf.StatefulToolEnv):
         return {**tool_args, "state": state}
 
     # -- the loop ------------------------------------------------------------------------------
-    async def env_response(self, messages: vf.Messages, state: vf.State, **kwargs: Any):
+    async def env_response(
+        self, messages: vf.Messages, state: vf.State, **kwargs: Any
+    ) -> vf.Messages:
         reply = await super().env_response(messages, state, **kwargs)
         if self.debug:  # upstream's debug flag: show each tool result as it is produced
             for message in reply if isinstance(reply, list) else [reply]:
@@ -199,7 +201,9 @@ class DeepDiveEnv(vf.StatefulToolEnv):
     async def has_submitted(self, state: vf.State) -> bool:
         return "final_answer" in state and state.get("final_env_response") is not None
 
-    def state_to_output(self, state: vf.State, state_columns: list[str] | None = None):
+    def state_to_output(
+        self, state: vf.State, state_columns: list[str] | None = None
+    ) -> vf.RolloutOutput:
         out = super().state_to_output(state, state_columns)
         out["final_answer"] = state.get("final_answer")  # type: ignore[typeddict-unknown-key]
         return out
@@ -308,7 +312,9 @@ def parse_verdict(verdict: str) -> float:
     raise vf.JudgeError(f"judge verdict is neither yes nor no: {verdict[:200]!r}")
 
 
-async def judge_reward(judge, prompt, completion, answer, state, info) -> float:
+async def judge_reward(
+    judge: Any, prompt: Any, completion: Any, answer: Any, state: Any, info: Any
+) -> float:
     """1 if the judge says the final answer matches the gold answer, else 0; no answer: 0
     without asking. The judge sees the raw question, the dataset's gold `answer` as the ground
     truth and the model's final answer as the response."""
@@ -331,7 +337,7 @@ def normalize_answer(text: str) -> str:
     return " ".join(_ARTICLES.sub(" ", text).split())
 
 
-def exact_match_reward(completion, answer, info) -> float:
+def exact_match_reward(completion: Any, answer: Any, info: Any) -> float:
     """The offline grader (`judge_model=None`): 1 if the normalised final answer equals the
     normalised gold answer or one of `info["aliases"]`, else 0."""
     response = normalize_answer(DeepDiveParser().parse_answer(completion))

@@ -116,10 +116,12 @@ def load_corpus(path: str | Path, base_url: str = DEFAULT_BASE_URL) -> list[Page
                 raise ConfigError(f"{where} is not valid JSON: {e}") from None
             if not isinstance(row, dict):
                 raise ConfigError(f"{where} must be a JSON object with url, title and text")
-            values = [row.get(k) for k in ("url", "title", "text")]
-            if not all(isinstance(v, str) and v.strip() for v in values):
+            fields = [row.get(k) for k in ("url", "title", "text")]
+            values = [v for v in fields if isinstance(v, str) and v.strip()]
+            if len(values) != len(fields):
                 raise ConfigError(f"{where} needs non-empty string fields url, title and text")
-            raw.append((where, resolve_link(values[0], base_url), values[1], values[2]))
+            url, title, text = values
+            raw.append((where, resolve_link(url, base_url), title, text))
     pages: list[Page] = []
     seen: dict[str, str] = {}
     for where, url, title, markdown in raw:

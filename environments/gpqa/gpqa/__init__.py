@@ -239,7 +239,9 @@ def _judge_rubric(
         **endpoint,
     )
 
-    async def judge_reward(judge: Any, prompt: Any, completion: Any, answer: str, state: Any):
+    async def judge_reward(
+        judge: Any, prompt: Any, completion: Any, answer: str, state: Any
+    ) -> float:
         """1.0 iff the judge says the response gives the correct option (strict yes/no)."""
         if not rubric.parser.parse_answer(completion):
             return 0.0  # no final answer (empty, or reasoning cut off): nothing to judge

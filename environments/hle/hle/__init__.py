@@ -11,6 +11,7 @@ confidence}``, validated with pydantic. A reply that is not such a verdict is a 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -227,6 +228,7 @@ def _build_rows(
         # The image travels in info and is put into the prompt at rollout start (see
         # _ImageParts): mixed text / parts content cannot share one Arrow column.
         user = question.strip()
+        system: str | None
         if system_prompt == BY_ANSWER_TYPE:
             system = ANSWER_TYPES[answer_type]
         elif isinstance(system_prompt, dict):  # the official prompts, by answer type
@@ -396,7 +398,7 @@ def load_environment(
     for name, flag in (("multimodal", multimodal), ("tools", tools)):
         if not isinstance(flag, bool):
             raise ConfigError(f"{name} must be True or False, got {flag!r}")
-    system_prompt = _system_prompt(system_prompt)
+    system_prompts = _system_prompt(system_prompt)
     official_judge = isinstance(judge_prompt, str) and judge_prompt.strip().lower() == OFFICIAL
     if official_judge and not judge_structured_output:
         raise ConfigError(
@@ -411,11 +413,11 @@ def load_environment(
         required=("answer", "response"),
     )
     categories = _parse_categories(category)
-    tool_list = (
+    tool_list: list[Callable[..., Any]] = (
         [make_search(search_api_key_var, max_response_chars, search_url), python] if tools else []
     )
     raw, what = _load_raw(source, dataset_name, dataset_split)
-    rows, with_images = _build_rows(raw, categories, what, multimodal, system_prompt)
+    rows, with_images = _build_rows(raw, categories, what, multimodal, system_prompts)
     if not rows:
         chosen = f" in category {', '.join(sorted(categories))}" if categories else ""
         images = f" ({with_images} with images dropped)" if with_images else ""
@@ -446,17 +448,23 @@ def load_environment(
         judge_max_retries=judge_max_retries,
     )
 
-    async def verdict(judge: Any, prompt: Any, completion: Any, answer: Any, state: Any):
+    async def verdict(
+        judge: Any, prompt: Any, completion: Any, answer: Any, state: Any
+    ) -> HLEVerdict | None:
         if not parser.parse_answer(completion):
             return None  # no final answer (empty, or reasoning cut off): nothing to judge
         return parse_verdict(await judge(prompt, completion, answer, state))
 
-    async def judge_correct(judge, prompt, completion, answer, state) -> float:
+    async def judge_correct(
+        judge: Any, prompt: Any, completion: Any, answer: Any, state: Any
+    ) -> float:
         """1.0 iff the judge's verdict says correct == "yes"."""
         v = await verdict(judge, prompt, completion, answer, state)
         return 1.0 if v is not None and v.correct == "yes" else 0.0
 
-    async def confidence(judge, prompt, completion, answer, state) -> float:
+    async def confidence(
+        judge: Any, prompt: Any, completion: Any, answer: Any, state: Any
+    ) -> float:
         """The model's stated confidence as extracted by the judge, 0-1 (0 without an answer)."""
         v = await verdict(judge, prompt, completion, answer, state)
         return 0.0 if v is None else v.confidence / 100.0

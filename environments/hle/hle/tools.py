@@ -31,8 +31,9 @@ _MAX_DIGITS = 10_000
 
 
 def _eval(node: ast.AST) -> int | float:
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return node.value
+    value = node.value if isinstance(node, ast.Constant) else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):  # True is no number
+        return value
     if isinstance(node, ast.UnaryOp) and type(node.op) in _OPS:
         return _OPS[type(node.op)](_eval(node.operand))
     if isinstance(node, ast.BinOp) and type(node.op) in _OPS:

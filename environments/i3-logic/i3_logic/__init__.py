@@ -88,7 +88,7 @@ def _info_row(
 
 
 def generate_rows(
-    families: list[str] | None = None,
+    families: list[str] | str | None = None,
     num_examples: int = 50,
     difficulty: int | str = 1,
     seed: int = 0,
@@ -173,7 +173,10 @@ def load_rows(
     wanted = {f.name for f in _select(families)}
     pass_rate = vf.PassRateFilter(difficulty_key, min_avg_reward, max_avg_reward, keep_unrated)
     pass_rate.check_columns(dataset.column_names)
-    rows, skipped, invalid, filtered, unwanted = [], Counter(), Counter(), 0, set(tasks_to_skip)
+    rows: list[dict[str, Any]] = []
+    skipped: Counter[str] = Counter()  # rows by task this package cannot verify
+    invalid: Counter[str] = Counter()  # rows by task whose puzzle data is broken
+    filtered, unwanted = 0, set(tasks_to_skip)
     first_invalid = ""
     for i, row in enumerate(dataset):
         question = row.get("question")

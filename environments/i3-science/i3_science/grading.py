@@ -93,7 +93,9 @@ class HybridScienceRubric(vf.MathVerifyJudgeRubric):
         question = _question_text(prompt)
         return gold, response, question, self.math.signal_timeout, self.numeric_rel_tol
 
-    async def check(self, prompt, completion, answer, response, state) -> tuple[float, bool]:
+    async def check(
+        self, prompt: Any, completion: Any, answer: Any, response: str, state: Any
+    ) -> tuple[float, bool]:
         args = self.check_args(prompt, answer, response)
         if args is None:
             return 0.0, True  # nothing to compare with, and nothing to show a judge

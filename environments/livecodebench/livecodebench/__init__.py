@@ -544,7 +544,7 @@ def load_environment(
     platforms = {platform} if isinstance(platform, str) else set(platform or ())
     if not has_version:
         logger.info("rows have no 'version' column: release_version does not filter them")
-    rows = []
+    rows: list[dict[str, Any]] = []
     for i, row in enumerate(ds):
         if 0 <= num_examples <= len(rows):
             break
@@ -553,7 +553,7 @@ def load_environment(
         when = _as_date(row.get("contest_date"), f"row {i}: contest_date")
         if (lo or hi) and when is None:
             raise vf.ConfigError(f"row {i}: no contest_date to filter by")
-        if (lo and when < lo) or (hi and when > hi):
+        if when is not None and ((lo and when < lo) or (hi and when > hi)):
             continue
         if difficulties and row.get("difficulty") not in difficulties:
             continue

@@ -85,13 +85,13 @@ def grading_tree(
             dropped.append(path)
             continue
         files[path] = content
-    for path, content in original.items():
+    for path, text in original.items():
         if is_protected(path):
-            files[path] = content.encode()
+            files[path] = text.encode()
             if path not in agent:
                 changed.append(path)  # deleted by the agent; restored
-    for path, content in hidden.items():
-        files[path] = content.encode()
+    for path, text in hidden.items():
+        files[path] = text.encode()
     return GradingTree(files, sorted(set(changed)), sorted(dropped))
 
 

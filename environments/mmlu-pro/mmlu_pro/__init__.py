@@ -233,7 +233,9 @@ def _fewshot_pool(source: Any, what_for: str) -> dict[str, list[dict[str, Any]]]
     return pool
 
 
-def _official_cot(intro: str, pool: dict[str, list[dict[str, Any]]], k: int):
+def _official_cot(
+    intro: str, pool: dict[str, list[dict[str, Any]]], k: int
+) -> Callable[[str, list[str], str, Any], str]:
     """MMLU-Pro's chain-of-thought prompt: its introduction for the subject, the subject's
     first ``k`` worked validation examples (never the question itself), then the question."""
 

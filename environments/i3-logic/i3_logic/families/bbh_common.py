@@ -166,7 +166,8 @@ def _walk(node: ast.AST, depth: int, budget: list[int]) -> Any:
         isinstance(node, ast.UnaryOp)
         and isinstance(node.op, ast.USub | ast.UAdd)
         and isinstance(node.operand, ast.Constant)
-        and type(node.operand.value) in (int, float)
+        and isinstance(node.operand.value, int | float)
+        and not isinstance(node.operand.value, bool)
     ):
         value = node.operand.value
         return -value if isinstance(node.op, ast.USub) else value

@@ -159,7 +159,7 @@ def generate(rng: random.Random, difficulty: int) -> Puzzle:
     solution = random_latin_square(rng, n)
     pairs = [((r, c), (r, c + 1)) for r in range(n) for c in range(n - 1)]
     pairs += [((r, c), (r + 1, c)) for r in range(n - 1) for c in range(n)]
-    constraints = []
+    constraints: list[list[Any]] = []
     for (r1, c1), (r2, c2) in rng.sample(pairs, n_signs):
         sign = "<" if solution[r1][c1] < solution[r2][c2] else ">"
         constraints.append([[r1, c1], [r2, c2], sign])

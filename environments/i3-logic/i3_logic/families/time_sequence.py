@@ -38,7 +38,7 @@ def expected(puzzle: Puzzle) -> tuple[int, int]:
     answers: Any = records.get("answers") if isinstance(records, dict) else None
     if not isinstance(answers, dict):
         raise PuzzleDataError(f"{NAME} metadata 'records' lacks an 'answers' object")
-    values = [answers.get("answer_maxLen"), answers.get("answer_nums")]
+    values: list[Any] = [answers.get("answer_maxLen"), answers.get("answer_nums")]
     if any(type(v) is not int or v < 0 for v in values):
         raise PuzzleDataError(
             f"{NAME} metadata records.answers needs non-negative integers answer_maxLen and "

@@ -149,7 +149,7 @@ def _cap(text: str) -> str:
 def _build(rng: random.Random, count: int, asked: int) -> tuple[list[dict[str, Any]], list[int]]:
     names = rng.sample(NAMES, count)
     places = rng.sample(PLACES, count)
-    people = [
+    people: list[dict[str, Any]] = [
         {
             "id": i,
             "name": names[i],
