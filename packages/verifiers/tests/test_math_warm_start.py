@@ -18,14 +18,15 @@ from pathlib import Path
 
 import verifiers as vf
 
-# What grading needs of the SDK: the package itself (lazy), the pool, the error classes,
-# the grading entry point with its warm-up, and the exact layer.
+# What grading needs of the SDK: the package itself (lazy), the pool and its fork server,
+# the error classes, the grading entry point with its warm-up, and the exact layer.
 GRADING_MODULES = {
     "verifiers",
     "verifiers.errors",
     "verifiers.utils",
     "verifiers.utils.answer_reading",
     "verifiers.utils.exact_answers",
+    "verifiers.utils.fork_server",
     "verifiers.utils.math_grading",
     "verifiers.utils.math_warm",
     "verifiers.utils.process_pool",

@@ -27,7 +27,12 @@ from verifiers.parsers.parser import content_text
 from verifiers.rubrics.rubric import Rubric
 from verifiers.utils.answers import extract_boxed_answer
 from verifiers.utils.math_grading import grade_math_answer, warm_up
-from verifiers.utils.process_pool import ProcessPool, WorkerTimeoutError, default_pool_size
+from verifiers.utils.process_pool import (
+    MINIMAL_FORKSERVER,
+    ProcessPool,
+    WorkerTimeoutError,
+    default_pool_size,
+)
 
 __all__ = [
     "MathRubric",
@@ -100,6 +105,9 @@ class _SharedPools:
             # The environment already bounds concurrent rollouts; a grading must wait its
             # turn rather than fail, so the queue bound is only a backstop.
             max_queued=MAX_QUEUED_GRADINGS,
+            # Workers fork from a server that imported the preload only: multiprocessing's
+            # forkserver would also import the main script (for `vf-eval`, the whole SDK).
+            start_method=MINIMAL_FORKSERVER,
             name="vf-math-verify",
         )
 

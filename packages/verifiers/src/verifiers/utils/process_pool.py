@@ -45,8 +45,10 @@ from multiprocessing.reduction import ForkingPickler
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from verifiers.errors import Error, InfraError
+from verifiers.utils.fork_server import ForkedProcess, ForkServer
 
 __all__ = [
+    "MINIMAL_FORKSERVER",
     "PoolClosedError",
     "PoolError",
     "PoolOverloadedError",
@@ -60,6 +62,9 @@ __all__ = [
 T = TypeVar("T")
 
 START_TIMEOUT_S = 120.0  # import + initializer on a loaded machine
+# A start method of this module's own (`verifiers.utils.fork_server`): workers fork from a
+# server that imported ``preload`` only, not the parent's main script.
+MINIMAL_FORKSERVER = "minimal-forkserver"
 STOP_GRACE_S = 2.0  # an idle worker asked to exit gets this long before SIGKILL
 
 
@@ -128,6 +133,13 @@ if TYPE_CHECKING:  # the contexts a pool may use (typeshed's BaseContext has no 
     _Context = ForkServerContext | SpawnContext
 
 
+def _worker_main_on_fd(
+    fd: int, preload: Sequence[str], initializer: Callable[[], Any] | None
+) -> None:
+    """`_worker_main` in a fork server's child, which gets its pipe as a descriptor."""
+    _worker_main(Connection(fd), preload, initializer)
+
+
 def _context(start_method: str | None) -> _Context:
     if start_method is None:
         methods = multiprocessing.get_all_start_methods()
@@ -186,7 +198,9 @@ class _Worker:
 
     __slots__ = ("conn", "proc")
 
-    def __init__(self, proc: multiprocessing.process.BaseProcess, conn: Connection) -> None:
+    def __init__(
+        self, proc: multiprocessing.process.BaseProcess | ForkedProcess, conn: Connection
+    ) -> None:
         self.proc = proc
         self.conn = conn
 
@@ -275,9 +289,15 @@ class ProcessPool:
         self.initializer = initializer
         self.max_queued = max_queued
         self.name = name
-        self._ctx = _context(start_method)
-        if forkserver_preload and self._ctx.get_start_method() == "forkserver":
-            _add_forkserver_preload((__name__, *self.preload))
+        self._server: ForkServer | None = None
+        self._ctx: _Context | None = None
+        if start_method == MINIMAL_FORKSERVER:
+            self._server = ForkServer((__name__, *self.preload), start_timeout=START_TIMEOUT_S)
+            weakref.finalize(self, self._server.close)
+        else:
+            self._ctx = _context(start_method)
+            if forkserver_preload and self._ctx.get_start_method() == "forkserver":
+                _add_forkserver_preload((__name__, *self.preload))
         self._lock = threading.Lock()
         self._idle: list[_Worker] = []
         self._workers: set[_Worker] = set()  # every live worker, starting, idle or busy
@@ -300,7 +320,7 @@ class ProcessPool:
 
     @property
     def start_method(self) -> str:
-        return self._ctx.get_start_method()
+        return MINIMAL_FORKSERVER if self._ctx is None else self._ctx.get_start_method()
 
     async def start(self, n: int | None = None) -> None:
         """Start workers now (up to ``n``, default ``size``) instead of on first use."""
@@ -395,6 +415,8 @@ class ProcessPool:
             w.stop(grace=STOP_GRACE_S)
         for w in busy + dying:
             w.proc.join(5.0)
+        if self._server is not None:
+            self._server.close()
         self._finalizer.detach()
 
     async def aclose(self) -> None:
@@ -489,13 +511,19 @@ class ProcessPool:
 
     def _new_worker(self) -> tuple[_Worker, Connection]:
         """A worker, not started yet, and the child's end of its pipe."""
-        parent, child = self._ctx.Pipe(duplex=True)
-        proc = self._ctx.Process(
-            target=_worker_main,
-            args=(child, self.preload, self.initializer),
-            name=self.name,
-            daemon=True,
-        )
+        parent, child = multiprocessing.Pipe(duplex=True)
+        proc: multiprocessing.process.BaseProcess | ForkedProcess
+        if self._ctx is None:
+            assert self._server is not None
+            args = (self.preload, self.initializer)
+            proc = ForkedProcess(self._server, _worker_main_on_fd, args, child.fileno())
+        else:
+            proc = self._ctx.Process(
+                target=_worker_main,
+                args=(child, self.preload, self.initializer),
+                name=self.name,
+                daemon=True,
+            )
         return _Worker(proc, parent), child
 
     def _start_in_background(self) -> None:
