@@ -20,6 +20,11 @@ Design notes:
   ``preload`` modules are also added to the forkserver's preload list, so replacing a
   killed worker is a fork, not a fresh round of imports (so they must not start threads
   when imported: the forkserver forks).
+* ``start_method="minimal-forkserver"`` (`MINIMAL_FORKSERVER`) forks workers from a server
+  of this package's own (`verifiers.utils.fork_server`) that imports ``preload`` and
+  nothing else: multiprocessing's forkserver and spawn also import the parent's main
+  script, which for `vf-eval` is the whole SDK. Functions run there must be importable by
+  module path (not defined in ``__main__``).
 * The pool holds no asyncio object across calls, so one pool serves successive event
   loops (``asyncio.run`` per ``evaluate_sync``). Unix only: results are awaited with
   ``loop.add_reader`` on the pipe.
