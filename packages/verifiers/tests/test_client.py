@@ -300,3 +300,63 @@ async def test_round_robin_over_endpoints():
 def test_unsupported_client_type():
     with pytest.raises(vf.ConfigError, match="unsupported client int"):
         resolve_client(42)
+
+
+async def test_wrapped_client_forwards_both_calls_through_around(server):
+    """`verifiers.wrapped_client.WrappedClient` (issue 29: one forwarding piece for the
+    wrappers that restated the `Client` interface: the stream's version tags, the judge's
+    client built on first use). A lazily built `inner` and an `around` hook see chat and text
+    calls alike, and the replies are the server's."""
+    from verifiers.wrapped_client import WrappedClient
+
+    class Lazy(WrappedClient):
+        def __init__(self) -> None:
+            self.built: vf.OpenAIClient | None = None
+            self.seen: list[str] = []
+
+        @property
+        def inner(self) -> vf.OpenAIClient:  # type: ignore[override]
+            if self.built is None:
+                self.built = fast_client(server.base_url)
+            return self.built
+
+        async def around(self, call):
+            response = await call
+            self.seen.append(response.id)
+            return response
+
+    client = Lazy()
+    assert client.built is None
+    chat = await client.get_response(MESSAGES, "mock")
+    text = await client.get_text_response("What is 2 + 3?", "mock")
+    assert "\\boxed{5}" in chat.message["content"] and text.text is not None
+    assert client.seen == [chat.id, text.id] and None not in client.seen
+    assert [r["model"] for r in server.requests[-2:]] == ["mock", "mock"]
+    assert "prompt" in server.requests[-1]  # the text call went to /v1/completions
+    await client.built.aclose()
+
+
+def test_client_and_token_in_client_do_not_import_each_other():
+    """issue 29 item 4: `verifiers.client` <-> `verifiers.training.token_in` was an import
+    cycle (`ClientConfig.build` imported the token-in client from the training package inside
+    the function, and that module imported `verifiers.client`). The token-in client now lives
+    in the client layer: no import of either module, at any depth of the file, names the
+    other's side."""
+    import ast
+    import importlib
+
+    def imported(module: str) -> set[str]:
+        source = open(importlib.import_module(module).__file__).read()
+        names = set()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names.add(node.module)
+            elif isinstance(node, ast.Import):
+                names.update(a.name for a in node.names)
+        return names
+
+    assert not {m for m in imported("verifiers.client") if m.startswith("verifiers.training")}
+    token_side = imported("verifiers.token_in_client")
+    assert "verifiers.client" not in token_side
+    assert not {m for m in token_side if m.startswith("verifiers.training")}
+    assert imported("verifiers.training.token_in") == {"verifiers.token_in_client"}

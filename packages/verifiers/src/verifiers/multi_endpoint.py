@@ -32,8 +32,8 @@ class MultiEndpointClient(Client):
         self._down_until = [0.0] * len(self.clients)  # time.monotonic() of each one's return
         self._turn = 0  # the next request's first endpoint (ungrouped calls)
 
-    @property  # type: ignore[override]
-    def base_url(self) -> str:
+    @property
+    def base_url(self) -> str:  # type: ignore[override]
         """The first endpoint that is not marked down (what a run's metadata records)."""
         live = self.live()
         return self.clients[live[0] if live else 0].base_url
@@ -104,11 +104,20 @@ class MultiEndpointClient(Client):
                 self.mark_down(i, e)
         raise self._all_down()
 
-    async def get_response(self, messages, model, *, tools=None, sampling_args=None):
+    async def get_response(
+        self,
+        messages: Messages,
+        model: str,
+        *,
+        tools: Sequence[dict[str, Any]] | None = None,
+        sampling_args: SamplingArgs | None = None,
+    ) -> ModelResponse:
         start, self._turn = self._turn, self._turn + 1
         return await self.respond(start, messages, model, tools=tools, sampling_args=sampling_args)
 
-    async def get_text_response(self, prompt, model, *, sampling_args=None):
+    async def get_text_response(
+        self, prompt: str, model: str, *, sampling_args: SamplingArgs | None = None
+    ) -> ModelResponse:
         start, self._turn = self._turn, self._turn + 1
         return await self.respond_text(start, prompt, model, sampling_args)
 
@@ -149,8 +158,8 @@ class _GroupClient(Client):
         live = self._parent.live(self._index)
         return self._parent.clients[live[0] if live else self._index]
 
-    @property  # type: ignore[override]
-    def base_url(self) -> str:
+    @property
+    def base_url(self) -> str:  # type: ignore[override]
         return self._preferred.base_url
 
     def __getattr__(self, name: str) -> Any:
@@ -171,12 +180,21 @@ class _GroupClient(Client):
         self._parent = self._parent.rebind(known)  # type: ignore[assignment]
         return self
 
-    async def get_response(self, messages, model, *, tools=None, sampling_args=None):
+    async def get_response(
+        self,
+        messages: Messages,
+        model: str,
+        *,
+        tools: Sequence[dict[str, Any]] | None = None,
+        sampling_args: SamplingArgs | None = None,
+    ) -> ModelResponse:
         return await self._parent.respond(
             self._index, messages, model, tools=tools, sampling_args=sampling_args
         )
 
-    async def get_text_response(self, prompt, model, *, sampling_args=None):
+    async def get_text_response(
+        self, prompt: str, model: str, *, sampling_args: SamplingArgs | None = None
+    ) -> ModelResponse:
         return await self._parent.respond_text(self._index, prompt, model, sampling_args)
 
     async def check_connection(self) -> list[EndpointUnreachableError]:

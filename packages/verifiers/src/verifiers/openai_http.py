@@ -67,6 +67,11 @@ def _refused(exc: BaseException) -> bool:
     return errno.ECONNREFUSED in codes and codes <= _NO_ROUTE_ERRNOS | {errno.ECONNREFUSED}
 
 
+def _bodies_are_bytes(obj: Any) -> str:
+    # request bodies are serialised here with orjson; aiohttp's own JSON path is never used
+    raise TypeError("OpenAIClient sends bytes bodies; aiohttp's json= is not used")
+
+
 @dataclass(slots=True)
 class _PooledSession:
     """One event loop's connection pool and the generator that closes it with the loop."""
@@ -239,7 +244,7 @@ class OpenAIClient(Client):
             del self._sessions[old]
         connector = aiohttp.TCPConnector(limit=self._max_connections, ttl_dns_cache=300)
         session = aiohttp.ClientSession(
-            connector=connector, timeout=self._timeout, json_serialize=None
+            connector=connector, timeout=self._timeout, json_serialize=_bodies_are_bytes
         )
         pooled = _PooledSession(session, _close_at_loop_shutdown(session))
         self._sessions[loop] = pooled  # before any await: concurrent first calls share it
@@ -325,7 +330,8 @@ class OpenAIClient(Client):
         """A `/v1/completions` body. Chat-only names are translated: `max_completion_tokens`
         is `max_tokens` there, and `logprobs` is a count (True asks for the sampled tokens')."""
         body: dict[str, Any] = {"model": model, "prompt": prompt}
-        for key, value in (sampling_args or {}).items():
+        args = sampling_args or {}
+        for key, value in args.items():
             if value is None or key in ("n", "top_logprobs"):
                 continue
             if key == "extra_body":
@@ -334,7 +340,7 @@ class OpenAIClient(Client):
                 body["max_tokens"] = value
             elif key == "logprobs" and isinstance(value, bool):
                 if value:
-                    body["logprobs"] = max(1, int(sampling_args.get("top_logprobs") or 0))
+                    body["logprobs"] = max(1, int(args.get("top_logprobs") or 0))
             else:
                 body[key] = value
         return body

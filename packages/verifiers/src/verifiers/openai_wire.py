@@ -108,7 +108,7 @@ def to_openai_tool(tool: dict[str, Any]) -> dict[str, Any]:
     return {"type": "function", "function": fn}
 
 
-def _parse_tool_calls(raw: Any) -> list[dict[str, Any]]:
+def _parse_tool_calls(raw: Any) -> list[ToolCall]:
     if not isinstance(raw, list):
         raise InvalidModelResponseError(f"tool_calls is {type(raw).__name__}, expected a list")
     calls = []

@@ -134,7 +134,8 @@ def build_tool(func: Callable[..., Any], args_to_skip: Iterable[str] = ()) -> To
 def _unsupported_parameter(fields: dict[str, Any]) -> str | None:
     for pname, (annotation, field) in fields.items():
         try:
-            create_model("probe", **{pname: (annotation, field)}).model_json_schema()
+            probe = create_model("probe", **{pname: (annotation, field)})  # type: ignore[call-overload]
+            probe.model_json_schema()
         except Exception:
             return pname
     return None

@@ -325,7 +325,7 @@ def run(s: EvalSettings, args: argparse.Namespace) -> int:
     done: list[dict[str, Any]] = []
     run_dir = _resume_dir(s, config, console) if s.resume else None
     resuming = run_dir is not None
-    if resuming:
+    if run_dir is not None:  # resuming
         done = read_results(run_dir)
         if group_scoring:  # drop partial groups (cannot be re-scored together)
             per_example = Counter(i["example_id"] for i in inputs)
@@ -337,7 +337,7 @@ def run(s: EvalSettings, args: argparse.Namespace) -> int:
         run_dir = s.runs_dir / uuid.uuid4().hex[:8]
     todo = remaining_inputs(inputs, done, group_scoring)
 
-    metadata = {
+    metadata: dict[str, Any] = {
         **config,
         **({"num_examples_requested": s.num_examples} if short else {}),
         **({"name": s.name} if s.name else {}),
@@ -429,7 +429,15 @@ class Heartbeat:
             await self._session.close()
 
 
-def _generate(env, todo, client, s: EvalSettings, args, run_dir, already_done):
+def _generate(
+    env: Any,
+    todo: list[dict[str, Any]],
+    client: Client,
+    s: EvalSettings,
+    args: argparse.Namespace,
+    run_dir: Path | None,
+    already_done: int,
+) -> tuple[list[dict[str, Any]], bool]:
     from rich.console import Console
 
     total = len(todo) + already_done

@@ -367,7 +367,9 @@ class EnvGroupRubric(Rubric):
         await env.rubric.score_rollout(state)
         self._fill(env, state)
 
-    async def score_group(self, states: list[dict[str, Any]], **_: Any) -> None:
+    async def score_group(
+        self, states: list[dict[str, Any]], score_sem: Any = None, **_: Any
+    ) -> None:
         if not states:
             return
         env = self._env_for(states[0])  # the rollouts of one example share their route

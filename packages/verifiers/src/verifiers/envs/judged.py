@@ -112,7 +112,9 @@ class MathVerifyJudgeRubric(JudgeFallbackRubric):
             numeric_rel_tol=numeric_rel_tol,
         )
 
-    async def check(self, prompt, completion, answer, response, state) -> tuple[float, bool]:
+    async def check(
+        self, prompt: Any, completion: Any, answer: Any, response: str, state: Any
+    ) -> tuple[float, bool]:
         return await self.math.correct_answer(completion, answer, state, prompt), False
 
     async def teardown(self) -> None:

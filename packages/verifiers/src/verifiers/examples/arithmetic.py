@@ -32,10 +32,10 @@ def load_environment(
 
     parser = vf.MaybeThinkParser(extract_fn=vf.extract_boxed_answer)
 
-    def correct_answer(completion, answer, **_) -> float:
+    def correct_answer(completion: vf.Messages, answer: str, **_: Any) -> float:
         return 1.0 if (parser.parse_answer(completion) or "").strip() == answer else 0.0
 
-    def answered(completion, **_) -> float:
+    def answered(completion: vf.Messages, **_: Any) -> float:
         return 1.0 if parser.parse_answer(completion) else 0.0
 
     rubric = vf.Rubric(funcs=[correct_answer], parser=parser)

@@ -24,7 +24,7 @@ def turn_off_uv_hook() -> None:
     os.environ.setdefault(UV_HOOK_VAR, "0")
     constants = sys.modules.get("ray._private.ray_constants")
     if constants is not None and os.environ[UV_HOOK_VAR] in ("0", "false", "False"):
-        constants.RAY_ENABLE_UV_RUN_RUNTIME_ENV = False
+        setattr(constants, "RAY_ENABLE_UV_RUN_RUNTIME_ENV", False)  # noqa: B010 - not in its stubs
 
 
 def require_ray() -> Any:

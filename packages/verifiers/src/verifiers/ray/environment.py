@@ -240,7 +240,8 @@ class RayEnvironment:
         except ConfigError:  # the group's own run records the routing error on each rollout
             return self._default_pool()
         name = self._member_names.get(id(member))
-        return self.pools.get(name) if name in self.pools else self._default_pool()
+        pool = self.pools.get(name) if name is not None else None
+        return pool if pool is not None else self._default_pool()
 
     # -- one group ----------------------------------------------------------------------
     async def run_scored_group(

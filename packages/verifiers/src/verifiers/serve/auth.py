@@ -148,7 +148,7 @@ class ServerAuthenticator:
         self.keys = curve_keys(secret)
         # The ZAP handler must live in the socket's libzmq context; a shadow of an asyncio
         # context is a plain one over the same libzmq context, as the handler's thread needs.
-        self._shadow = zmq.Context.shadow(context.underlying)
+        self._shadow: zmq.Context[Any] = zmq.Context.shadow(context.underlying)
         self._zap = ThreadAuthenticator(self._shadow, log=logging.getLogger("verifiers.serve.zap"))
         self._zap.start()
         self._zap.configure_curve_callback(

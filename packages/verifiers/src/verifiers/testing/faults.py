@@ -83,17 +83,20 @@ class FaultScript:
             f = state.fault
             if f.times is not None and state.fired >= f.times:
                 continue
-            if f.match is not None:
-                if isinstance(f.match, re.Pattern):
+            match = f.match
+            if isinstance(match, str):  # set after construction: compiled as __post_init__ does
+                match = f.match = re.compile(match)
+            if match is not None:
+                if isinstance(match, re.Pattern):
                     if text is None:
                         text = (
                             prompt_text(body.get("prompt"))
                             if completions
                             else last_text(body, ("user", "tool"))
                         )
-                    if f.match.search(text) is None:
+                    if match.search(text) is None:
                         continue
-                elif not f.match(body):
+                elif not match(body):
                     continue
             if f.rate is not None and state.rng.random() >= f.rate:
                 continue

@@ -156,7 +156,7 @@ class InferenceAdmin:
         fails. The attached stream moves to the new version before the servers resume, so
         requests sent from then on are tagged with it."""
         weight_dir, version = self._target(path_or_step, version)
-        payload = {"weight_dir": weight_dir.as_posix() if weight_dir else None}
+        payload: dict[str, Any] = {"weight_dir": weight_dir.as_posix() if weight_dir else None}
         payload["policy_version"] = version
         async with self._lock:
             try:
@@ -263,7 +263,9 @@ class InferenceAdmin:
         await self._each(check)
 
     # -- plumbing ----------------------------------------------------------------------------
-    def _target(self, path_or_step: int | str | Path | None, version: int | None):
+    def _target(
+        self, path_or_step: int | str | Path | None, version: int | None
+    ) -> tuple[Path | None, int]:
         # the stream never goes back, also after `reload_weights` reset the servers to 0
         known = [self.policy_version, self.stream.policy_version if self.stream else None]
         current = max((v for v in known if v is not None), default=None)

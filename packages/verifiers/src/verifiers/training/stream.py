@@ -26,7 +26,7 @@ import asyncio
 import contextlib
 import itertools
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,13 +36,14 @@ from verifiers.generation import RolloutSlots, rollout_gc
 from verifiers.training.difficulty import DifficultyFilter
 from verifiers.training.groups import RolloutGroup, build_group
 from verifiers.training.samples import TOKEN_SAMPLING_ARGS, Truncation, check_truncation
-from verifiers.types import Messages, SamplingArgs
+from verifiers.types import SamplingArgs
+from verifiers.wrapped_client import WrappedClient
 
 if TYPE_CHECKING:
     from verifiers.envs.environment import Environment
 
 
-class VersionTaggingClient(Client):
+class VersionTaggingClient(WrappedClient):
     """Wraps a group's client: tags each call with the policy version that sampled it.
 
     That is the version the server reported with the reply (`ModelResponse.policy_version`,
@@ -65,27 +66,8 @@ class VersionTaggingClient(Client):
             versions.append(self._answered)
         return min(versions, default=None)
 
-    async def get_response(
-        self,
-        messages: Messages,
-        model: str,
-        *,
-        tools: Sequence[dict[str, Any]] | None = None,
-        sampling_args: SamplingArgs | None = None,
-    ) -> ModelResponse:
-        return await self._tagged(
-            self.inner.get_response(messages, model, tools=tools, sampling_args=sampling_args)
-        )
-
-    async def get_text_response(
-        self, prompt: str, model: str, *, sampling_args: SamplingArgs | None = None
-    ) -> ModelResponse:
-        """A text environment's call (`message_type="completion"`), tagged the same way."""
-        return await self._tagged(
-            self.inner.get_text_response(prompt, model, sampling_args=sampling_args)
-        )
-
-    async def _tagged(self, call: Any) -> ModelResponse:
+    async def around(self, call: Awaitable[ModelResponse]) -> ModelResponse:
+        """Tags the call (text completions too: `message_type="completion"`)."""
         sent = self._stream.policy_version
         self._pending[sent] += 1
         try:
@@ -102,10 +84,8 @@ class VersionTaggingClient(Client):
     def step_versions(self, rollout: Mapping[str, Any]) -> list[int]:
         """The version of each trajectory step (by response id; the oldest call if unknown)."""
         fallback = self.oldest if self.oldest is not None else self._stream.policy_version
-        return [
-            self._by_id.get((step.get("response") or {}).get("id"), fallback)
-            for step in rollout.get("trajectory") or ()
-        ]
+        ids = [(step.get("response") or {}).get("id") for step in rollout.get("trajectory") or ()]
+        return [self._by_id.get(i, fallback) if i is not None else fallback for i in ids]
 
 
 class LaunchTags:

@@ -159,9 +159,9 @@ def read_shape(text: str) -> Shape:
         parts = _split_top(t[1:-1]) or []
         if len(parts) >= 2:
             return Shape("bracket", tuple(parts), t[0] + t[-1])
-    parts = _split_top(t)
-    if parts is not None and len(parts) >= 2:
-        return Shape("list", tuple(parts))
+    top = _split_top(t)
+    if top is not None and len(top) >= 2:
+        return Shape("list", tuple(top))
     return Shape("scalar")
 
 

@@ -50,7 +50,9 @@ def setup_openai_client(config: ClientConfig) -> Any:
         api_key=os.environ.get(resolved.api_key_var) or "EMPTY",
         base_url=resolved.api_base_url,
         max_retries=resolved.max_retries,
-        http_client=http_client,
+        # openai 3 types this as its own httpx fork's client (httpx2); it takes an httpx one
+        # (test_prime_rl_replay sends a request through it), and openai 1.x wants httpx's
+        http_client=http_client,  # type: ignore[arg-type,unused-ignore]
     )
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 import signal
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from fractions import Fraction
 from typing import Any
@@ -67,7 +67,7 @@ def percent_question(question: str) -> bool:
 
 
 @contextmanager
-def bounded(seconds: float):
+def bounded(seconds: float) -> Iterator[None]:
     """Raise `LayerTimeout` after ``seconds`` (interval timer; main thread only, where the
     grading workers run: elsewhere unbounded, the pool's hard kill is the limit)."""
     if threading.current_thread() is not threading.main_thread() or seconds <= 0:
@@ -264,9 +264,10 @@ def _coordinates(items: Sequence[str]) -> list[str] | None:
     matches = [_COORDINATE.fullmatch(t) for t in items]
     if all(m is None for m in matches):
         return None if _has_equations(items) else list(items)
-    if any(m is None for m in matches) or len({m.group(1) for m in matches}) != len(matches):
+    found = [m for m in matches if m is not None]
+    if len(found) != len(matches) or len({m.group(1) for m in found}) != len(found):
         return None
-    return [m.group(2) for m in sorted(matches, key=lambda m: m.group(1))]
+    return [m.group(2) for m in sorted(found, key=lambda m: m.group(1))]
 
 
 def _has_equations(items: Sequence[str]) -> bool:

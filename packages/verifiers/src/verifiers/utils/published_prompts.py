@@ -232,7 +232,7 @@ def _string_value(node: ast.AST) -> str | None:
 
 def _assigned(body: list[ast.stmt], name: str) -> ast.AST | None:
     """The value last assigned to ``name`` in ``body`` (a module or class body)."""
-    found = None
+    found: ast.AST | None = None
     for stmt in body:
         if isinstance(stmt, ast.Assign):
             if any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):

@@ -9,6 +9,7 @@ official MCP SDK (`pip install mcp`); without it construction raises `ConfigErro
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import threading
 from collections.abc import Callable
@@ -67,7 +68,8 @@ class MCPServerConnection:
         return self.tools
 
     async def _serve(self) -> None:
-        from mcp.client.stdio import stdio_client
+        # the optional SDK's submodule, loaded on use (the package itself came from `require`)
+        stdio_client = importlib.import_module("mcp.client.stdio").stdio_client
 
         params = self._mcp.StdioServerParameters(
             command=self.config.command, args=self.config.args or [], env=self.config.env
@@ -158,7 +160,8 @@ class MCPEnv(ToolEnv):
             self._stop_loop()
             raise
         wrappers = list(self.mcp_tools.values())
-        self.tools = wrappers
+        tools: list[Callable[..., Any]] = list(wrappers)
+        self.tools = tools
         self.tool_map = {w.__name__: w for w in wrappers}
         self.tool_defs = [w.to_tool_def() for w in wrappers]
 

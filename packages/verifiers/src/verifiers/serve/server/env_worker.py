@@ -11,6 +11,7 @@ environment to its clients instead of restarting it forever.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import sys
@@ -127,12 +128,13 @@ class EnvWorker:
     async def handle(self, payload: bytes) -> BaseResponse:
         raw = wire.decode(payload)
         kind = raw.get("request_type")
+        req: RunRolloutRequest | RunGroupRequest
         if kind == "run_rollout":
-            req = RunRolloutRequest.model_validate(raw)
-            rows = [req.input]
+            rollout = RunRolloutRequest.model_validate(raw)
+            req, rows = rollout, [rollout.input]
         elif kind == "run_group":
-            req = RunGroupRequest.model_validate(raw)
-            rows = list(req.group_inputs)
+            group = RunGroupRequest.model_validate(raw)
+            req, rows = group, list(group.group_inputs)
         else:
             return BaseResponse(success=False, error=f"unknown request type {kind!r}")
         outputs = await run_on_env(
@@ -150,7 +152,9 @@ class EnvWorker:
             return RunRolloutResponse(output=packed[0])
         return RunGroupResponse(outputs=packed)
 
-    async def process(self, sock: zmq.asyncio.Socket, client_id: bytes, rid: bytes, payload: bytes):
+    async def process(
+        self, sock: zmq.asyncio.Socket, client_id: bytes, rid: bytes, payload: bytes
+    ) -> None:
         try:
             response = await self.handle(payload)
         except asyncio.CancelledError:
@@ -174,6 +178,9 @@ class EnvWorker:
                 ).model_dump()
             )
         await sock.send_multipart([client_id, rid, data])
+
+    def _forget(self, rid: bytes, _task: asyncio.Task[None]) -> None:
+        self.active_tasks.pop(rid, None)
 
     def _watch_parent(self) -> None:
         # The server may be SIGKILLed; a worker must not outlive it as an orphan. A thread,
@@ -232,7 +239,7 @@ class EnvWorker:
                     continue
                 task = asyncio.create_task(self.process(push, client_id, rid, payload))
                 self.active_tasks[rid] = task
-                task.add_done_callback(lambda _t, rid=rid: self.active_tasks.pop(rid, None))
+                task.add_done_callback(functools.partial(self._forget, rid))
         finally:
             for task in list(self.active_tasks.values()):
                 task.cancel()
