@@ -25,6 +25,7 @@ import pytest
 from verifiers.utils.process_pool import (
     MINIMAL_FORKSERVER,
     PoolClosedError,
+    PoolError,
     ProcessPool,
     WorkerCrashedError,
     WorkerStartError,
@@ -144,3 +145,21 @@ def test_a_parent_that_dies_without_closing_leaves_no_process():
     pids = [int(p) for p in out.stdout.split()]
     assert len(pids) == 3
     assert wait_gone(pids)
+
+
+async def test_a_function_the_worker_cannot_import_is_an_error_not_a_crash(tmp_path, pool):
+    """A worker imports a call's function by module path; one it cannot find (here a module
+    the server's ``sys.path`` lacks) fails that call with a clear error, and the worker
+    serves the next."""
+    (tmp_path / "only_in_the_parent.py").write_text("def double(x):\n    return 2 * x\n")
+    await pool.start()
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import only_in_the_parent
+
+        with pytest.raises(PoolError, match="could not be unpickled.*only_in_the_parent"):
+            await pool.run(only_in_the_parent.double, 2, timeout=30)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("only_in_the_parent", None)
+    assert await pool.run(abs, -5, timeout=30) == 5

@@ -46,13 +46,22 @@ def _send(sock: socket.socket, obj: Any, fds: Sequence[int] = ()) -> None:
     socket.send_fds(sock, [data], list(fds))
 
 
+class _BadRequest(Exception):
+    """A request that does not unpickle in the server (its function is not importable)."""
+
+
 def _recv(sock: socket.socket, max_fds: int = 1) -> tuple[Any, list[int]]:
     data, fds, _flags, _addr = socket.recv_fds(sock, _MAX_MESSAGE, max_fds)
-    if not data:
+    try:
+        if not data:
+            raise EOFError("the other end closed the fork server's socket")
+        return pickle.loads(data), fds
+    except BaseException as e:
         for fd in fds:
             os.close(fd)
-        raise EOFError("the other end closed the fork server's socket")
-    return pickle.loads(data), fds
+        if isinstance(e, Exception) and not isinstance(e, EOFError):
+            raise _BadRequest(repr(e)) from e
+        raise
 
 
 # -- parent side ------------------------------------------------------------------------
@@ -192,7 +201,7 @@ def serve(fd: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     sock = socket.socket(fileno=fd)
     try:
-        config, _ = _recv(sock, 0)
+        config, _ = _recv(sock, 0)  # only what the parent sent: builtins and strings
         sys.path[:] = config["sys_path"]
         for name in config["preload"]:
             importlib.import_module(name)
@@ -209,6 +218,7 @@ class _Server:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.children: dict[int, int] = {}  # pid -> write end of its status pipe
+        self.selector = selectors.DefaultSelector()
         self.wake_r, self.wake_w = os.pipe()
         for end in (self.wake_r, self.wake_w):
             os.set_blocking(end, False)
@@ -216,19 +226,22 @@ class _Server:
     def run(self) -> None:
         signal.set_wakeup_fd(self.wake_w)  # SIGCHLD wakes the select below
         signal.signal(signal.SIGCHLD, lambda *_: None)
-        with selectors.DefaultSelector() as sel:
-            sel.register(self.sock, selectors.EVENT_READ)
-            sel.register(self.wake_r, selectors.EVENT_READ)
+        with self.selector:
+            self.selector.register(self.sock, selectors.EVENT_READ)
+            self.selector.register(self.wake_r, selectors.EVENT_READ)
             while True:
-                for key, _ in sel.select():
-                    if key.fileobj is self.sock:
-                        try:
-                            request, fds = _recv(self.sock)
-                        except (OSError, EOFError):
-                            return  # the parent closed or died: stop forking
-                        self.fork(request, fds)
-                    else:
+                for key, _ in self.selector.select():
+                    if key.fileobj is not self.sock:
                         self.reap()
+                        continue
+                    try:
+                        request, fds = _recv(self.sock)
+                    except (OSError, EOFError):
+                        return  # the parent closed or died: stop forking
+                    except _BadRequest as e:
+                        _send(self.sock, f"the request did not unpickle here: {e}")
+                        continue
+                    self.fork(request, fds)
 
     def fork(self, request: tuple[Callable[..., Any], tuple[Any, ...]], fds: list[int]) -> None:
         status_r, status_w = os.pipe()
@@ -258,6 +271,7 @@ class _Server:
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             for end in (*mine, *self.children.values(), self.wake_r, self.wake_w):
                 os.close(end)
+            self.selector.close()
             self.sock.close()
             fn, args = request
             fn(fd, *args)

@@ -176,6 +176,10 @@ def _worker_main(
             msg = conn.recv()
         except (EOFError, OSError):
             return  # the parent went away
+        except Exception as e:  # a function this process cannot import (defined in __main__?)
+            err = PoolError(f"the call could not be unpickled in the worker: {e!r}")
+            conn.send(("err", err, traceback.format_exc()))
+            continue
         if msg is None:
             return
         fn, args = msg
