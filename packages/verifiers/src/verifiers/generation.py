@@ -9,17 +9,15 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from verifiers.client import Client, merge_sampling_args, resolve_client
 from verifiers.dataset import check_columns
 from verifiers.errors import ConfigError
 from verifiers.results import ResultsWriter, summarize, write_metadata
 from verifiers.rubrics.rubric import set_advantages
+from verifiers.state import State
 from verifiers.types import GenerateOutputs, RolloutOutput, SamplingArgs
-
-if TYPE_CHECKING:
-    from verifiers.envs.environment import Environment
 
 logger = logging.getLogger("verifiers")
 
@@ -32,33 +30,38 @@ logger = logging.getLogger("verifiers")
 # for the whole run) and makes young collections rarer; both are undone when the last run
 # in the process ends. Cycles made during the run are still collected.
 RUN_GC_THRESHOLD = (50_000, 20)  # gen-0 allocations, gen-0 collections per gen-1 collection
+#: gen-0 allocations per rollout in flight: a young collection walks every young object still
+#: alive, i.e. about every in-flight rollout's, so with a fixed threshold the collector's cost
+#: per rollout grows with concurrency; scaling the threshold with it keeps that cost flat.
+GC_ALLOCATIONS_PER_ROLLOUT = 200
 _run_gc_lock = threading.Lock()
 _run_gc_depth = 0
 _run_gc_saved: tuple[tuple[int, int, int], bool] | None = None
 
 
 @contextlib.contextmanager
-def rollout_gc() -> Iterator[None]:
+def rollout_gc(in_flight: int = 0) -> Iterator[None]:
     """The collector settings for a run of rollouts (`evaluate`, `generate`, `RolloutStream`,
-    env servers); nests and overlaps (one process-wide count). On the way out of the last one
-    the thresholds are restored and, if this entry froze the heap, it is unfrozen.
+    env servers); nests and overlaps (one process-wide count). `in_flight` is the run's
+    rollout concurrency, when it has a bound: young collections get rarer with it. On the way
+    out of the last one the thresholds are restored and, if this entry froze the heap, it is
+    unfrozen.
 
     Left alone: a collector the caller disabled or set to 0, and a heap someone else (e.g.
     `vf-eval`) already froze; their owner decides."""
     global _run_gc_depth, _run_gc_saved
     with _run_gc_lock:
+        current = gc.get_threshold()
         if _run_gc_depth == 0:
-            before = gc.get_threshold()
             freeze = gc.isenabled() and gc.get_freeze_count() == 0
             if freeze:
                 gc.freeze()
-            if gc.isenabled() and before[0] > 0:
-                gc.set_threshold(
-                    max(before[0], RUN_GC_THRESHOLD[0]),
-                    max(before[1], RUN_GC_THRESHOLD[1]),
-                    before[2],
-                )
-            _run_gc_saved = (before, freeze)
+            _run_gc_saved = (current, freeze)
+        if gc.isenabled() and current[0] > 0:
+            young = max(RUN_GC_THRESHOLD[0], GC_ALLOCATIONS_PER_ROLLOUT * max(0, in_flight))
+            gc.set_threshold(
+                max(current[0], young), max(current[1], RUN_GC_THRESHOLD[1]), current[2]
+            )
         _run_gc_depth += 1
     try:
         yield
@@ -108,8 +111,51 @@ def group_inputs(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return groups
 
 
+class GroupRunner(Protocol):
+    """What running rollouts needs of an environment (`verifiers.Environment` is one; this
+    module does not import it, so the environment can import this one)."""
+
+    rubric: Any
+    sampling_args: SamplingArgs
+    env_id: str
+    env_args: dict[str, Any]
+    pass_threshold: float
+
+    @property
+    def executor(self) -> Any: ...
+
+    async def run_scored_group(
+        self,
+        rows: list[dict[str, Any]],
+        client: Client,
+        model: str,
+        sampling: SamplingArgs,
+        *,
+        group_scoring: bool,
+        rollout_slots: RolloutSlots | None = None,
+        max_retries: int = 0,
+        state_columns: list[str] | None = None,
+        emit: Callable[[list[RolloutOutput]], Any] | None = None,
+    ) -> list[RolloutOutput]: ...
+
+    async def rollout_state(
+        self,
+        input: dict[str, Any],
+        client: Client,
+        model: str,
+        sampling_args: SamplingArgs | None = None,
+        max_retries: int = 0,
+    ) -> State: ...
+
+    async def score_states(self, states: list[State], group: bool) -> None: ...
+
+    def state_to_output(
+        self, state: State, state_columns: list[str] | None = None
+    ) -> RolloutOutput: ...
+
+
 async def run_generation(
-    env: Environment,
+    env: GroupRunner,
     inputs: Any,
     client: Any,
     model: str,
@@ -125,7 +171,7 @@ async def run_generation(
     on_log: Callable[[str], Any] | None = None,
     metadata: dict[str, Any] | None = None,
 ) -> GenerateOutputs:
-    with rollout_gc():
+    with rollout_gc(max_concurrent):
         return await _run_generation(
             env,
             inputs,
@@ -144,8 +190,24 @@ async def run_generation(
         )
 
 
+def run_lanes(limit: int, groups: list[list[dict[str, Any]]]) -> tuple[int, RolloutSlots | None]:
+    """How many groups run at once ("lanes", each running one group after another) and the
+    rollout slots they share, for a `max_concurrent` of `limit` (0: no bound).
+
+    One rollout per group: the lanes are the only limiter (no semaphore, no task per group).
+    Larger groups share `limit` rollout slots, with lanes for about two slot-fulls of groups,
+    so a group waiting for its last rollout does not leave slots idle."""
+    if not limit:
+        return max(1, len(groups)), None
+    rollouts = sum(len(g) for g in groups)
+    if rollouts == len(groups):
+        return min(limit, max(1, len(groups))), None
+    group_size = max(1, rollouts // max(1, len(groups)))
+    return max(2, 2 * limit // group_size + 1), RolloutSlots(limit)
+
+
 async def _run_generation(
-    env: Environment,
+    env: GroupRunner,
     inputs: Any,
     client: Any,
     model: str,
@@ -176,7 +238,7 @@ async def _run_generation(
     env.executor  # noqa: B018 - create the worker threads (and hand them to the rubric) once
     writer = ResultsWriter(results_path) if results_path is not None else None
     limit = max_concurrent if max_concurrent and max_concurrent > 0 else 0
-    rollout_slots = RolloutSlots(limit) if limit else None
+    lanes, rollout_slots = run_lanes(limit, groups)
     outputs: list[RolloutOutput] = []
     start = time.perf_counter()
 
@@ -190,32 +252,26 @@ async def _run_generation(
         if on_progress is not None:
             _safe(on_progress, outputs, batch)
 
-    async def one_group(index: int, group: list[dict[str, Any]]) -> None:
-        await env.run_scored_group(
-            group,
-            model_client.for_group(index),
-            model,
-            sampling,
-            group_scoring=group_scoring,
-            rollout_slots=rollout_slots,
-            max_retries=max_retries,
-            state_columns=state_columns,
-            emit=emit,
-        )
+    pending = iter(enumerate(groups))  # shared: each lane takes the next group
 
-    # Keep a bounded number of groups in flight so huge input lists do not become
-    # hundreds of thousands of pending tasks.
-    group_size = max(1, len(rows) // max(1, len(groups)))
-    gate = asyncio.Semaphore(max(2, 2 * limit // group_size + 1) if limit else max(1, len(groups)))
-    tasks: set[asyncio.Task[None]] = set()
+    async def lane() -> None:
+        for index, group in pending:
+            await env.run_scored_group(
+                group,
+                model_client.for_group(index),
+                model,
+                sampling,
+                group_scoring=group_scoring,
+                rollout_slots=rollout_slots,
+                max_retries=max_retries,
+                state_columns=state_columns,
+                emit=emit,
+            )
+
+    tasks = [asyncio.create_task(lane()) for _ in range(lanes if groups else 0)]
     try:
-        for index, group in enumerate(groups):
-            await gate.acquire()
-            task = asyncio.create_task(one_group(index, group))
-            tasks.add(task)
-            task.add_done_callback(lambda t: (tasks.discard(t), gate.release()))
-        while tasks:
-            await asyncio.gather(*list(tasks))
+        if tasks:
+            await asyncio.gather(*tasks)
     finally:
         for task in tasks:
             task.cancel()
@@ -231,7 +287,7 @@ async def _run_generation(
         "model": model,
         "base_url": getattr(model_client, "base_url", ""),
         "num_examples": len(groups),
-        "rollouts_per_example": group_size,
+        "rollouts_per_example": max(1, len(rows) // max(1, len(groups))),
         "sampling_args": sampling,
         "time": time.perf_counter() - start,
         **summarize(outputs, env.pass_threshold),
@@ -275,7 +331,7 @@ class RolloutSlots(asyncio.Semaphore):
 
 
 async def run_group(
-    env: Environment,
+    env: GroupRunner,
     rows: list[dict[str, Any]],
     client: Client,
     model: str,
@@ -293,21 +349,24 @@ async def run_group(
     each is scored (and passed to `emit`) as soon as it finishes. Returns the output records in
     the order of `rows`, with group-relative advantages set."""
 
-    async def one(row: dict[str, Any]) -> Any:
+    async def one(row: dict[str, Any]) -> State:
         if rollout_slots is None:
             return await env.rollout_state(row, client, model, sampling, max_retries)
         async with rollout_slots:
             return await env.rollout_state(row, client, model, sampling, max_retries)
 
     if group_scoring:
-        states = await asyncio.gather(*(one(row) for row in rows))
+        if len(rows) == 1:  # no task for a group of one (gather makes one per rollout)
+            states = [await one(rows[0])]
+        else:
+            states = list(await asyncio.gather(*(one(row) for row in rows)))
         await env.score_states(states, group=True)
         outs = [env.state_to_output(s, state_columns) for s in states]
         if emit is not None:
             emit(outs)
         return outs
 
-    async def one_scored(row: dict[str, Any]) -> tuple[Any, RolloutOutput]:
+    async def one_scored(row: dict[str, Any]) -> tuple[State, RolloutOutput]:
         state = await one(row)
         await env.score_states([state], group=False)
         out = env.state_to_output(state, state_columns)
@@ -318,7 +377,7 @@ async def run_group(
     if len(rows) == 1:
         pairs = [await one_scored(rows[0])]
     else:
-        pairs = await asyncio.gather(*(one_scored(row) for row in rows))
+        pairs = list(await asyncio.gather(*(one_scored(row) for row in rows)))
     states = [s for s, _ in pairs]
     set_advantages(states)
     for state, out in pairs:

@@ -8,7 +8,7 @@ import os
 import statistics
 import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +73,7 @@ class ResultsWriter:
                 if f.read(1) != b"\n":
                     self._file.write(b"\n")
 
-    def write(self, outputs: Iterable[dict[str, Any]]) -> None:
+    def write(self, outputs: Iterable[Mapping[str, Any]]) -> None:
         data = b"".join(dumps(o) + b"\n" for o in outputs)
         if data:
             self._file.write(data)
@@ -132,7 +132,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 
 
 def summarize(
-    outputs: list[dict[str, Any]],
+    outputs: Sequence[Mapping[str, Any]],
     pass_threshold: float = 0.5,
     metric_owners: Mapping[str, Iterable[str]] | None = None,
 ) -> dict[str, Any]:
@@ -163,13 +163,13 @@ def summarize(
             k *= 2
     summary["pass_at_k"] = pass_k
     summary["pass_threshold"] = pass_threshold
-    usage = Counter()
+    usage: Counter[str] = Counter()
     for o in outputs:
         usage.update(o.get("token_usage") or {})
     summary["usage"] = dict(usage)
     if metric_owners is not None:
         owners = {name: set(metrics) for name, metrics in metric_owners.items()}
-        members: dict[str, list[dict[str, Any]]] = {name: [] for name in owners}
+        members: dict[str, list[Mapping[str, Any]]] = {name: [] for name in owners}
         for o in outputs:
             members.setdefault(member_of(o) or "?", []).append(o)
         summary["by_env"] = {
@@ -209,7 +209,7 @@ def _finite(value: Any) -> bool:
     return isinstance(value, (int, float)) and math.isfinite(value)
 
 
-def _stats(outputs: list[dict[str, Any]], owned: set[str] | None) -> dict[str, Any]:
+def _stats(outputs: Sequence[Mapping[str, Any]], owned: set[str] | None) -> dict[str, Any]:
     """Reward, metrics (``owned`` only, when given) and errors over the scored rollouts."""
     scored = [o for o in outputs if not o.get("error") and _finite(o.get("reward"))]
     # Failed rollouts keep the reward and metrics they were given (upstream counts them); with

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from verifiers.errors import Error, InfraError
 
@@ -76,7 +76,7 @@ def record_error(state: dict[str, Any], exc: BaseException, stage: str) -> None:
 def error_info(error: Any) -> RolloutError | None:
     """The serialised form of a state's `error` (an exception or an already built record)."""
     if error is None or isinstance(error, dict):
-        return error
+        return cast("RolloutError | None", error)
     if isinstance(error, BaseException):
         return error_record(error, getattr(error, "_vf_stage", "rollout"))
     return {
@@ -121,8 +121,10 @@ def error_record(exc: BaseException, stage: str) -> RolloutError:
         "message": message,
         "stage": stage,
         "infra": isinstance(exc, InfraError),
-        **chain_fields(exc),
     }
+    chain = chain_fields(exc)
+    record["error_chain_repr"] = chain["error_chain_repr"]
+    record["error_chain_str"] = chain["error_chain_str"]
     if not isinstance(exc, Error):  # a bug in user code: keep where it happened
         tb = traceback.extract_tb(exc.__traceback__)
         if tb:

@@ -6,36 +6,30 @@ import asyncio
 import inspect
 import logging
 import math
+import os
 import time
-import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, cast
 
-from verifiers.client import (
-    Client,
-    ModelResponse,
-    merge_sampling_args,
-    model_response,
-    to_openai_tool,
-)
-from verifiers.dataset import (
-    callable_builder,
-    dataset_rows,
-    format_dataset,
-    parse_info,
-    take_rows,
-    with_system_prompt,
-)
+from verifiers.client import Client, ModelResponse, merge_sampling_args, model_response
+from verifiers.dataset import build_prompt, parse_info, with_system_prompt
 from verifiers.decorators import discover_decorated
 from verifiers.envs.classic_calls import ClassicCallsMixin, model_client
-from verifiers.envs.completion_mode import check_message_type, format_text_dataset, text_prompt
+from verifiers.envs.completion_mode import check_message_type, text_prompt
+from verifiers.envs.env_datasets import EnvDatasets
+from verifiers.envs.failed_rollouts import failed_state, retryable
+from verifiers.envs.forwarding import forward
 from verifiers.envs.output_records import output_record
+from verifiers.envs.tool_defs import OpenAITools, as_tools
+from verifiers.envs.user_threads import UserThreads
 from verifiers.errors import ConfigError
+from verifiers.generation import rollout_gc, run_generation, run_group
 from verifiers.results import parsed_answer
 from verifiers.rubrics import Rubric, RubricGroup
+from verifiers.rubrics.rubric import set_advantages
 from verifiers.state import State, error_info, now, record_error
-from verifiers.types import GenerateOutputs, Messages, RolloutOutput, SamplingArgs, Tool
+from verifiers.types import GenerateOutputs, Messages, RolloutOutput, SamplingArgs
 from verifiers.utils.path_utils import get_results_path  # noqa: F401  (upstream 0.1.8 name)
 
 logger = logging.getLogger("verifiers")
@@ -44,12 +38,25 @@ DEFAULT_SAMPLING_ARGS: SamplingArgs = {"n": 1, "extra_body": {}}
 
 
 class Environment(ClassicCallsMixin):
-    """Base class of every environment. Subclasses implement `rollout`."""
+    """Base class of every environment. Subclasses implement `rollout`.
+
+    Its parts, each with one job: `datasets` (formatting and building the datasets),
+    `threads` (worker threads for sync user code), the rubric (scoring) and
+    `verifiers.generation` (running many rollouts); their classic method names stay on the
+    environment (`get_dataset`, `run_sync`, `generate`, ...)."""
 
     #: Whether this environment's rollouts (and so its model calls) run in this process. A
     #: `verifiers.ray.RayEnvironment` runs them on cluster actors, so `RolloutStream` tags
     #: its calls from the records instead of wrapping the client.
     runs_in_process: bool = True
+
+    oai_tools = OpenAITools()
+    build_dataset = forward(EnvDatasets.build, "datasets")
+    build_eval_dataset = forward(EnvDatasets.build_eval, "datasets")
+    get_dataset = forward(EnvDatasets.get, "datasets")
+    get_eval_dataset = forward(EnvDatasets.get_eval, "datasets")
+    eval_inputs = forward(EnvDatasets.eval_inputs, "datasets")
+    run_sync = forward(UserThreads.run_sync, "threads")
 
     def __init__(
         self,
@@ -74,17 +81,13 @@ class Environment(ClassicCallsMixin):
     ) -> None:
         from verifiers.parsers import Parser
 
-        if dataset is None and eval_dataset is None:
-            raise ConfigError(
-                "Either dataset or eval_dataset must be provided (an environment needs a dataset "
-                "to roll out)"
-            )
+        self.datasets = EnvDatasets(self, dataset, eval_dataset)
         check_message_type(message_type, system_prompt, few_shot)
         self.system_prompt = system_prompt
         self.few_shot = few_shot
         self.map_kwargs = dict(map_kwargs or {})
         self.parser = parser if parser is not None else Parser()
-        self.rubric = rubric if rubric is not None else Rubric(parser=self.parser)
+        self.rubric: Rubric = rubric if rubric is not None else Rubric(parser=self.parser)
         self.message_type = message_type
         self.tool_defs = as_tools(tool_defs or oai_tools)
         self.max_workers = max_workers
@@ -97,53 +100,15 @@ class Environment(ClassicCallsMixin):
             DEFAULT_SAMPLING_ARGS, sampling_args or {}
         )
         self.logger = logger
-        self._executor: ThreadPoolExecutor | None = None
+        self.threads = UserThreads(self)
         # upstream's attribute: the `@vf.teardown` methods in priority order
         self._teardown_handlers = discover_decorated(self, "teardown")
         # Classic environments pass their own settings through **kwargs.
         for key, value in kwargs.items():
             setattr(self, key, value)
-
-        self._dataset_source = dataset
-        self._eval_dataset_source = eval_dataset
-        self.dataset = self._format(dataset, "dataset") if not callable_builder(dataset) else None
-        self.eval_dataset = (
-            self._format(eval_dataset, "eval_dataset")
-            if not callable_builder(eval_dataset)
-            else None
-        )
-
-    # -- datasets -----------------------------------------------------------------------
-    def _format(self, dataset: Any, what: str) -> Any:
-        if dataset is None:
-            return None
-        if self.message_type == "completion":
-            return format_text_dataset(dataset, what)
-        return format_dataset(dataset, self.system_prompt, self.few_shot, self.map_kwargs, what)
-
-    def build_dataset(self) -> Any:
-        if self.dataset is None and callable_builder(self._dataset_source):
-            self.dataset = self._format(self._dataset_source(), "dataset")
-        return self.dataset
-
-    def build_eval_dataset(self) -> Any:
-        if self.eval_dataset is None and callable_builder(self._eval_dataset_source):
-            self.eval_dataset = self._format(self._eval_dataset_source(), "eval_dataset")
-        return self.eval_dataset
-
-    def get_dataset(self, n: int = -1, seed: int | None = None) -> Any:
-        ds = self.build_dataset()
-        if ds is None:
-            raise ConfigError("this environment has no training dataset")
-        return take_rows(ds, n, seed)
-
-    def get_eval_dataset(self, n: int = -1, seed: int | None = None) -> Any:
-        ds = self.build_eval_dataset()
-        if ds is None:
-            ds = self.build_dataset()
-        if ds is None:
-            raise ConfigError("this environment has no dataset")
-        return take_rows(ds, n, seed)
+        self.dataset: Any = None
+        self.eval_dataset: Any = None
+        self.datasets.format_given()
 
     # -- configuration used by trainers ---------------------------------------------------
     def set_kwargs(self, **kwargs: Any) -> None:
@@ -169,45 +134,23 @@ class Environment(ClassicCallsMixin):
         else:
             self.rubric = RubricGroup([self.rubric, rubric])
 
-    @property
-    def oai_tools(self) -> list[dict[str, Any]]:
-        """The tools in OpenAI's `{"type": "function", ...}` shape (the dict-era name)."""
-        return [to_openai_tool(t) for t in self.tool_defs]
-
-    @oai_tools.setter
-    def oai_tools(self, tools: list[dict[str, Any]] | None) -> None:
-        # Dict-era environments assign OpenAI-shaped tools here; the client accepts both shapes.
-        self.tool_defs = as_tools(tools)
-
     def metric_names(self) -> list[str]:
         """Names of the metrics every output record of this environment carries."""
         return self.rubric.get_reward_func_names()
 
     @property
     def requires_group_rollouts(self) -> bool:
-        return self.rubric.has_group_funcs
+        return bool(self.rubric.has_group_funcs)
 
     @property
     def provides_advantages(self) -> bool:
         """Whether the rubric computes advantages itself (upstream 0.3's name)."""
-        return self.rubric.has_advantages
+        return bool(self.rubric.has_advantages)
 
-    # -- threads for sync user code ---------------------------------------------------------
     @property
     def executor(self) -> ThreadPoolExecutor:
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(
-                max_workers=self.max_workers, thread_name_prefix="vf-user"
-            )
-            self.rubric.executor = self._executor
-        return self._executor
-
-    async def run_sync(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """Run sync user code in a worker thread, keeping the event loop free."""
-        loop = asyncio.get_running_loop()
-        if kwargs:
-            return await loop.run_in_executor(self.executor, lambda: func(*args, **kwargs))
-        return await loop.run_in_executor(self.executor, func, *args)
+        """The worker threads for sync user code (made on first use, shared with the rubric)."""
+        return self.threads.executor()
 
     # -- one rollout ----------------------------------------------------------------------
     async def init_state(
@@ -235,8 +178,6 @@ class Environment(ClassicCallsMixin):
         elif prompt is None:
             if "question" not in input:
                 raise ConfigError("input has neither 'prompt' nor 'question'")
-            from verifiers.dataset import build_prompt
-
             prompt = build_prompt(input["question"], self.system_prompt, self.few_shot)
         elif isinstance(prompt, str):
             prompt = with_system_prompt(prompt, None)
@@ -245,7 +186,8 @@ class Environment(ClassicCallsMixin):
             # an AsyncOpenAI (or SDK-shaped object) handed to `rollout` itself, as 0.1.x
             # trainers and tests do: the client built for it once per environment
             client = model_client(self, client)
-        state = State(
+        row_tools = info.get("tool_defs")
+        return State(
             input=input,
             prompt=prompt,
             completion="" if text_mode else [],
@@ -256,11 +198,12 @@ class Environment(ClassicCallsMixin):
             client=client,
             model=model,
             sampling_args=sampling_args if sampling_args is not None else self.sampling_args,
-            tool_defs=as_tools(info.get("tool_defs")) or self.tool_defs,
+            tool_defs=(as_tools(row_tools) if row_tools else None) or self.tool_defs,
             trajectory=[],
             responses=[],  # 0.1.2-0.1.5 environments count the raw model replies here
             turn=0,  # ... and the model turns so far
-            trajectory_id=uuid.uuid4().hex,
+            # a random 128-bit id, as uuid4().hex gives, without building a UUID
+            trajectory_id=os.urandom(16).hex(),
             reward=None,
             metrics={},
             error=None,
@@ -271,7 +214,6 @@ class Environment(ClassicCallsMixin):
             usage={"input_tokens": 0, "output_tokens": 0},
             timing={"start": now(), "start_time": time.time()},
         )
-        return state
 
     async def get_model_response(
         self,
@@ -325,36 +267,15 @@ class Environment(ClassicCallsMixin):
             try:
                 state = await self.rollout(input, client, model, sampling_args)
             except Exception as e:
-                state = self._failed_state(input, client, model, sampling_args, e, "rollout")
-            err = error_info(state.get("error"))
-            if err is None or attempt >= max_retries or not _retryable(err):
+                state = failed_state(self, input, client, model, sampling_args, e, "rollout")
+            error = state.get("error")
+            if error is None or attempt >= max_retries:
+                return state
+            err = error_info(error)
+            if err is None or not retryable(err):
                 return state
             attempt += 1
             await asyncio.sleep(min(30.0, 0.5 * 2**attempt))
-
-    def _failed_state(self, input, client, model, sampling_args, exc, stage) -> State:
-        try:
-            state = self.new_state(input, client, model, sampling_args)
-        except Exception:
-            state = State(
-                input=input,
-                prompt=input.get("prompt") or [],
-                completion=[],
-                answer=input.get("answer", ""),
-                info={},
-                task=input.get("task"),
-                example_id=input.get("example_id", 0),
-                trajectory=[],
-                metrics={},
-                is_completed=False,
-                is_truncated=False,
-                stop_condition=None,
-                usage={"input_tokens": 0, "output_tokens": 0},
-                timing={"start": now(), "start_time": time.time()},
-            )
-        record_error(state, exc, stage)
-        state["stop_condition"] = "has_error"
-        return state
 
     async def run_scored_group(
         self,
@@ -373,8 +294,6 @@ class Environment(ClassicCallsMixin):
         one path `generate`, `evaluate` and `RolloutStream` run groups through
         (`verifiers.generation.run_group`). A `verifiers.ray.RayEnvironment` runs it on a
         cluster actor instead. (Not `run_group`: that name is upstream's trainer call.)"""
-        from verifiers.generation import run_group
-
         return await run_group(
             self,
             rows,
@@ -399,10 +318,8 @@ class Environment(ClassicCallsMixin):
     ) -> list[RolloutOutput]:
         """Output records for rows whose rollouts never came to an end, all carrying `error`
         (a `WorkerLostError` when the actor running them died): reward NaN, not scored."""
-        from verifiers.rubrics.rubric import set_advantages
-
         states = [
-            self._failed_state(row, client, model, sampling, error, "rollout") for row in rows
+            failed_state(self, row, client, model, sampling, error, "rollout") for row in rows
         ]
         set_advantages(states)
         return [self.state_to_output(s, state_columns) for s in states]
@@ -418,7 +335,7 @@ class Environment(ClassicCallsMixin):
             else:
                 try:
                     if group:
-                        await self.rubric.score_group(states)
+                        await self.rubric.score_group(cast(list[dict[str, Any]], states))
                     else:
                         for s in states:
                             await self.rubric.score_rollout(s)
@@ -437,12 +354,17 @@ class Environment(ClassicCallsMixin):
                 except Exception as e:
                     logger.warning("rubric cleanup failed: %s", e)
         finally:
-            for s in states:
-                try:
-                    await self.after_scoring(s)
-                except Exception as e:
-                    if s.get("error") is None:
-                        record_error(s, e, "after_scoring")
+            # the base hook does nothing: skip the call per rollout unless it is overridden
+            if (
+                type(self).after_scoring is not Environment.after_scoring
+                or "after_scoring" in self.__dict__
+            ):
+                for s in states:
+                    try:
+                        await self.after_scoring(s)
+                    except Exception as e:
+                        if s.get("error") is None:
+                            record_error(s, e, "after_scoring")
 
     async def after_scoring(self, state: State) -> None:
         """Hook: release what reward functions still needed (a sandbox, say). Runs once per
@@ -472,8 +394,6 @@ class Environment(ClassicCallsMixin):
         **kwargs: Any,
     ) -> GenerateOutputs:
         """Roll out and score every input. Rollouts of one example form a group."""
-        from verifiers.generation import run_generation
-
         return await run_generation(
             self,
             inputs,
@@ -511,10 +431,8 @@ class Environment(ClassicCallsMixin):
         **kwargs: Any,
     ) -> GenerateOutputs:
         """Evaluate on the first `num_examples` of the eval dataset, `rollouts_per_example` each."""
-        from verifiers.generation import rollout_gc
-
         # from before the dataset becomes rows: that allocates a container or more per row
-        with rollout_gc():
+        with rollout_gc(max_concurrent):
             inputs = self.eval_inputs(num_examples, rollouts_per_example, shuffle, shuffle_seed)
             return await self.generate(
                 inputs,
@@ -533,24 +451,6 @@ class Environment(ClassicCallsMixin):
     def evaluate_sync(self, client: Any, model: str, **kwargs: Any) -> GenerateOutputs:
         return _run_sync(_closing(self.evaluate(client, model, **kwargs), client))
 
-    def eval_inputs(
-        self,
-        num_examples: int = -1,
-        rollouts_per_example: int = 1,
-        shuffle: bool = False,
-        shuffle_seed: int | None = None,
-    ) -> list[dict[str, Any]]:
-        """The inputs `evaluate` rolls out: each example repeated, with its rollout index."""
-        ds = self.build_eval_dataset()
-        if ds is None:
-            ds = self.build_dataset()
-        if ds is None:
-            raise ConfigError("this environment has no dataset")
-        rows = dataset_rows(ds, num_examples, shuffle_seed if shuffle else None, shuffle)
-        return [
-            {**row, "rollout_index": j} for row in rows for j in range(max(1, rollouts_per_example))
-        ]
-
     # -- lifecycle ------------------------------------------------------------------------
     async def teardown(self) -> None:
         """Release what the environment holds (threads, pooled resources) and run its
@@ -565,25 +465,7 @@ class Environment(ClassicCallsMixin):
                 except Exception as e:
                     logger.warning("teardown handler %s failed: %s", handler.__name__, e)
         await self.rubric.teardown()
-        if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
-            self._executor = None
-
-
-def as_tools(tools: Any) -> list[Any]:
-    """Tool definitions as given, with classic `{name, description, parameters}` dicts made
-    `vf.Tool`s (0.3 normalises them so); OpenAI-shaped dicts stay as they are."""
-    return [
-        Tool(**t) if isinstance(t, dict) and not isinstance(t, Tool) and "name" in t else t
-        for t in tools or ()
-    ]
-
-
-def _retryable(err: dict[str, Any]) -> bool:
-    return bool(err.get("infra")) or err.get("error") in (
-        "InvalidModelResponseError",
-        "EmptyModelResponseError",
-    )
+        self.threads.shutdown()
 
 
 async def _closing(coro: Any, client: Any) -> Any:

@@ -15,43 +15,56 @@ _RESERVED_OUTPUT_KEYS = frozenset(RolloutOutput.__annotations__)
 def output_record(state: State, state_columns: list[str] | None = None) -> RolloutOutput:
     """A finished rollout's output record (`results.jsonl` line), with the `state_columns`
     it asks for (upstream 0.3's `verifiers.utils.save_utils.state_to_output`)."""
-    timing = state.get("timing") or {}
-    start = timing.get("start", now())
-    metrics = state.get("metrics") or {}
+    # `own` reads the state's own keys without `State.get`'s fallback to the input (a Python
+    # call per key); the input's fields (`State.INPUT_FIELDS`) go through `state.get`.
+    own = dict.get
+    timing = own(state, "timing") or {}
+    metrics = own(state, "metrics") or {}
+    usage = own(state, "usage")
+    source = own(state, "input")
+    end = now()
     out: RolloutOutput = {
         "example_id": state.get("example_id", 0),
-        "rollout_index": (state.get("input") or {}).get("rollout_index", 0),
+        "rollout_index": source.get("rollout_index", 0) if source else 0,
         "prompt": _or_empty(state.get("prompt")),
-        "completion": _or_empty(state.get("completion")),
+        "completion": _or_empty(own(state, "completion")),
         "answer": state.get("answer", ""),
         "info": state.get("info") or {},
-        "reward": _float(state.get("reward")),
-        "advantage": state.get("advantage"),
+        "reward": _float(own(state, "reward")),
+        "advantage": own(state, "advantage"),
         "metrics": metrics,
-        "error": error_info(state.get("error")),
-        "is_completed": bool(state.get("is_completed")),
-        "is_truncated": bool(state.get("is_truncated")),
-        "stop_condition": state.get("stop_condition"),
-        "parsed_answer": state.get("parsed_answer"),
-        "timing": _output_timing(timing, now() - start),
-        "token_usage": dict(state.get("usage") or {}),
+        "error": error_info(own(state, "error")),
+        "is_completed": bool(own(state, "is_completed")),
+        "is_truncated": bool(own(state, "is_truncated")),
+        "stop_condition": own(state, "stop_condition"),
+        "parsed_answer": own(state, "parsed_answer"),
+        "timing": _output_timing(timing, end - timing.get("start", end)),
+        "token_usage": dict(usage) if usage else {},
     }
-    if state.get("task") is not None:
-        out["task"] = state["task"]
-    if state.get("tool_defs"):
-        out["tool_defs"] = state["tool_defs"]
-    trajectory = state.get("trajectory") or []
-    if any(step.get("tokens") for step in trajectory) or (
-        state_columns and "trajectory" in state_columns
-    ):
+    task = state.get("task")
+    if task is not None:
+        out["task"] = task
+    tool_defs = own(state, "tool_defs")
+    if tool_defs:
+        out["tool_defs"] = tool_defs
+    trajectory = own(state, "trajectory") or ()
+    if (state_columns and "trajectory" in state_columns) or _has_tokens(trajectory):
         out["trajectory"] = [_step_record(step) for step in trajectory]
     for name, value in metrics.items():
         if name not in _RESERVED_OUTPUT_KEYS:
             out[name] = value  # type: ignore[literal-required]
-    for col in state_columns or ():
-        if col != "trajectory" and col in state:
-            out[col] = state[col]  # type: ignore[literal-required]
+    if state_columns:
+        for col in state_columns:
+            if col != "trajectory" and col in state:
+                out[col] = state[col]  # type: ignore[literal-required]
     return out
+
+
+def _has_tokens(trajectory: Any) -> bool:
+    for step in trajectory:
+        if step.get("tokens"):
+            return True
+    return False
 
 
 def _output_timing(timing: dict[str, Any], total: float) -> dict[str, float]:

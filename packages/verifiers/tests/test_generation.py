@@ -1,0 +1,129 @@
+"""Running many rollouts with less Python around each (issue 30 item 1): one concurrency
+limiter (lanes of groups, no task or semaphore per single-rollout group), the collector's
+young threshold scaled with the rollouts in flight, and the same records as before."""
+
+import asyncio
+import gc
+import threading
+
+from datasets import Dataset
+
+import verifiers as vf
+from verifiers.generation import (
+    GC_ALLOCATIONS_PER_ROLLOUT,
+    RUN_GC_THRESHOLD,
+    RolloutSlots,
+    rollout_gc,
+    run_lanes,
+)
+from verifiers.results import read_results
+from verifiers.testing import ScriptedServer
+
+
+def rows(n: int) -> list[dict]:
+    return [{"question": f"What is {i} + 1?", "answer": str(i + 1)} for i in range(n)]
+
+
+def client_for(srv: ScriptedServer) -> vf.OpenAIClient:
+    return vf.OpenAIClient(srv.base_url, api_key="x", retry_base_delay=0.01)
+
+
+def test_single_rollout_groups_run_in_lanes_without_slots():
+    """One rollout per example (`evaluate`'s default): the lanes are the only limiter."""
+    groups = [[{"example_id": i}] for i in range(10)]
+    assert run_lanes(4, groups) == (4, None)
+    assert run_lanes(64, groups) == (10, None)  # never more lanes than groups
+    assert run_lanes(0, groups) == (10, None)  # unbounded: every group at once
+
+
+def test_larger_groups_share_rollout_slots():
+    """Groups of 3 with `max_concurrent` 4: the slots bound rollouts, lanes bound groups to
+    about two slot-fulls (as the per-group gate did before)."""
+    groups = [[{"example_id": i}] * 3 for i in range(10)]
+    lanes, slots = run_lanes(4, groups)
+    assert lanes == 2 * 4 // 3 + 1
+    assert isinstance(slots, RolloutSlots) and slots.limit == 4
+
+
+def test_single_rollout_run_peaks_at_max_concurrent_with_one_task_per_lane():
+    """20 single-rollout examples at `max_concurrent` 5: exactly 5 requests in flight at the
+    peak, and the run holds about one task per lane, not one per example (seen from the
+    server while requests wait)."""
+    in_flight = peak = 0
+    lock = threading.Lock()
+    tasks_seen: list[int] = []
+    loop_box: list[asyncio.AbstractEventLoop] = []
+
+    async def responder(body):
+        nonlocal in_flight, peak
+        with lock:
+            in_flight += 1
+            peak = max(peak, in_flight)
+        await asyncio.sleep(0.01)
+        with lock:
+            in_flight -= 1
+        return "\\boxed{1}"
+
+    def reward(completion) -> float:
+        loop = loop_box[0]
+        tasks_seen.append(len(asyncio.all_tasks(loop)))
+        return 1.0
+
+    env = vf.SingleTurnEnv(dataset=Dataset.from_list(rows(20)), rubric=vf.Rubric(funcs=[reward]))
+
+    async def run(srv: ScriptedServer) -> vf.GenerateOutputs:
+        loop_box.append(asyncio.get_running_loop())
+        client = client_for(srv)
+        try:
+            return await env.evaluate(client, "m", num_examples=20, max_concurrent=5)
+        finally:
+            await client.aclose()
+
+    with ScriptedServer(responder) as srv:  # serves from its own thread and loop
+        out = asyncio.run(run(srv))
+    assert len(out["outputs"]) == 20 and all(o["reward"] == 1.0 for o in out["outputs"])
+    assert peak == 5
+    # the 5 lanes and the main task: no task per example (before: one per group, up to 11)
+    assert tasks_seen and max(tasks_seen) <= 5 + 1
+
+
+def test_records_are_ordered_and_complete_for_groups_and_singles(tmp_path):
+    """The records (and `results.jsonl`) are the same whichever limiter ran them: every
+    (example, rollout) once, sorted, with advantages over the group."""
+    env = vf.SingleTurnEnv(
+        dataset=Dataset.from_list(rows(6)),
+        rubric=vf.Rubric(funcs=[lambda completion, answer: float(answer in str(completion))]),
+    )
+    with ScriptedServer() as srv:
+        out = env.evaluate_sync(
+            client_for(srv),
+            "m",
+            num_examples=6,
+            rollouts_per_example=2,
+            max_concurrent=3,
+            results_path=tmp_path,
+        )
+    keys = [(o["example_id"], o["rollout_index"]) for o in out["outputs"]]
+    assert keys == [(i, j) for i in range(6) for j in range(2)]
+    assert all(o["advantage"] == 0.0 for o in out["outputs"])  # both of a group score alike
+    assert len(read_results(tmp_path)) == 12
+
+
+def test_rollout_gc_scales_the_young_threshold_with_rollouts_in_flight():
+    """A young collection walks every in-flight rollout's objects: at 4,096 in flight the
+    threshold is 200 allocations per rollout, at 16 the run's floor; restored afterwards."""
+    before = gc.get_threshold()
+    was_enabled = gc.isenabled()
+    gc.enable()
+    gc.set_threshold(700, 10, 10)
+    try:
+        with rollout_gc(16):
+            assert gc.get_threshold()[0] == RUN_GC_THRESHOLD[0]
+            with rollout_gc(4096):  # a nested run with more in flight raises it
+                assert gc.get_threshold()[0] == GC_ALLOCATIONS_PER_ROLLOUT * 4096
+            assert gc.get_threshold()[0] == GC_ALLOCATIONS_PER_ROLLOUT * 4096
+        assert gc.get_threshold() == (700, 10, 10)
+    finally:
+        gc.set_threshold(*before)
+        if not was_enabled:
+            gc.disable()
