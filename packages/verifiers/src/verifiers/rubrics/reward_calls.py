@@ -10,7 +10,7 @@ raises is recorded as an error on the rollout and its score is NaN — never a s
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from typing import Any
 
@@ -114,12 +114,8 @@ async def _run_one(
         # An earlier function hit broken infrastructure (judge, sandbox): the rollout is
         # masked anyway, and asking that infrastructure again only repeats its retries.
         return  # its value stays NaN
-    kwargs = spec.call.select(avail)
     try:
-        if spec.call.is_async:
-            value = await spec.func(**kwargs)
-        else:
-            value = await sync.call(spec.func, kwargs, executor)
+        value = await _call(spec, avail, sync, executor)
     except Exception as e:
         table.fail(i, k, spec.name, e)
         return
@@ -135,13 +131,8 @@ async def _run_group_func(
     sync: SyncCalls,
     executor: Executor | None,
 ) -> None:
-    kwargs = spec.call.select(avail)
     try:
-        if spec.call.is_async:
-            result = await spec.func(**kwargs)
-        else:
-            result = await sync.call(spec.func, kwargs, executor)
-        result = list(result)
+        result = list(await _call(spec, avail, sync, executor))
         if len(result) != n:
             raise RewardError(f"returned {len(result)} scores for {n} rollouts")
     except Exception as e:
@@ -150,3 +141,12 @@ async def _run_group_func(
         return
     for i, value in enumerate(result):
         table.record(i, k, spec.name, value)
+
+
+def _call(
+    spec: RewardSpec, avail: dict[str, Any], sync: SyncCalls, executor: Executor | None
+) -> Awaitable[Any]:
+    kwargs = spec.call.select(avail)
+    if spec.call.is_async:
+        return spec.func(**kwargs)  # type: ignore[no-any-return]
+    return sync.call(spec.func, kwargs, executor)
