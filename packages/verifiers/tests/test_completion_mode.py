@@ -21,7 +21,7 @@ from datasets import Dataset
 
 import verifiers as vf
 from verifiers.client import MultiEndpointClient, OpenAIClient, parse_text_completion
-from verifiers.envs.classic_calls import chat_completion
+from verifiers.envs.classic_records import chat_completion
 from verifiers.testing import ScriptedServer, encode, encode_completion
 from verifiers.training import build_samples
 

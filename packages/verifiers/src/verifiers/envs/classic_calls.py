@@ -14,10 +14,8 @@ calls changed between verifiers releases:
 The two are told apart by their arguments (a semaphore where 0.1.12 has data), and both run on
 the SDK's one rollout path (`generation.run_group`).
 
-0.1.8 states carry what 0.1.8 states had and prime-rl v0.2 reads off them: `timing` in
-milliseconds (`generation_ms`, `scoring_ms`, `total_ms`), `oai_tools`, a `task` (the env id or
-"default" when the input had none) and each step's `response` as an openai `ChatCompletion`.
-In the 0.1.12 form an env server takes the call when one is attached: the `env_client`
+0.1.8 calls return states in 0.1.8's shape (`verifiers.envs.classic_records`). In the 0.1.12
+form an env server takes the call when one is attached: the `env_client`
 argument, else the routed member's `env_client` attribute (prime-rl v0.5 sets it on every
 member of its `EnvGroup`), else the environment's own.
 """
@@ -25,29 +23,23 @@ member of its `EnvGroup`), else the environment's own.
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import openai
-from openai.types import Completion
-from openai.types.chat import ChatCompletion
 
-from verifiers.client import (
-    Client,
-    ClientConfig,
-    merge_sampling_args,
-    resolve_client,
-    to_openai_tool,
+from verifiers.client import Client, ClientConfig, merge_sampling_args, resolve_client
+from verifiers.envs.classic_records import (
+    as_018_state,
+    prepare_rollout_results_call,
+    process_env_results_vllm_call,
+    set_018_timing,
 )
-from verifiers.errors import ConfigError, TrainingDataError
+from verifiers.errors import ConfigError
 from verifiers.generation import needs_group_scoring
 from verifiers.generation import run_group as run_scored_group
 from verifiers.rubrics.rubric import set_advantages
-from verifiers.state import set_ms_timing
-from verifiers.training.samples import build_samples
-from verifiers.training.token_in import TokenInClient
-from verifiers.types import ProcessedOutputs
+from verifiers.token_in_client import TokenInClient
 
 if TYPE_CHECKING:
     from verifiers.envs.environment import Environment
@@ -232,66 +224,9 @@ async def _run_group_018(env: Environment, bound: dict[str, Any]) -> list[Any]:
     return states
 
 
-def as_018_state(env: Environment, state: Any) -> None:
-    """Give a finished rollout's state the fields a 0.1.8 state had (see the module doc)."""
-    if state.get("task") is None:
-        state["task"] = env.env_id or "default"
-    if "oai_tools" not in state:
-        state["oai_tools"] = [to_openai_tool(t) for t in state.get("tool_defs") or ()]
-    for step in state.get("trajectory") or ():
-        step["response"] = chat_completion(step)
-    set_018_timing(state)
-
-
-def set_018_timing(state: Any) -> None:
-    """0.1.8's millisecond timing keys beside ours (seconds)."""
-    set_ms_timing(state.setdefault("timing", {}))
-
-
-_FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"})
-
-
-def chat_completion(step: dict[str, Any]) -> Any:
-    """A trajectory step's response as the openai `ChatCompletion` 0.1.8 kept there (prime-rl
-    v0.2 reads `.usage` and `.choices[0]` off it when the server sent no token ids); a text
-    step's as the `Completion` 0.1.8 kept for `message_type="completion"`."""
-    summary = step.get("response")
-    if not isinstance(summary, dict):
-        return summary  # already an object (a subclass recorded its own)
-    usage = summary.get("usage") or {}
-    prompt_tokens = int(usage.get("input_tokens", usage.get("prompt_tokens", 0)) or 0)
-    completion_tokens = int(usage.get("output_tokens", usage.get("completion_tokens", 0)) or 0)
-    finish = summary.get("finish_reason")
-    common = {
-        "id": summary.get("id") or "",
-        "created": 0,
-        "model": summary.get("model") or "",
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        },
-    }
-    completion = step.get("completion")
-    if isinstance(completion, str):  # a text (message_type="completion") step: a Completion
-        choice = {"index": 0, "text": completion, "logprobs": None}
-        choice["finish_reason"] = finish if finish in ("stop", "length") else "stop"
-        return Completion.model_validate(
-            {**common, "object": "text_completion", "choices": [choice]}
-        )
-    completion = completion or []
-    message = completion[-1] if completion else {"role": "assistant", "content": None}
-    dump = getattr(message, "model_dump", None)
-    message = dump() if callable(dump) else dict(message)
-    choice = {
-        "index": 0,
-        "message": message,
-        "finish_reason": finish if finish in _FINISH_REASONS else "stop",
-        "logprobs": None,
-    }
-    return ChatCompletion.model_validate(
-        {**common, "object": "chat.completion", "choices": [choice]}
-    )
+_GENERATE_KEYWORDS = frozenset(
+    {"results_path", "state_columns", "save_results", "independent_scoring", "max_retries"}
+)
 
 
 async def a_generate_call(
@@ -320,111 +255,9 @@ async def a_generate_call(
         env.score_rollouts = previous
 
 
-def prepare_rollout_results_call(
-    env: Environment,
-    all_states: list[Any],
-    model: str,
-    client: Any,
-    state_columns: list[str] | None,
-    results_path: Any,
-    gen_sampling_args: Any,
-    start_time: float,
-) -> dict[str, Any]:
-    """0.1.8's columnar results of finished states (what prime-rl v0.2 saves its evals from):
-    one list per field, the states themselves, metrics as name -> list, and a metadata dict.
-    States may be plain dicts with the input fields at top level (prime-rl's serialisable
-    form) or states with an `input`."""
-    from datetime import datetime
-
-    from verifiers.utils.path_utils import get_results_path
-
-    def field(name: str, default: Any) -> list[Any]:
-        return [s.get(name, default) for s in all_states]
-
-    rewards = field("reward", 0.0)
-    metrics: dict[str, list[float]] = {}
-    for state in all_states:
-        for name, value in (state.get("metrics") or {}).items():
-            metrics.setdefault(name, []).append(value)
-    example_ids = field("example_id", 0)
-    num_examples = len(set(example_ids))
-    finite = [r for r in rewards if r is not None]
-    metadata = {
-        "env_id": env.env_id,
-        "env_args": env.env_args,
-        "model": model,
-        "base_url": str(client.base_url) if hasattr(client, "base_url") else "",
-        "num_examples": num_examples,
-        "rollouts_per_example": len(all_states) // num_examples if num_examples else 1,
-        "sampling_args": gen_sampling_args,
-        "date": datetime.now().isoformat(),
-        "time_ms": (time.time() - start_time) * 1000.0,
-        "avg_reward": sum(finite) / len(finite) if finite else 0.0,
-        "avg_metrics": {n: sum(v) / len(v) if v else 0.0 for n, v in metrics.items()},
-        "state_columns": list(state_columns or []),
-        "path_to_save": results_path or get_results_path(env.env_id, model),
-    }
-    return {
-        "prompt": field("prompt", None),
-        "completion": field("completion", None),
-        "answer": field("answer", ""),
-        "state": list(all_states),
-        "task": field("task", "default"),
-        "info": field("info", {}),
-        "example_id": example_ids,
-        "reward": rewards,
-        "metrics": metrics,
-        "stop_conditions": field("stop_condition", None),
-        "is_truncated": field("is_truncated", False),
-        "metadata": metadata,
-    }
-
-
-_GENERATE_KEYWORDS = frozenset(
-    {"results_path", "state_columns", "save_results", "independent_scoring", "max_retries"}
-)
-
-
-def process_env_results_vllm_call(
-    prompts: list[Any],
-    completions: list[Any],
-    states: list[Any],
-    rewards: list[float],
-    max_seq_len: int = -1,
-    mask_truncated_completions: bool = False,
-    zero_truncated_completions: bool = False,
-) -> ProcessedOutputs:
-    """0.1.5's token-level training data: one sequence per rollout, from the token ids the
-    server returned (kept on each state's trajectory)."""
-    out: ProcessedOutputs = {
-        "prompt_ids": [],
-        "prompt_mask": [],
-        "completion_ids": [],
-        "completion_mask": [],
-        "completion_logprobs": [],
-        "rewards": [],
-        "is_truncated": [],
-    }
-    for state, reward in zip(states, rewards, strict=True):
-        samples = build_samples(state, max_seq_len=max_seq_len if max_seq_len > 0 else None)
-        if len(samples) != 1:
-            raise TrainingDataError(
-                f"rollout {state.get('example_id')} makes {len(samples)} token sequences (its "
-                "turns do not extend one another); use vf.training.build_samples for it"
-            )
-        sample = samples[0]
-        mask = list(sample.completion_mask)
-        if sample.is_truncated and mask_truncated_completions:
-            mask = [0] * len(mask)
-        out["prompt_ids"].append(sample.prompt_ids)
-        out["prompt_mask"].append([0] * len(sample.prompt_ids))
-        out["completion_ids"].append(sample.completion_ids)
-        out["completion_mask"].append(mask)
-        out["completion_logprobs"].append(sample.completion_logprobs)
-        zero = sample.is_truncated and zero_truncated_completions
-        out["rewards"].append(0.0 if zero else float(reward))
-        out["is_truncated"].append(sample.is_truncated)
-    return out
+def _env(obj: ClassicCallsMixin) -> Environment:
+    """The environment the mixin's methods run on (only `Environment` inherits it)."""
+    return cast("Environment", obj)
 
 
 class ClassicCallsMixin:
@@ -450,7 +283,7 @@ class ClassicCallsMixin:
         - 0.1.8: `run_rollout(sem, input, client, model, sampling_args=None)` rolls out one
           input under the semaphore `sem` and returns its (unscored) state.
         """
-        return await run_rollout_call(self, args, kwargs)
+        return await run_rollout_call(_env(self), args, kwargs)
 
     async def run_group(self, *args: Any, **kwargs: Any) -> Any:
         """Upstream's `run_group`, in both of its classic forms:
@@ -460,7 +293,7 @@ class ClassicCallsMixin:
         - 0.1.8: `run_group(group_inputs, client, model, gen_sampling_args, gen_sem, score_sem)`
           returns the group's scored states.
         """
-        return await run_group_call(self, args, kwargs)
+        return await run_group_call(_env(self), args, kwargs)
 
     async def a_generate(
         self,
@@ -474,7 +307,14 @@ class ClassicCallsMixin:
     ) -> Any:
         """0.1.5's name of `generate`, with its positional order and `score_rollouts`."""
         return await a_generate_call(
-            self, inputs, client, model, sampling_args, score_rollouts, max_concurrent, **kwargs
+            _env(self),
+            inputs,
+            client,
+            model,
+            sampling_args,
+            score_rollouts,
+            max_concurrent,
+            **kwargs,
         )
 
     def _prepare_rollout_results(
@@ -490,7 +330,7 @@ class ClassicCallsMixin:
         """0.1.8's columnar results of finished states (prime-rl v0.2 saves evals from them
         with `verifiers.utils.eval_utils`)."""
         return prepare_rollout_results_call(
-            self,
+            _env(self),
             all_states,
             model,
             client,
@@ -529,8 +369,8 @@ class ClassicCallsMixin:
         self, num_examples: int = -1, rollouts_per_example: int = 1
     ) -> list[dict[str, Any]]:
         """Upstream 0.1.12's name of `eval_inputs` (prime-rl v0.5 evaluates through it)."""
-        return self.eval_inputs(num_examples, rollouts_per_example)
+        return _env(self).eval_inputs(num_examples, rollouts_per_example)
 
     async def _teardown(self) -> None:
         """Upstream's name of `teardown`."""
-        await self.teardown()
+        await _env(self).teardown()

@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, ClassVar
 
+from verifiers.envs.classic_hooks import method_caller
 from verifiers.envs.tool_env import ToolEnv, _ToolArgumentsRejected
 from verifiers.errors import ToolCallError
 from verifiers.state import State
 from verifiers.types import Messages
+from verifiers.utils.callables import is_async_callable
 
 
 class StatefulToolEnv(ToolEnv):
     """A ToolEnv whose subclasses implement `update_tool_args` to add hidden arguments (a
     sandbox id, a session, ...). Arguments named in `add_tool(..., args_to_skip=[...])` vanish
     from the schema the model sees and must be supplied by `update_tool_args`."""
+
+    _update_tool_args: ClassVar[Callable[..., Awaitable[Any]]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # sync (classic) or async, read once per class
+        caller = method_caller("update_tool_args", is_async_callable(cls.update_tool_args))
+        cls._update_tool_args = staticmethod(caller)  # type: ignore[assignment]
 
     def add_tool(self, tool: Callable[..., Any], args_to_skip: Iterable[str] = ()) -> None:
         super().add_tool(tool, args_to_skip)
@@ -47,9 +56,7 @@ class StatefulToolEnv(ToolEnv):
                 f"Error: invalid arguments for tool {tool_name!r}: {', '.join(sent_hidden)}: "
                 "set by the environment, not by the model"
             )
-        updated = self.update_tool_args(tool_name, dict(tool_args), messages, state)
-        if inspect.isawaitable(updated):
-            updated = await updated
+        updated = await self._update_tool_args(self, tool_name, dict(tool_args), messages, state)
         if not isinstance(updated, dict):
             raise ToolCallError(
                 f"update_tool_args returned {type(updated).__name__} for {tool_name!r}, not a dict"
@@ -60,3 +67,6 @@ class StatefulToolEnv(ToolEnv):
                 f"update_tool_args did not supply hidden argument(s) {missing} of {tool_name!r}"
             )
         return updated
+
+
+StatefulToolEnv._update_tool_args = staticmethod(method_caller("update_tool_args", False))  # type: ignore[assignment]

@@ -12,11 +12,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from verifiers.decorators import stop
+from verifiers.envs.classic_hooks import replies_with_messages
 from verifiers.envs.multiturn_env import MultiTurnEnv
 from verifiers.errors import ConfigError, InfraError, ToolCallError, ToolParseError
 from verifiers.state import State
 from verifiers.tools import ToolSpec, build_tool, describe_validation_error
-from verifiers.types import Messages, ToolCall, ToolMessage
+from verifiers.types import Messages, RolloutOutput, ToolCall, ToolMessage
 from verifiers.utils.callables import is_async_callable
 from verifiers.utils.tool_utils import is_valid_tool_content_parts
 
@@ -103,6 +104,7 @@ class ToolEnv(MultiTurnEnv):
             return False
         return not state["trajectory"][-1]["completion"][-1].get("tool_calls")
 
+    @replies_with_messages
     async def env_response(self, messages: Messages, state: State, **kwargs: Any) -> Messages:
         calls = [ToolCall.of(c) for c in messages[-1].get("tool_calls") or []]
         if self.parallel_tool_calls and len(calls) > 1:
@@ -198,7 +200,9 @@ class ToolEnv(MultiTurnEnv):
     def metric_names(self) -> list[str]:
         return [*super().metric_names(), "total_tool_calls", *(f"{n}_calls" for n in self.tool_map)]
 
-    def state_to_output(self, state: State, state_columns: list[str] | None = None):
+    def state_to_output(
+        self, state: State, state_columns: list[str] | None = None
+    ) -> RolloutOutput:
         out = super().state_to_output(state, state_columns)
         counts = _calls_made(state)
         tool_metrics = {"total_tool_calls": float(sum(counts.values()))}

@@ -1,0 +1,104 @@
+"""The `@vf.stop` conditions and `@vf.cleanup` handlers of one environment object.
+
+Both are found once, when the environment is built (`discover_decorated`), and kept in
+upstream's shapes: `conditions` is the list classic subclasses iterate as
+`self._stop_conditions`, `handlers` the list they know as `self._cleanup_handlers`.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from verifiers.state import State, record_error
+from verifiers.utils.callables import CallSpec, call_spec, is_async_callable
+
+logger = logging.getLogger("verifiers")
+
+StopCondition = Callable[[State], Awaitable[Any]]
+SyncRunner = Callable[..., Awaitable[Any]]
+
+
+def mark_stopped(state: State, condition: str) -> None:
+    """End the rollout, naming the condition that ended it."""
+    state["is_completed"] = True
+    state["stop_condition"] = condition
+    if any(step.get("is_truncated") for step in state["trajectory"]):
+        state["is_truncated"] = True
+
+
+def first_cleanup(state: State) -> bool:
+    """Whether this rollout's cleanup is still to run (True once: the handlers run once per
+    rollout, whichever of the loop's end or a subclass's `_cleanup` call comes first)."""
+    if state.get("_cleaned_up"):
+        return False
+    state["_cleaned_up"] = True
+    return True
+
+
+class StopConditions:
+    """Stop conditions in priority order; the first that holds ends the rollout."""
+
+    def __init__(self, conditions: list[Callable[..., Any]]) -> None:
+        # Sync conditions are wrapped once here, so checking them never asks.
+        self.conditions: list[StopCondition] = [_as_async(c) for c in conditions]
+
+    async def check(self, state: State) -> bool:
+        for condition in self.conditions:
+            if await self.render(state, condition):
+                return True
+        return False
+
+    async def render(self, state: State, condition: StopCondition) -> bool:
+        """Check one condition; when it holds, mark the rollout stopped by it."""
+        if await condition(state):
+            mark_stopped(state, getattr(condition, "__name__", "stop"))
+            return True
+        return False
+
+
+class CleanupHandlers:
+    """Cleanup handlers in priority order, each called with the named arguments it asks for
+    (`state`, `env`, `task`, `resources`), or with the state alone when it names its state
+    otherwise. A failing handler is recorded on the state and the others still run."""
+
+    def __init__(self, handlers: list[Callable[..., Any]], run_sync: SyncRunner) -> None:
+        self.handlers = handlers
+        self._run_sync = run_sync
+        self._specs: dict[Any, CallSpec] = {}  # per handler, read on its first call
+
+    async def run(self, state: State, context: dict[str, Any]) -> None:
+        for handler in self.handlers:
+            try:
+                await self._call(handler, state, context)
+            except Exception as e:
+                if state.get("error") is None:
+                    record_error(state, e, "cleanup")
+                name = getattr(handler, "__name__", repr(handler))
+                logger.warning("cleanup handler %s failed: %s", name, e)
+
+    async def _call(self, handler: Any, state: State, context: dict[str, Any]) -> None:
+        spec = self._specs.get(handler)
+        if spec is None:
+            spec = self._specs[handler] = call_spec(handler)
+        kwargs = spec.select(context)
+        args: tuple[Any, ...] = ()
+        if spec.params is not None and not kwargs and spec.required:
+            args, kwargs = (state,), {}  # a handler naming its state otherwise
+        if spec.is_async:
+            await handler(*args, **kwargs)
+        else:
+            await self._run_sync(handler, *args, **kwargs)
+
+
+def _as_async(condition: Callable[..., Any]) -> StopCondition:
+    if is_async_callable(condition):
+        return condition
+
+    @functools.wraps(condition)
+    async def checked(state: State) -> Any:
+        return condition(state)
+
+    return checked
