@@ -14,7 +14,7 @@ from verifiers.envs.environment import Environment
 from verifiers.errors import ClusterError, ConfigError, MissingKeyError, WorkerLostError
 from verifiers.generation import RolloutSlots
 from verifiers.ray.pool import ActorPool, Placement, Worker, short_error
-from verifiers.ray.worker import EnvSpec, EnvWorker
+from verifiers.ray.worker import EnvSpec, EnvWorker, GroupCall
 from verifiers.types import RolloutOutput, SamplingArgs
 
 
@@ -261,9 +261,10 @@ class RayEnvironment:
         carrying a `WorkerLostError` when its actor was lost (see the class doc)."""
         taken = await rollout_slots.take(len(rows)) if rollout_slots is not None else 0
         try:
-            outputs = await self._run_remote(
+            call = GroupCall(
                 rows, client, model, sampling, group_scoring, taken, max_retries, state_columns
             )
+            outputs = await self._run_remote(call)
         finally:
             if rollout_slots is not None:
                 rollout_slots.give_back(taken)
@@ -271,40 +272,21 @@ class RayEnvironment:
             emit(outputs)
         return outputs
 
-    async def _run_remote(
-        self,
-        rows: list[dict[str, Any]],
-        client: Client,
-        model: str,
-        sampling: SamplingArgs,
-        group_scoring: bool,
-        rollout_limit: int,
-        max_retries: int,
-        state_columns: list[str] | None,
-    ) -> list[RolloutOutput]:
+    async def _run_remote(self, call: GroupCall) -> list[RolloutOutput]:
         from ray.exceptions import RayActorError
 
-        pool = self._pool_for(rows)
+        pool = self._pool_for(call.rows)
         attempt = 0
         while True:
             try:
                 worker = await pool.acquire()
             except WorkerLostError as e:
-                return self.local.failed_outputs(rows, client, model, sampling, e, state_columns)
+                return self._failed(call, e)
             try:
                 try:
-                    ref = worker.handle.run_group.remote(
-                        rows,
-                        client,
-                        model,
-                        sampling,
-                        group_scoring,
-                        rollout_limit,
-                        max_retries,
-                        state_columns,
-                    )
+                    ref = worker.handle.run_group.remote(call)
                 except (TypeError, pickle.PicklingError) as e:
-                    raise _unpicklable(client, e) from e
+                    raise _unpicklable(call.client, e) from e
                 try:
                     return await ref
                 except asyncio.CancelledError:
@@ -320,9 +302,14 @@ class RayEnvironment:
                 if attempt < self.retry_lost_groups:
                     attempt += 1
                     continue
-                return self.local.failed_outputs(rows, client, model, sampling, lost, state_columns)
+                return self._failed(call, lost)
             finally:
                 pool.release(worker)
+
+    def _failed(self, call: GroupCall, error: Exception) -> list[RolloutOutput]:
+        return self.local.failed_outputs(
+            call.rows, call.client, call.model, call.sampling, error, call.state_columns
+        )
 
     # -- lifecycle ----------------------------------------------------------------------
     async def aclose(self) -> None:

@@ -41,6 +41,21 @@ class EnvSpec:
         return load_environment(self.env_id, **self.env_args)
 
 
+@dataclass(frozen=True)
+class GroupCall:
+    """One group as `RayEnvironment` sends it to a worker: `run_scored_group`'s arguments, and
+    `rollout_limit`, how many of its rollouts run at a time on the actor (0: all)."""
+
+    rows: list[dict[str, Any]]
+    client: Client
+    model: str
+    sampling: SamplingArgs
+    group_scoring: bool
+    rollout_limit: int
+    max_retries: int
+    state_columns: list[str] | None
+
+
 class EnvWorker:
     """One environment on one actor. `run_group` is `Environment.run_scored_group` with the
     client the group came with (one instance per client for all groups, so one connection
@@ -62,19 +77,11 @@ class EnvWorker:
         """Groups running now and since start (`cancelled`: stopped by the orchestrator)."""
         return dict(self._stats)
 
-    async def run_group(
-        self,
-        rows: list[dict[str, Any]],
-        client: Client,
-        model: str,
-        sampling: SamplingArgs,
-        group_scoring: bool,
-        rollout_limit: int,
-        max_retries: int,
-        state_columns: list[str] | None,
-    ) -> list[RolloutOutput]:
-        client = client.rebind(self._clients)
-        slots = asyncio.Semaphore(rollout_limit) if 0 < rollout_limit < len(rows) else None
+    async def run_group(self, call: GroupCall) -> list[RolloutOutput]:
+        rows = call.rows
+        client = call.client.rebind(self._clients)
+        limit = call.rollout_limit
+        slots = asyncio.Semaphore(limit) if 0 < limit < len(rows) else None
         stats = self._stats
         stats["running"] += 1
         stats["peak_running"] = max(stats["peak_running"], stats["running"])
@@ -82,12 +89,12 @@ class EnvWorker:
             outputs = await self.env.run_scored_group(
                 rows,
                 client,
-                model,
-                sampling,
-                group_scoring=group_scoring,
+                call.model,
+                call.sampling,
+                group_scoring=call.group_scoring,
                 rollout_slots=slots,
-                max_retries=max_retries,
-                state_columns=state_columns,
+                max_retries=call.max_retries,
+                state_columns=call.state_columns,
             )
         except asyncio.CancelledError:  # `ray.cancel` from the orchestrator
             stats["cancelled"] += 1
