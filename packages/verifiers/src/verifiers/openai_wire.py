@@ -8,6 +8,7 @@ whichever path fetched it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,14 +124,42 @@ def _parse_tool_calls(raw: Any) -> list[ToolCall]:
     return calls
 
 
-def parse_chat_completion(data: Any) -> ModelResponse:
-    """Turn a chat completion JSON body into a `ModelResponse`, or raise a `ModelError`."""
+def _first_choice(data: Any) -> Any:
+    """The first choice of a completion body, once the body is known to be an object."""
     if not isinstance(data, dict):
         raise InvalidModelResponseError(f"reply is a JSON {type(data).__name__}, not an object")
     choices = data.get("choices")
     if not choices:
         raise EmptyModelResponseError("the endpoint returned no choices")
-    choice = choices[0]
+    return choices[0]
+
+
+def _usage(read: Callable[[str], Any]) -> dict[str, int]:
+    """Token usage in our names, from a reader of OpenAI's (`prompt_tokens`, ...)."""
+    return {
+        "input_tokens": int(read("prompt_tokens") or 0),
+        "output_tokens": int(read("completion_tokens") or 0),
+    }
+
+
+def _reply(
+    data: dict[str, Any], choice: dict[str, Any], message: AssistantMessage, text: str | None
+) -> ModelResponse:
+    """The fields every completion body carries the same way, chat or text."""
+    return ModelResponse(
+        message=message,
+        finish_reason=choice.get("finish_reason"),
+        usage=_usage((data.get("usage") or {}).get),
+        id=data.get("id"),
+        model=data.get("model"),
+        policy_version=_as_version(data.get("policy_version")),
+        text=text,
+    )
+
+
+def parse_chat_completion(data: Any) -> ModelResponse:
+    """Turn a chat completion JSON body into a `ModelResponse`, or raise a `ModelError`."""
+    choice = _first_choice(data)
     msg = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(msg, dict):
         raise InvalidModelResponseError("the first choice has no message")
@@ -145,20 +174,7 @@ def parse_chat_completion(data: Any) -> ModelResponse:
     reasoning = msg.get("reasoning_content") or msg.get("reasoning")
     if reasoning:
         message["reasoning_content"] = reasoning
-
-    usage_raw = data.get("usage") or {}
-    usage = {
-        "input_tokens": int(usage_raw.get("prompt_tokens") or 0),
-        "output_tokens": int(usage_raw.get("completion_tokens") or 0),
-    }
-    response = ModelResponse(
-        message=message,
-        finish_reason=choice.get("finish_reason"),
-        usage=usage,
-        id=data.get("id"),
-        model=data.get("model"),
-        policy_version=_as_version(data.get("policy_version")),
-    )
+    response = _reply(data, choice, message, None)
     _parse_tokens(data, choice, response)
     return response
 
@@ -188,10 +204,7 @@ def model_response(response: Any) -> ModelResponse:
     out = ModelResponse(
         message=assistant,
         finish_reason=get("finish_reason"),
-        usage={
-            "input_tokens": int(read("prompt_tokens") or 0),
-            "output_tokens": int(read("completion_tokens") or 0),
-        },
+        usage=_usage(read),
         id=getattr(response, "id", None),
         model=getattr(response, "model", None),
     )
@@ -233,28 +246,11 @@ def parse_text_completion(data: Any) -> ModelResponse:
     `ModelError`. Token ids as vLLM returns them: `prompt_token_ids` / `token_ids` on the
     choice (`return_token_ids`), or the sampled tokens spelled `token_id:N` in `logprobs.tokens`
     (`return_tokens_as_token_ids`); logprobs from `logprobs.token_logprobs`."""
-    if not isinstance(data, dict):
-        raise InvalidModelResponseError(f"reply is a JSON {type(data).__name__}, not an object")
-    choices = data.get("choices")
-    if not choices:
-        raise EmptyModelResponseError("the endpoint returned no choices")
-    choice = choices[0]
+    choice = _first_choice(data)
     text = choice.get("text") if isinstance(choice, dict) else None
     if not isinstance(text, str):
         raise EmptyModelResponseError("the first choice has no text")
-    usage_raw = data.get("usage") or {}
-    response = ModelResponse(
-        message=AssistantMessage(content=text),
-        finish_reason=choice.get("finish_reason"),
-        usage={
-            "input_tokens": int(usage_raw.get("prompt_tokens") or 0),
-            "output_tokens": int(usage_raw.get("completion_tokens") or 0),
-        },
-        id=data.get("id"),
-        model=data.get("model"),
-        policy_version=_as_version(data.get("policy_version")),
-        text=text,
-    )
+    response = _reply(data, choice, AssistantMessage(content=text), text)
     completion_ids = choice.get("token_ids")
     logprobs = choice.get("logprobs")
     if isinstance(logprobs, dict):
