@@ -17,6 +17,7 @@ from .db.migrate import upgrade
 from .errors import HubError
 from .fastpath import IndexFastPath
 from .index_cache import IndexCache, Page
+from .listing_cache import ListingCache
 from .rollouts import RolloutStore
 from .rollouts_viewer import MOUNT, mount_viewer
 from .routes import (
@@ -35,6 +36,7 @@ from .service import DownloadInfo, Hub
 from .settings import Settings
 from .storage import make_storage
 from .web.headers import HtmlSecurityHeaders
+from .web.session import COOKIE as SESSION_COOKIE
 
 
 def build_hub(settings: Settings, migrate: bool | None = None) -> Hub:
@@ -119,4 +121,13 @@ def validation_message(exc: RequestValidationError) -> str:
 def create_asgi(settings: Settings | None = None, hub: Hub | None = None) -> IndexFastPath:
     """What the server runs: the application behind the cached-index fast path."""
     app = create_app(settings, hub)
-    return IndexFastPath(app, app.state.index_cache)
+    hub = app.state.hub
+    listings = ListingCache(
+        app,
+        hub.generation,
+        hub.authenticate,
+        max_age=hub.settings.listing_cache_seconds,
+        session_cookie=SESSION_COOKIE,
+    )
+    hub.on_change.append(listings.clear)
+    return IndexFastPath(listings, app.state.index_cache)

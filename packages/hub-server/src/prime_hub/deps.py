@@ -12,6 +12,7 @@ from starlette.concurrency import run_in_threadpool
 
 from .auth import Principal, token_from_header
 from .core.queries import LatestVersion, ListedEnvironment
+from .listing_cache import mark_cacheable
 from .service import Hub
 
 
@@ -40,7 +41,9 @@ def environment_page(
     request: Request, **filters: Any
 ) -> tuple[list[tuple[ListedEnvironment, LatestVersion | None]], int]:
     """The JSON APIs' listings: the environments the caller's API token may see that match
-    ``filters`` (``Hub.list_environments``' keywords), each with its latest version."""
+    ``filters`` (``Hub.list_environments``' keywords), each with its latest version.
+    The response may be served again until the next change (`listing_cache`)."""
+    mark_cacheable(request)
     return hub_of(request).list_environments_with_latest(principal_sync(request), **filters)
 
 

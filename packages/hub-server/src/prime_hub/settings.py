@@ -85,6 +85,13 @@ class Settings(BaseSettings):
         "request checks the database's change counter (writes through the same process "
         "invalidate at once; 0 disables the cache).",
     )
+    listing_cache_seconds: float = Field(
+        default=10.0,
+        description="Listings (the JSON API's and the CLI's, the home and owner pages) are "
+        "served from memory while the database's change counter is unchanged (read on every "
+        "request, so any process's change shows on the next request), at most this many "
+        "seconds (download counts move without a change); 0 disables it.",
+    )
     allow_anonymous_read: bool = Field(
         default=True, description="Public environments are readable without a token."
     )

@@ -21,6 +21,7 @@ from ..db.models import Account, Environment, Tag
 from ..deps import base_url, hub_of
 from ..errors import HubError, NotFound
 from ..evals import EvalResults, eval_view
+from ..listing_cache import mark_cacheable
 from ..names import normalize
 from ..uploads import closing_error, small_form_request
 from ..views import iso, page_install_commands
@@ -151,6 +152,7 @@ def home(
 ) -> HTMLResponse:
     hub = hub_of(request)
     principal = web_principal(request)
+    mark_cacheable(request)
     envs, total = hub.list_environments_with_latest(
         principal,
         search=q or None,
@@ -291,6 +293,7 @@ def owner_page(request: Request, owner: str, page: int = Query(default=1, ge=1))
         account = s.scalar(select(Account).where(Account.slug == owner))
     if account is None:
         raise NotFound(f"no user or organisation named {owner}")
+    mark_cacheable(request)
     envs, total = hub.list_environments_with_latest(
         principal,
         owner=owner,

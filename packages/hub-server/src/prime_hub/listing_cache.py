@@ -1,0 +1,196 @@
+"""Listings served from memory until the database's change counter moves.
+
+A listing (the JSON API's ``/api/v1/environments``, the CLI's ``/api/v1/environmentshub/``,
+the pages ``/`` and ``/<owner>``) costs a few queries plus building and rendering 20-200
+items; the same request answered again before anything changed is the same bytes. This ASGI
+layer keeps the complete response (status, headers, body) a listing route produced, keyed by
+what the route's answer depends on: the path, the query string, the Host (absolute URLs) and
+the viewer's rights, and serves it again while the database's generation (`HubState`, bumped
+inside every publish, yank, unyank, delete and visibility, description or tag change) is the
+one it was built at. The generation is read on every request, so a change made by any
+process sharing the database is visible on the next request; an entry also expires after
+``max_age`` seconds, as download counts (batched, no generation bump) may move.
+
+Rights: an anonymous request's key is ``anonymous``; a request with an API token is keyed by
+what the listing query reads of its principal (user id, memberships, admin flag, the token's
+environment restriction), so one viewer never receives a page built for other rights. A
+request carrying the web session cookie is not cached (its pages embed its CSRF value), nor is
+one whose token does not authenticate (the route answers its error).
+
+Only responses whose route opted in (`mark_cacheable`) with status 200 and no Set-Cookie are
+kept; other paths pass through untouched (and never pay the generation read).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Hashable, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio.to_thread
+
+from .auth import Principal, token_from_header
+from .errors import HubError
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
+
+_STATE_FLAG = "prime_hub.listing_cacheable"
+
+
+def mark_cacheable(request: Any) -> None:
+    """Called by a listing route: its response depends only on the cache key's parts and the
+    database's contents, so `ListingCache` may serve it again until the next change."""
+    request.scope.setdefault("state", {})[_STATE_FLAG] = True
+
+
+def rights_key(principal: Principal) -> tuple[Hashable, ...]:
+    """What a listing's visibility filter reads of ``principal`` (`_listing_query`)."""
+    if principal.user is None:
+        return ("anonymous",)
+    tok = principal.token
+    return (
+        "user",
+        principal.user.id,
+        tuple(sorted(principal.memberships)),
+        bool(principal.is_admin),
+        tok.environment if tok is not None else None,
+    )
+
+
+@dataclass(frozen=True)
+class CachedResponse:
+    generation: int
+    built_at: float
+    status: int
+    headers: list[tuple[bytes, bytes]]
+    body: bytes
+
+
+class ListingCache:
+    """The ASGI layer (see the module's docstring). ``generation`` and ``authenticate`` are
+    the hub's (blocking; run in a worker thread); ``session_cookie`` names the web sign-in
+    cookie."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        generation: Callable[[], int],
+        authenticate: Callable[[str | None], Principal],
+        max_age: float,
+        session_cookie: str,
+        max_bytes: int = 64 * 1024 * 1024,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.app = app
+        self.generation = generation
+        self.authenticate = authenticate
+        self.max_age = max_age
+        self._cookie_prefix = session_cookie.encode() + b"="
+        self.max_bytes = max_bytes
+        self.clock = clock
+        self._entries: dict[tuple[Hashable, ...], CachedResponse] = {}
+        self._bytes = 0
+        self._listing_paths: set[str] = set()  # paths whose route opted in once
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self._bytes = 0
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if (
+            self.max_age <= 0
+            or scope["type"] != "http"
+            or scope["method"] != "GET"
+            or scope["path"] not in self._listing_paths
+        ):
+            return await self._forward_and_learn(scope, receive, send)
+        key = await self._key(scope)
+        if key is None:
+            return await self.app(scope, receive, send)
+        generation = await anyio.to_thread.run_sync(self.generation)
+        hit = self._entries.get(key)
+        if (
+            hit is not None
+            and hit.generation == generation
+            and self.clock() - hit.built_at < self.max_age
+        ):
+            await send(
+                {"type": "http.response.start", "status": hit.status, "headers": hit.headers}
+            )
+            await send({"type": "http.response.body", "body": hit.body})
+            return None
+        await self._build(scope, receive, send, key, generation)
+        return None
+
+    async def _key(self, scope: Scope) -> tuple[Hashable, ...] | None:
+        """The cache key of this request, or None when it must not be cached."""
+        authorization = host = None
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                authorization = value.decode("latin-1")
+            elif name == b"host":
+                host = value
+            elif name == b"cookie" and self._cookie_prefix in value:
+                return None
+        if authorization is None:
+            rights: tuple[Hashable, ...] = ("anonymous",)
+        else:
+            try:
+                principal = await anyio.to_thread.run_sync(
+                    self.authenticate, token_from_header(authorization)
+                )
+            except HubError:
+                return None
+            rights = rights_key(principal)
+        return (scope["path"], scope.get("query_string", b""), host, rights)
+
+    async def _forward_and_learn(self, scope: Scope, receive: Any, send: Any) -> None:
+        """Pass the request on; remember the path if its route marks itself a listing."""
+        state = scope.setdefault("state", {})
+        await self.app(scope, receive, send)
+        if state.get(_STATE_FLAG) and scope["type"] == "http":
+            if len(self._listing_paths) >= 10_000:  # /<owner> for every owner: bounded
+                self._listing_paths.clear()
+            self._listing_paths.add(scope["path"])
+
+    async def _build(
+        self, scope: Scope, receive: Any, send: Any, key: tuple[Hashable, ...], generation: int
+    ) -> None:
+        """Run the route (its response goes out as it is produced) and keep a copy. The
+        generation was read before the route's queries, so the copy is at least that new."""
+        state = scope.setdefault("state", {})
+        start: Message | None = None
+        chunks: list[bytes] = []
+        complete = False
+
+        async def recording_send(message: Message) -> None:
+            nonlocal start, complete
+            if message["type"] == "http.response.start":
+                start = message
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+                complete = not message.get("more_body", False)
+            await send(message)
+
+        await self.app(scope, receive, recording_send)
+        if not (state.get(_STATE_FLAG) and complete and start is not None):
+            return
+        headers = [(bytes(k), bytes(v)) for k, v in start.get("headers", [])]
+        if start["status"] != 200 or any(k.lower() == b"set-cookie" for k, _ in headers):
+            return
+        body = b"".join(chunks)
+        self._store(key, CachedResponse(generation, self.clock(), 200, headers, body))
+
+    def _store(self, key: tuple[Hashable, ...], entry: CachedResponse) -> None:
+        if len(entry.body) > self.max_bytes:
+            return
+        old = self._entries.pop(key, None)
+        if old is not None:
+            self._bytes -= len(old.body)
+        if self._bytes + len(entry.body) > self.max_bytes:
+            self.clear()  # simple and bounded; listings rebuild in milliseconds
+        self._entries[key] = entry
+        self._bytes += len(entry.body)

@@ -1,0 +1,239 @@
+"""Listings served from memory (`prime_hub.listing_cache`, issue 30 item 3): a change made by
+any process sharing the database shows on the very next request, on SQLite and PostgreSQL,
+and a page built for one viewer's rights never reaches another viewer.
+
+"Another process" is a second `Hub` over the same database (its own engines and caches;
+nothing in the serving process hears of its writes), plus one real second server process.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import httpx
+import pytest
+from prime_hub_testkit import make_wheel, publish
+from sqlalchemy import event
+
+from prime_hub.app import build_hub
+from prime_hub.auth import Principal
+from prime_hub.errors import Unauthorized
+from prime_hub.listing_cache import ListingCache, mark_cacheable
+from prime_hub.publishing import validate_files
+
+LISTINGS = {
+    "api": lambda owner: ("/api/v1/environments", {"owner": owner, "limit": "200"}),
+    "cli": lambda owner: ("/api/v1/environmentshub/", {"owner": owner, "limit": "200"}),
+    "home": lambda owner: ("/", {"q": owner}),
+    "owner page": lambda owner: (f"/{owner}", {}),
+}
+
+
+@pytest.fixture(scope="module")
+def other_worker(server):  # type: ignore[no-untyped-def]
+    """A second hub over the server's database and store: another worker's writes."""
+    hub = build_hub(server.settings, migrate=False)
+    yield hub
+    hub.db.dispose()
+
+
+@contextmanager
+def statements(server) -> Iterator[list[str]]:  # type: ignore[no-untyped-def]
+    seen: list[str] = []
+
+    def count(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+        if threading.current_thread().name != "download-counts":
+            seen.append(statement)
+
+    engines = {id(e): e for e in (server.hub.db.read_engine, server.hub.db.write_engine)}
+    for e in engines.values():
+        event.listen(e, "before_cursor_execute", count)
+    try:
+        yield seen
+    finally:
+        for e in engines.values():
+            event.remove(e, "before_cursor_execute", count)
+
+
+def shown(server, listing: str, owner: str, token: str | None = None) -> dict[str, str | None]:  # type: ignore[no-untyped-def]
+    """{environment name: latest version} as the listing shows it (pages: names only)."""
+    path, params = LISTINGS[listing](owner)
+    with server.client(token) as c:
+        r = c.get(path, params=params)
+    assert r.status_code == 200, r.text
+    if listing in ("api", "cli"):
+        body = r.json()
+        return {i["name"]: i["latest_version"] for i in body.get("items", body.get("data"))}
+    return {n: None for n in set(_names_in_page(r.text, owner))}
+
+
+def _names_in_page(html: str, owner: str) -> list[str]:
+    import re
+
+    return re.findall(rf'<a href="/{re.escape(owner)}/([A-Za-z0-9_.-]+)"><strong>', html)
+
+
+@pytest.mark.parametrize("listing", sorted(LISTINGS))
+def test_every_change_by_another_worker_shows_on_the_next_request(
+    server, other_worker, uid, listing, tmp_path
+):  # type: ignore[no-untyped-def]
+    owner, token = server.new_user()
+    name = f"{uid}-a"
+    assert publish(server, token, owner, name, [make_wheel(name, "1.0.0")]).status_code == 201
+    principal = other_worker.authenticate(token)
+    versions = listing in ("api", "cli")
+    for _ in range(2):  # the first request to a path lets its route mark it a listing
+        assert shown(server, listing, owner) == {name: "1.0.0" if versions else None}
+    # the next identical request is served from memory: one statement (the generation)
+    with statements(server) as seen:
+        shown(server, listing, owner)
+    queries = [q for q in seen if q.split()[0].upper() not in ("BEGIN", "COMMIT", "ROLLBACK")]
+    assert len(queries) == 1 and "hub_state" in queries[0], seen
+
+    def expect(want: dict[str, str | None]) -> None:
+        if not versions:
+            want = {n: None for n in want}
+        assert shown(server, listing, owner) == want
+
+    fn, data = make_wheel(name, "1.1.0")
+    (tmp_path / fn).write_bytes(data)
+    other_worker.publish(
+        principal, owner, name, validate_files(other_worker, [(tmp_path / fn, fn)])
+    )
+    expect({name: "1.1.0"})
+    other_worker.set_yanked(principal, owner, name, "1.1.0", True, "broken")
+    expect({name: "1.0.0"})
+    other_worker.set_yanked(principal, owner, name, "1.1.0", False, "")
+    expect({name: "1.1.0"})
+    other_worker.delete_version(principal, owner, name, "1.1.0")
+    expect({name: "1.0.0"})
+    other_worker.update_environment(principal, owner, name, visibility="private")
+    expect({})
+    other_worker.update_environment(principal, owner, name, visibility="public")
+    expect({name: "1.0.0"})
+    other_worker.delete_environment(principal, owner, name)
+    expect({})
+
+
+def test_a_publish_through_a_second_server_process_shows_on_the_next_request(server, uid):  # type: ignore[no-untyped-def]
+    from test_reliability import _serve
+
+    owner, token = server.new_user()
+    assert publish(server, token, owner, uid, [make_wheel(uid, "1.0.0")]).status_code == 201
+    for listing in LISTINGS:
+        for _ in range(3):  # marked, built, served from memory
+            assert set(shown(server, listing, owner)) == {uid}
+    proc, url = _serve(server)
+    try:
+        other = f"{uid}-b"
+        fn, data = make_wheel(other, "1.0.0")
+        with httpx.Client(timeout=30) as c:
+            r = c.post(
+                f"{url}/api/v1/environments/{owner}/{other}/versions",
+                headers={"Authorization": f"Bearer {token}"},
+                files=[("files", (fn, data))],
+            )
+        assert r.status_code == 201, r.text
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    for listing in LISTINGS:
+        assert set(shown(server, listing, owner)) == {uid, other}, listing
+
+
+@pytest.mark.parametrize("listing", sorted(LISTINGS))
+def test_a_page_built_for_one_viewer_never_reaches_another(server, uid, listing):  # type: ignore[no-untyped-def]
+    """Each viewer's request right after the owner's (which filled the cache with the private
+    environment listed): strangers, anonymous readers and a token restricted to another
+    environment of the same owner see only what their rights allow."""
+    owner, token = server.new_user()
+    _, stranger_token = server.new_user()
+    hidden, public = f"{uid}-hidden", f"{uid}-public"
+    for name, visibility in ((hidden, "private"), (public, "public")):
+        r = publish(server, token, owner, name, [make_wheel(name, "1.0.0")], visibility=visibility)
+        assert r.status_code == 201, r.text
+    _, scoped = server.hub.create_token(owner, "read", environment=f"{owner}/{public}")
+    both, only_public = {hidden, public}, {public}
+    viewers = [
+        (token, both),
+        (None, only_public),
+        (token, both),
+        (stranger_token, only_public),
+        (token, both),
+        (scoped, only_public),
+    ]
+    for tok, want in viewers:
+        for _ in range(3):  # the path's first request marks it; then a build, then hits
+            assert set(shown(server, listing, owner, tok)) == want, (tok, listing)
+
+
+def test_signed_in_pages_are_not_cached(server):  # type: ignore[no-untyped-def]
+    """A page seen with the session cookie embeds its CSRF value: it is built every time."""
+    owner, token = server.new_user()
+    with server.client() as c:
+        c.cookies.set("prime_hub_token", token)
+        assert c.get(f"/{owner}").status_code == 200
+        with statements(server) as seen:
+            assert c.get(f"/{owner}").status_code == 200
+    assert any("environments" in q for q in seen), seen
+
+
+# ------------------------------------------------------------------ the layer in-process
+class _App:
+    """A listing route stand-in: answers its own counter, marks itself cacheable."""
+
+    def __init__(self, status: int = 200, cookie: bool = False, mark: bool = True) -> None:
+        self.calls = 0
+        self.status, self.cookie, self.mark = status, cookie, mark
+
+    async def __call__(self, scope, receive, send):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        if self.mark:
+            from starlette.requests import Request
+
+            mark_cacheable(Request(scope))
+        headers = [(b"content-type", b"text/plain")]
+        if self.cookie:
+            headers.append((b"set-cookie", b"a=b"))
+        await send({"type": "http.response.start", "status": self.status, "headers": headers})
+        await send({"type": "http.response.body", "body": str(self.calls).encode()})
+
+
+def _authenticate(token: str | None) -> Principal:
+    raise Unauthorized("no such token")
+
+
+async def test_layer_keeps_only_marked_complete_ok_responses() -> None:
+    for app, cached in (
+        (_App(), True),
+        (_App(status=404), False),
+        (_App(cookie=True), False),
+        (_App(mark=False), False),
+    ):
+        clock, generation = [0.0], [1]
+        cache = ListingCache(
+            app,
+            lambda generation=generation: generation[0],
+            _authenticate,
+            max_age=10,
+            session_cookie="prime_hub_token",
+            clock=lambda clock=clock: clock[0],
+        )
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(cache),  # type: ignore[arg-type]
+            base_url="http://hub",
+        ) as c:
+            bodies = [(await c.get("/x")).text for _ in range(3)]
+            assert bodies == (["1", "2", "2"] if cached else ["1", "2", "3"]), (app.status, bodies)
+            if not cached:
+                continue
+            generation[0] = 2  # a change anywhere
+            assert (await c.get("/x")).text == "3"
+            clock[0] = 10.0  # older than max_age: download counts may have moved
+            assert (await c.get("/x")).text == "4"
+            assert (await c.get("/x?a=1")).text == "5"  # another query, another entry
+            # a token that does not authenticate is passed to the route, never cached
+            bad = {"Authorization": "Bearer nope"}
+            assert [(await c.get("/x", headers=bad)).text for _ in range(2)] == ["6", "7"]
