@@ -7,7 +7,7 @@ import aime
 import pytest
 
 from verifiers import ConfigError
-from verifiers.testing import ScriptedServer
+from verifiers.testing import point_at_local_copy, scripted_eval
 from verifiers.testing.responders import last_text
 
 
@@ -158,19 +158,9 @@ def model(body):
     return next(reply for key, reply in REPLIES.items() if key in text)
 
 
-def test_vf_eval_against_scripted_model(tmp_path, vf_eval_in_process):
-    with ScriptedServer(model) as server:
-        rows, meta = vf_eval_in_process(
-            tmp_path,
-            "aime",
-            server.base_url,
-            "-n",
-            8,
-            "-r",
-            2,
-            "--env-args",
-            json.dumps({"source": "sample", "year": "both", "max_workers": 1}),
-        )
+def test_vf_scripted_evaled_model(tmp_path, vf_eval_in_process):
+    args = {"source": "sample", "year": "both", "max_workers": 1}
+    rows, meta = scripted_eval(vf_eval_in_process, tmp_path, "aime", model, "-n 8 -r 2", args)
     assert len(rows) == 16
     assert all(r["error"] is None for r in rows)
     by_answer = {}
@@ -221,17 +211,12 @@ def test_instruction_prompt_pre_and_post():
 def test_official_instruction_is_upstreams_line_loaded_at_run_time(tmp_path, monkeypatch):
     """instruction_prompt_post="official": a newline + INSTRUCTION_PROMPT of upstream's
     aime2025.py (research-environments b9cb04a), read with ast from a file in that layout."""
-    import dataclasses
-
-    published = tmp_path / "aime2025.py"
-    published.write_text('INSTRUCTION_PROMPT = "PLACEHOLDER UPSTREAM LINE."\nraise SystemExit\n')
-    source = aime.OFFICIAL_INSTRUCTION
+    upstream = 'INSTRUCTION_PROMPT = "PLACEHOLDER UPSTREAM LINE."\nraise SystemExit\n'
+    copy = tmp_path / "aime2025.py"
+    source = point_at_local_copy(monkeypatch, aime, "OFFICIAL_INSTRUCTION", copy, upstream)
     assert source.name == "INSTRUCTION_PROMPT"
     assert source.url.endswith(
         "/b9cb04acef3b5608a0e05883af7f329c0c69dbaa/environments/aime2025/aime2025.py"
-    )
-    monkeypatch.setattr(
-        aime, "OFFICIAL_INSTRUCTION", dataclasses.replace(source, url=published.as_uri())
     )
     official = aime.load_environment(year=2024, source="sample", instruction_prompt_post="official")
     ours = aime.load_environment(year=2024, source="sample")

@@ -13,7 +13,7 @@ import pytest
 from aiohttp import web
 
 import verifiers as vf
-from verifiers.testing import Fault, ScriptedServer
+from verifiers.testing import Fault, ScriptedServer, serve_app
 from verifiers.testing.responders import Reply, ScriptResponder, last_text
 
 WIKI = dd.DEFAULT_BASE_URL
@@ -664,13 +664,8 @@ async def web_server():
     app = web.Application()
     app.router.add_post("/search", search)
     app.router.add_get("/{tail:.*}", page)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    yield f"http://127.0.0.1:{port}", seen
-    await runner.cleanup()
+    async with serve_app(app) as base:
+        yield base, seen
 
 
 async def test_http_backend_search_open_click(web_server, monkeypatch):

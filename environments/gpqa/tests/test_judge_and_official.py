@@ -16,7 +16,7 @@ import pytest
 
 import verifiers as vf
 from verifiers import ConfigError
-from verifiers.testing import ScriptedServer, serve_folder
+from verifiers.testing import ScriptedServer, published_files
 from verifiers.testing.responders import last_text
 
 
@@ -126,12 +126,9 @@ def load_environment(**kwargs):
 
 @pytest.fixture
 def published(tmp_path, monkeypatch):
-    folder = tmp_path / "site" / "environments" / "gpqa"
-    folder.mkdir(parents=True)
-    (folder / "gpqa.py").write_text(UPSTREAM_FILE)
-    monkeypatch.setenv("VF_PROMPT_CACHE", str(tmp_path / "cache"))
-    with serve_folder(tmp_path / "site") as site:
-        url = f"{site}/environments/gpqa/gpqa.py"
+    path = "environments/gpqa/gpqa.py"
+    with published_files(tmp_path, monkeypatch, {path: UPSTREAM_FILE}) as site:
+        url = f"{site}/{path}"
         moved = [dataclasses.replace(s, url=url) for s in gpqa.OFFICIAL_INSTRUCTIONS["boxed"]]
         monkeypatch.setitem(gpqa.OFFICIAL_INSTRUCTIONS, "boxed", moved)
         yield url

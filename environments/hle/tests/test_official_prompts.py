@@ -15,7 +15,7 @@ import hle
 import pytest
 
 import verifiers as vf
-from verifiers.testing import ScriptedServer, serve_folder
+from verifiers.testing import ScriptedServer, published_files
 from verifiers.testing.responders import last_text
 
 PREDICTIONS = """\
@@ -43,13 +43,11 @@ JUDGE_PROMPT = """PLACEHOLDER JUDGE TEXT.
 
 @pytest.fixture
 def published(tmp_path, monkeypatch):
-    folder = tmp_path / "site" / "centerforaisafety" / "hle" / "pinned" / "hle_eval"
-    folder.mkdir(parents=True)
-    (folder / "run_model_predictions.py").write_text(PREDICTIONS)
-    (folder / "run_judge_results.py").write_text(JUDGING)
-    monkeypatch.setenv("VF_PROMPT_CACHE", str(tmp_path / "cache"))
-    with serve_folder(tmp_path / "site") as site:
-        base = f"{site}/centerforaisafety/hle/pinned/hle_eval/"
+    folder = "centerforaisafety/hle/pinned/hle_eval"
+    files = {f"{folder}/run_model_predictions.py": PREDICTIONS}
+    files[f"{folder}/run_judge_results.py"] = JUDGING
+    with published_files(tmp_path, monkeypatch, files) as site:
+        base = f"{site}/{folder}/"
 
         def moved(src: vf.PromptSource) -> vf.PromptSource:
             return dataclasses.replace(src, url=base + src.url.rsplit("/", 1)[1])

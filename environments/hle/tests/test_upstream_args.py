@@ -13,6 +13,7 @@ from hle.tools import python
 
 import verifiers as vf
 from verifiers import ConfigError, MissingKeyError
+from verifiers.testing import serve_app
 
 SAMPLE_ROWS = [json.loads(line) for line in hle.SAMPLE.read_text().splitlines()]
 IMAGE_ROW = next(r for r in SAMPLE_ROWS if r["image"])
@@ -115,13 +116,8 @@ async def serper():
 
     app = web.Application()
     app.router.add_post("/search", search)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}/search", seen
-    await runner.cleanup()
+    async with serve_app(app) as base:
+        yield f"{base}/search", seen
 
 
 async def test_tools_on_is_a_tool_env_with_search_and_python(serper, monkeypatch):

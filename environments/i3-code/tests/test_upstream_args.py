@@ -10,7 +10,7 @@ from i3_code import SAMPLE, load_environment
 
 import verifiers as vf
 from verifiers.sandbox import ProcessProvider
-from verifiers.testing import write_hub_dataset
+from verifiers.testing import offline_hub
 
 # name -> upstream default
 UPSTREAM = {
@@ -98,15 +98,7 @@ def test_docker_image_needs_a_provider_that_runs_images(monkeypatch):
 def local_hub(tmp_path: Path, monkeypatch) -> Path:
     """Two configs with two splits each, read by `datasets` like a hub repository."""
     row = json.loads(SAMPLE.read_text().splitlines()[0])
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    return write_hub_dataset(
-        tmp_path / "hub",
-        {
-            (c, s): [dict(row, question=f"{c}-{s} problem")]
-            for c in ("code", "other")
-            for s in ("train", "test")
-        },
-    )
+    return offline_hub(tmp_path, monkeypatch, ("code", "other"), ("train", "test"), row)
 
 
 def test_dataset_name_subset_split_pick_the_rows(local_hub):

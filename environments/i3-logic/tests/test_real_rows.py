@@ -168,7 +168,7 @@ def test_default_source_offline_is_the_bundled_sample(monkeypatch, caplog):
 
 def test_vf_eval_over_the_default_rows_scores_the_scripted_replies(tmp_path, monkeypatch):
     """The default source through vf-eval: every row answered right or wrong by a script."""
-    from verifiers.testing import ScriptedServer, run_vf_eval
+    from verifiers.testing import run_vf_eval, scripted_eval
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
@@ -182,18 +182,8 @@ def test_vf_eval_over_the_default_rows_scores_the_scripted_replies(tmp_path, mon
     def responder(body):
         return replies[body["messages"][-1]["content"]][0]
 
-    with ScriptedServer(responder) as server:
-        rows, meta = run_vf_eval(
-            tmp_path,
-            "i3-logic",
-            server.base_url,
-            "-n",
-            n,
-            "-r",
-            1,
-            "--env-args",
-            json.dumps({"tasks_to_skip": []}),
-        )
+    args = {"tasks_to_skip": []}
+    rows, meta = scripted_eval(run_vf_eval, tmp_path, "i3-logic", responder, f"-n {n} -r 1", args)
     assert meta["status"] == "complete" and meta["errors"] == {}
     assert len(rows) == n
     for r in rows:

@@ -8,38 +8,32 @@ parser, tolerance, question, timeout), and only a row whose arguments differ is 
 a sample also goes through the environment's pool end to end.
 """
 
-import asyncio
-import json
 from pathlib import Path
 
 import pytest
 from i3_math import load_environment
 
 from verifiers import MathRubric, grade_math_answer
+from verifiers.testing import (
+    environments_by_tolerance,
+    score_table_sample,
+    sdk_grading_table,
+    table_messages,
+)
 
-TABLE_PATH = Path(__file__).parents[3] / "packages/verifiers/tests/data/grading_table.jsonl"
-ROWS = [json.loads(line) for line in TABLE_PATH.read_text().splitlines() if line.strip()]
-
-
-def messages(row: dict) -> tuple[list, list]:
-    prompt = [{"role": "user", "content": row["question"]}]
-    return prompt, [{"role": "assistant", "content": row["response"]}]
+ROWS = sdk_grading_table(Path(__file__).parents[3])
 
 
 @pytest.fixture(scope="module")
 def envs():
-    """One environment per tolerance the table states (no pool is started in-process)."""
-    return {
-        tol: load_environment(source="sample", numeric_rel_tol=tol, math_verify_workers=1)
-        for tol in sorted({r["rel_tol"] for r in ROWS})
-    }
+    return environments_by_tolerance(load_environment, ROWS)
 
 
 def test_every_row_is_graded_as_the_sdk_table_grades_it(envs):
     sdk = {tol: MathRubric(numeric_rel_tol=tol) for tol in envs}
     wrong = []
     for row in ROWS:
-        prompt, completion = messages(row)
+        prompt, completion = table_messages(row)
         args = envs[row["rel_tol"]].rubric.math.grading_args(completion, row["gold"], prompt)
         if args == sdk[row["rel_tol"]].grading_args(completion, row["gold"], prompt):
             continue  # the SDK's table test grades exactly this call
@@ -52,27 +46,4 @@ def test_every_row_is_graded_as_the_sdk_table_grades_it(envs):
 def test_sample_through_the_pool(envs):
     """Every 12th row scored by the environment itself: same verdicts via the pool."""
     sample = ROWS[::12]
-
-    async def run() -> list[float]:
-        states = []
-        for row in sample:
-            prompt, completion = messages(row)
-            states.append(
-                {"prompt": prompt, "completion": completion, "answer": row["gold"], "info": {},
-                 "task": "i3-math", "example_id": 0, "metrics": {}, "error": None,
-                 "input": {"prompt": prompt, "answer": row["gold"], "example_id": 0}}
-            )  # fmt: skip
-        rubrics = {r["rel_tol"]: envs[r["rel_tol"]].rubric for r in sample}
-        try:
-            await asyncio.gather(
-                *(
-                    envs[r["rel_tol"]].rubric.score_rollout(s)
-                    for r, s in zip(sample, states, strict=True)
-                )
-            )
-        finally:
-            for rubric in rubrics.values():
-                await rubric.teardown()
-        return [s["reward"] for s in states]
-
-    assert asyncio.run(run()) == [float(r["verdict"]) for r in sample]
+    assert score_table_sample(envs, sample, "i3-math") == [float(r["verdict"]) for r in sample]

@@ -2,9 +2,8 @@
 and a vf-eval run against the scripted server."""
 
 import asyncio
+import functools
 import json
-import math
-import re
 import time
 
 import i3_math
@@ -12,32 +11,13 @@ import pytest
 from i3_math import answer_parser, load_environment, parse_verdict, prepare_dataset
 
 import verifiers as vf
-from verifiers.testing import ScriptedServer
+from verifiers.testing import judged_environment, score_completion, scripted_eval
 from verifiers.testing.responders import last_text
 
 PATHOLOGICAL = "10^{10^{10}}"
 
 
-def state_for(completion: str, answer: str, question: str = "Solve it.") -> dict:
-    prompt = [{"role": "user", "content": question}]
-    return {
-        "input": {"prompt": prompt, "answer": answer, "example_id": 0},
-        "prompt": prompt,
-        "completion": [{"role": "assistant", "content": completion}],
-        "answer": answer,
-        "info": {},
-        "task": "i3-math",
-        "example_id": 0,
-        "metrics": {},
-        "error": None,
-        "usage": {"input_tokens": 0, "output_tokens": 0},
-    }
-
-
-async def score(env: vf.Environment, completion: str, answer: str) -> dict:
-    state = state_for(completion, answer)
-    await env.rubric.score_rollout(state)
-    return state
+score = functools.partial(score_completion, task="i3-math")
 
 
 @pytest.fixture(scope="module")
@@ -166,38 +146,24 @@ def test_parse_verdict_is_strict():
     assert [(r, parse_verdict(r)) for r, _ in VERDICTS] == VERDICTS
 
 
-def judge_reply(body) -> str:
-    """A judge whose reply depends on the candidate answer in the prompt."""
-    text = last_text(body)
-    candidate = re.search(r"Candidate's final answer:\n<<<\n(.*?)\n>>>", text, re.S).group(1)
-    return {
-        "\\text{one half}": "It is the same number.\nFinal Judgment: \\boxed{A}",
-        "\\text{a half, roughly}": "no, this is not exact ... yes, it is close to it",
-        "\\text{zero point five}": "Final Judgment: \\boxed{A}\nActually no, B.",
-        "\\text{two}": "Final Judgment: \\boxed{B}",
-    }.get(candidate, "Final Judgment: \\boxed{C}")
+JUDGE_VERDICTS = {  # the scripted judge's reply by candidate answer
+    "\\text{one half}": "It is the same number.\nFinal Judgment: \\boxed{A}",
+    "\\text{a half, roughly}": "no, this is not exact ... yes, it is close to it",
+    "\\text{zero point five}": "Final Judgment: \\boxed{A}\nActually no, B.",
+    "\\text{two}": "Final Judgment: \\boxed{B}",
+}
 
 
 @pytest.fixture(scope="module")
-def judge_server():
-    with ScriptedServer(judge_reply) as srv:
-        yield srv
+def judged():
+    with judged_environment(
+        load_environment, JUDGE_VERDICTS, "Final Judgment: \\boxed{C}"
+    ) as judged:
+        yield judged
 
 
-@pytest.fixture(scope="module")
-def judge_env(judge_server):
-    e = load_environment(
-        source="sample",
-        math_verify_workers=1,
-        judge_model="judge",
-        judge_base_url=judge_server.base_url,
-    )
-    yield e
-    asyncio.run(e.rubric.teardown())
-
-
-async def test_judge_fallback_only_for_what_math_verify_rejects(judge_env, judge_server):
-    env = judge_env
+async def test_judge_fallback_only_for_what_math_verify_rejects(judged):
+    env, judge_server = judged
     before = len(judge_server.requests)
     cases = [
         ("\\boxed{0.5}", 1.0, 0.0, False),  # math-verify accepts: judge not asked
@@ -208,29 +174,15 @@ async def test_judge_fallback_only_for_what_math_verify_rejects(judge_env, judge
         ("\\boxed{\\text{two}}", 0.0, 0.0, True),
     ]
     states = await asyncio.gather(*(score(env, text, "1/2") for text, *_ in cases))
-    for (text, reward, judged, asked), s in zip(cases, states, strict=True):
+    for (text, reward, judge_score, asked), s in zip(cases, states, strict=True):
         assert s["error"] is None, text
-        assert (s["reward"], s["metrics"]["judge_score"]) == (reward, judged), text
+        assert (s["reward"], s["metrics"]["judge_score"]) == (reward, judge_score), text
         assert ("judge_verdict" in s) == asked, text
     assert len(judge_server.requests) - before == sum(c[3] for c in cases)
     # the judge sees the question, the gold answer and only the boxed answer
     prompts = [last_text(b) for b in judge_server.requests[before:]]
     assert all("Solve it." in p and "<<<\n1/2\n>>>" in p for p in prompts)
     assert not any("\\boxed{\\text" in p for p in prompts)
-
-
-async def test_unreachable_judge_is_an_infra_error_not_a_zero(judge_env):
-    judge = judge_env.rubric.judge_rubric
-    working = judge.judge_client
-    dead = vf.OpenAIClient("http://127.0.0.1:9/v1", api_key="x", max_retries=0)
-    judge.judge_client = dead
-    try:
-        s = await score(judge_env, "\\boxed{\\text{one half}}", "1/2")
-        assert math.isnan(s["reward"]) and s["error"]["infra"] is True
-        assert "JudgeError" in s["error"]["message"]
-    finally:
-        judge.judge_client = working
-        await dead.aclose()
 
 
 def test_judge_arguments_are_checked(monkeypatch):
@@ -307,19 +259,11 @@ def model_reply(body) -> str:
     return "\\boxed{0}"
 
 
-def test_vf_eval_against_scripted_server(tmp_path, vf_eval_in_process):
-    with ScriptedServer(model_reply) as srv:
-        results, meta = vf_eval_in_process(
-            tmp_path,
-            "i3-math",
-            srv.base_url,
-            "-n",
-            4,
-            "-r",
-            2,
-            "--env-args",
-            json.dumps({"source": "sample", "math_verify_workers": 1}),
-        )
+def test_vf_scripted_evaled_server(tmp_path, vf_eval_in_process):
+    args = {"source": "sample", "math_verify_workers": 1}
+    results, meta = scripted_eval(
+        vf_eval_in_process, tmp_path, "i3-math", model_reply, "-n 4 -r 2", args
+    )
     assert meta["status"] == "complete" and meta["num_rollouts"] == 8
     by_example = {}
     for r in results:

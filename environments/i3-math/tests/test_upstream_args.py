@@ -2,13 +2,13 @@
 with upstream's meaning and defaults; each one changes what is loaded or how it is judged."""
 
 import inspect
-from pathlib import Path
 
+import i3_math
 import pytest
 from i3_math import load_environment
 
 import verifiers as vf
-from verifiers.testing import write_hub_dataset
+from verifiers.testing import JUDGED_TASK_CHECKS
 
 # name -> upstream default
 UPSTREAM = {
@@ -53,96 +53,8 @@ def test_pass_rate_window_and_difficulty_key_change_the_rows():
     assert other_key != hard  # the window is read from the named column
 
 
-def test_dataset_shuffle_reorders_with_upstream_seed():
-    plain = problems(load_environment(source="sample"))
-    shuffled = problems(load_environment(source="sample", dataset_shuffle=True))
-    assert shuffled != plain and sorted(shuffled) == sorted(plain)
-    assert problems(load_environment(source="sample", dataset_shuffle=True, seed=42)) == shuffled
-
-
-@pytest.fixture
-def local_hub(tmp_path: Path, monkeypatch) -> Path:
-    """Two configs with two splits each, read by `datasets` like a hub repository."""
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / ".cache"))
-    return write_hub_dataset(
-        tmp_path / "hub",
-        {
-            (c, s): [{"question": f"{c}-{s} problem", "answer": "1"}]
-            for c in ("math", "other")
-            for s in ("train", "test")
-        },
-    )
-
-
-def test_dataset_name_subset_split_pick_the_rows(local_hub):
-    def load(**kw):
-        env = load_environment(source="hub", dataset_name=str(local_hub), difficulty_key=None, **kw)
-        return problems(env)
-
-    assert load() == ["math-train problem"]
-    assert load(dataset_subset="other", dataset_split="test") == ["other-test problem"]
-
-
-def test_judge_without_key_variable_sends_empty_like_upstream(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-the-judge")
-    env = load_environment(
-        source="sample",
-        judge_model="j",
-        judge_base_url="http://127.0.0.1:9/v1",
-        judge_sampling_args={"temperature": 0.3},
-    )
-    judge = env.rubric.judge_rubric
-    assert judge.judge_client.api_key == "EMPTY"
-    assert str(judge.judge_client.base_url).startswith("http://127.0.0.1:9/v1")
-    assert judge.judge_sampling_args == {"temperature": 0.3}
-    monkeypatch.setenv("I3_JUDGE_KEY", "sk-judge")
-    named = load_environment(source="sample", judge_model="j", judge_api_key_var="I3_JUDGE_KEY")
-    assert named.rubric.judge_rubric.judge_client.api_key == "sk-judge"
-
-
-def test_unknown_argument_is_refused_naming_the_accepted_ones():
-    with pytest.raises(vf.ConfigError, match=r"does not take 'diamond'.*dataset_shuffle"):
-        vf.load_environment("i3-math", source="sample", diamond=False)
-
-
-async def test_keyless_judge_request_carries_the_key_empty(monkeypatch):
-    """Through a real HTTP server: the Authorization header a local judge receives."""
-    from aiohttp import web
-
-    seen: list[str | None] = []
-
-    async def completions(request: web.Request) -> web.Response:
-        seen.append(request.headers.get("Authorization"))
-        message = {"role": "assistant", "content": "Final Judgment: \\boxed{A}"}
-        return web.json_response(
-            {
-                "id": "c",
-                "object": "chat.completion",
-                "created": 0,
-                "model": "j",
-                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-            }
-        )
-
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", completions)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-the-judge")
-    try:
-        env = load_environment(
-            source="sample", judge_model="j", judge_base_url=f"http://127.0.0.1:{port}/v1"
-        )
-        judge = env.rubric.judge_rubric
-        prompt = [{"role": "user", "content": "Solve it."}]
-        completion = [{"role": "assistant", "content": "\\boxed{\\text{one half}}"}]
-        reply = await judge.judge(prompt, completion, "1/2", {})
-        assert "boxed{A}" in reply
-        await judge.teardown()
-    finally:
-        await runner.cleanup()
-    assert seen == ["Bearer EMPTY"]
+@pytest.mark.parametrize("check", JUDGED_TASK_CHECKS, ids=lambda check: check.__name__)
+async def test_shared_judged_task_check(check, tmp_path, monkeypatch):
+    """The rest of upstream's arguments, and the published prompts loaded at run time, as every
+    `vf.JudgedBoxedTask` environment takes them (`verifiers.testing.judged_tasks`)."""
+    await check(i3_math, tmp_path, monkeypatch)

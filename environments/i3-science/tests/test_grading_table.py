@@ -6,34 +6,29 @@ then `check_answer` with the rubric's own arguments: tolerance, question, timeou
 the whole table takes seconds; a sample also goes through the pool end to end.
 """
 
-import asyncio
-import json
 from pathlib import Path
 
 import pytest
 from i3_science import check_answer, load_environment
 
-TABLE_PATH = Path(__file__).parents[3] / "packages/verifiers/tests/data/grading_table.jsonl"
-ROWS = [json.loads(line) for line in TABLE_PATH.read_text().splitlines() if line.strip()]
+from verifiers.testing import (
+    environments_by_tolerance,
+    score_table_sample,
+    sdk_grading_table,
+    table_messages,
+)
 
-
-def messages(row: dict) -> tuple[list, list]:
-    prompt = [{"role": "user", "content": row["question"]}]
-    return prompt, [{"role": "assistant", "content": row["response"]}]
+ROWS = sdk_grading_table(Path(__file__).parents[3])
 
 
 @pytest.fixture(scope="module")
 def envs():
-    """One environment per tolerance the table states (no pool is started in-process)."""
-    return {
-        tol: load_environment(source="sample", numeric_rel_tol=tol, math_verify_workers=1)
-        for tol in sorted({r["rel_tol"] for r in ROWS})
-    }
+    return environments_by_tolerance(load_environment, ROWS)
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[r["id"] for r in ROWS])
 def test_row(envs, row):
-    prompt, completion = messages(row)
+    prompt, completion = table_messages(row)
     rubric = envs[row["rel_tol"]].rubric
     response = rubric.parser.parse_answer(completion) or ""
     args = rubric.check_args(prompt, row["gold"], response)
@@ -45,27 +40,4 @@ def test_row(envs, row):
 def test_sample_through_the_pool(envs):
     """Every 12th row scored by the environment itself: same verdicts via the pool."""
     sample = ROWS[::12]
-
-    async def run() -> list[float]:
-        states = []
-        for row in sample:
-            prompt, completion = messages(row)
-            states.append(
-                {"prompt": prompt, "completion": completion, "answer": row["gold"], "info": {},
-                 "task": "i3-science", "example_id": 0, "metrics": {}, "error": None,
-                 "input": {"prompt": prompt, "answer": row["gold"], "example_id": 0}}
-            )  # fmt: skip
-        rubrics = {r["rel_tol"]: envs[r["rel_tol"]].rubric for r in sample}
-        try:
-            await asyncio.gather(
-                *(
-                    envs[r["rel_tol"]].rubric.score_rollout(s)
-                    for r, s in zip(sample, states, strict=True)
-                )
-            )
-        finally:
-            for rubric in rubrics.values():
-                await rubric.teardown()
-        return [s["reward"] for s in states]
-
-    assert asyncio.run(run()) == [float(r["verdict"]) for r in sample]
+    assert score_table_sample(envs, sample, "i3-science") == [float(r["verdict"]) for r in sample]

@@ -2,9 +2,8 @@
 judge fallback, the difficulty filter, bad rows, and vf-eval runs against scripted servers."""
 
 import asyncio
+import functools
 import json
-import math
-import re
 import time
 
 import i3_science
@@ -13,33 +12,14 @@ from i3_science import check_answer, load_environment, parse_verdict
 from i3_science.answers import choice_letter
 
 import verifiers as vf
-from verifiers.testing import ScriptedServer
+from verifiers.testing import ScriptedServer, judged_environment, score_completion, verdict_judge
 from verifiers.testing.responders import last_text
 
 CHOICES = "Which one?\n\nA. iron\nB. neon\nC. argon\nD. tin"
 PAREN_CHOICES = "Which one?\n(A) iron\n(B) neon\n(C) argon\n(D) tin"
 
 
-def state_for(completion: str, answer: str, question: str = "Solve it.") -> dict:
-    prompt = [{"role": "user", "content": question}]
-    return {
-        "input": {"prompt": prompt, "answer": answer, "example_id": 0},
-        "prompt": prompt,
-        "completion": [{"role": "assistant", "content": completion}],
-        "answer": answer,
-        "info": {},
-        "task": "i3-science",
-        "example_id": 0,
-        "metrics": {},
-        "error": None,
-        "usage": {"input_tokens": 0, "output_tokens": 0},
-    }
-
-
-async def score(env, completion: str, answer: str, question: str = "Solve it.") -> dict:
-    state = state_for(completion, answer, question)
-    await env.rubric.score_rollout(state)
-    return state
+score = functools.partial(score_completion, task="i3-science")
 
 
 @pytest.fixture(scope="module")
@@ -167,36 +147,23 @@ async def test_pathological_answer_times_out_without_stalling_others(env):
 
 
 # -- the judge fallback ------------------------------------------------------------------------
-def judge_reply(body) -> str:
-    text = last_text(body)
-    candidate = re.search(r"Candidate's final answer:\n<<<\n(.*?)\n>>>", text, re.S).group(1)
-    return {
-        "4.32\\times10^{5}\\text{ J}": "432 kJ is 432000 J.\nFinal Judgment: \\boxed{A}",
-        "4.32\\text{ J}": "no, the factor 1000 is missing ... yes, the digits match",
-        "the neon one": "The candidate means option B.\nFinal Judgment: \\boxed{A}",
-        "ClNa": "Final Judgment: \\boxed{A}\nHmm, though ClNa is not a standard formula.",
-    }.get(candidate, "Final Judgment: \\boxed{B}")
+JUDGE_VERDICTS = {  # the scripted judge's reply by candidate answer
+    "4.32\\times10^{5}\\text{ J}": "432 kJ is 432000 J.\nFinal Judgment: \\boxed{A}",
+    "4.32\\text{ J}": "no, the factor 1000 is missing ... yes, the digits match",
+    "the neon one": "The candidate means option B.\nFinal Judgment: \\boxed{A}",
+    "ClNa": "Final Judgment: \\boxed{A}\nHmm, though ClNa is not a standard formula.",
+}
+JUDGE_OTHERWISE = "Final Judgment: \\boxed{B}"
 
 
 @pytest.fixture(scope="module")
-def judge_server():
-    with ScriptedServer(judge_reply) as srv:
-        yield srv
+def judged():
+    with judged_environment(load_environment, JUDGE_VERDICTS, JUDGE_OTHERWISE) as judged:
+        yield judged
 
 
-@pytest.fixture(scope="module")
-def judge_env(judge_server):
-    e = load_environment(
-        source="sample",
-        math_verify_workers=1,
-        judge_model="judge",
-        judge_base_url=judge_server.base_url,
-    )
-    yield e
-    asyncio.run(e.rubric.teardown())
-
-
-async def test_judge_decides_what_the_rules_cannot(judge_env, judge_server):
+async def test_judge_decides_what_the_rules_cannot(judged):
+    judge_env, judge_server = judged
     before = len(judge_server.requests)
     cases = [
         # (response, gold, question, reward, judge_score, judge asked)
@@ -217,20 +184,6 @@ async def test_judge_decides_what_the_rules_cannot(judge_env, judge_server):
         assert ("judge_verdict" in s) == asked, text
     assert len(judge_server.requests) - before == sum(c[5] for c in cases)
     assert parse_verdict("no, it is wrong ... yes") is None
-
-
-async def test_unreachable_judge_is_an_infra_error_not_a_zero(judge_env):
-    judge = judge_env.rubric.judge_rubric
-    working = judge.judge_client
-    dead = vf.OpenAIClient("http://127.0.0.1:9/v1", api_key="x", max_retries=0)
-    judge.judge_client = dead
-    try:
-        s = await score(judge_env, "\\boxed{4.32\\times10^{5}\\text{ J}}", "432\\text{ kJ}")
-        assert math.isnan(s["reward"]) and s["error"]["infra"] is True
-        assert "JudgeError" in s["error"]["message"]
-    finally:
-        judge.judge_client = working
-        await dead.aclose()
 
 
 # -- dataset ------------------------------------------------------------------------------------
@@ -292,7 +245,10 @@ def model_reply(body) -> str:
 
 
 def test_vf_eval_with_judge(tmp_path, vf_eval_in_process):
-    with ScriptedServer(model_reply) as model, ScriptedServer(judge_reply) as judge:
+    with (
+        ScriptedServer(model_reply) as model,
+        ScriptedServer(verdict_judge(JUDGE_VERDICTS, JUDGE_OTHERWISE)) as judge,
+    ):
         env_args = {"source": "sample", "math_verify_workers": 1}
         env_args |= {"judge_model": "judge", "judge_base_url": judge.base_url}
         results, meta = vf_eval_in_process(

@@ -12,7 +12,7 @@ import pytest
 from livecodebench import load_environment
 
 import verifiers as vf
-from verifiers.testing import serve_folder
+from verifiers.testing import published_files
 
 PUBLISHED = """\
 import json
@@ -37,12 +37,9 @@ with open("lcb_runner/prompts/few_shot_examples/generation/func.json") as f:
 
 @pytest.fixture
 def published(tmp_path, monkeypatch):
-    folder = tmp_path / "site" / "lcb_runner" / "prompts"
-    folder.mkdir(parents=True)
-    (folder / "code_generation.py").write_text(PUBLISHED)
-    monkeypatch.setenv("VF_PROMPT_CACHE", str(tmp_path / "cache"))
-    with serve_folder(tmp_path / "site") as site:
-        url = f"{site}/lcb_runner/prompts/code_generation.py"
+    path = "lcb_runner/prompts/code_generation.py"
+    with published_files(tmp_path, monkeypatch, {path: PUBLISHED}) as site:
+        url = f"{site}/{path}"
         moved = {
             k: dataclasses.replace(v, url=url) for k, v in livecodebench.OFFICIAL_PROMPTS.items()
         }

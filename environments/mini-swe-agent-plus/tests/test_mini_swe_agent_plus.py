@@ -26,7 +26,7 @@ from mini_swe_agent_plus.grading import truncate_middle
 
 import verifiers as vf
 from verifiers import ConfigError
-from verifiers.testing import Reply, ScriptedServer, run_vf_eval
+from verifiers.testing import Reply, ScriptedServer, run_vf_eval, scripted_eval
 from verifiers.testing.responders import message_text
 
 SAMPLE = Path(__file__).resolve().parent.parent / "mini_swe_agent_plus" / "data" / "sample.jsonl"
@@ -665,18 +665,9 @@ def test_vf_eval_run(tmp_path):
         return script[min(turn, len(script) - 1)]
 
     args = {"instance_ids": [gold_id, other_id], "max_turns": 5, "command_timeout": 20}
-    with ScriptedServer(agent) as srv:
-        rows, meta = run_vf_eval(
-            tmp_path,
-            "mini-swe-agent-plus",
-            srv.base_url,
-            "-n",
-            2,
-            "-r",
-            1,
-            "--env-args",
-            json.dumps(args),
-        )
+    rows, meta = scripted_eval(
+        run_vf_eval, tmp_path, "mini-swe-agent-plus", agent, "-n 2 -r 1", args
+    )
     rewards = {r["info"]["instance_id"]: r["reward"] for r in rows}
     assert rewards == {gold_id: 1.0, other_id: 0.0}
     assert all(r["stop_condition"] == "submitted" for r in rows)

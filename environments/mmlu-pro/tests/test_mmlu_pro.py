@@ -5,7 +5,7 @@ import mmlu_pro
 import pytest
 
 from verifiers import ConfigError
-from verifiers.testing import ScriptedServer
+from verifiers.testing import scripted_eval
 from verifiers.testing.responders import last_text
 
 SAMPLE_ROWS = [json.loads(line) for line in mmlu_pro.SAMPLE.read_text().splitlines()]
@@ -206,24 +206,12 @@ def model(body):
     return f"<think>Checking the options.</think>\nThe answer is \\boxed{{{correct}}}."
 
 
-def test_vf_eval_against_scripted_model(tmp_path, vf_eval_in_process):
-    with ScriptedServer(model) as server:
-        rows, meta = vf_eval_in_process(
-            tmp_path,
-            "mmlu-pro",
-            server.base_url,
-            "-n",
-            5,
-            "-r",
-            2,
-            "--env-args",
-            json.dumps(
-                {
-                    "source": "sample",
-                    "category": ["math", "physics", "economics", "history", "chemistry"],
-                }
-            ),
-        )
+def test_vf_scripted_evaled_model(tmp_path, vf_eval_in_process):
+    args = {
+        "source": "sample",
+        "category": ["math", "physics", "economics", "history", "chemistry"],
+    }
+    rows, meta = scripted_eval(vf_eval_in_process, tmp_path, "mmlu-pro", model, "-n 5 -r 2", args)
     assert len(rows) == 10 and meta["num_rollouts"] == 10
     assert all(r["error"] is None for r in rows)
     got = {}

@@ -12,7 +12,7 @@ import pytest
 
 import verifiers as vf
 from verifiers import ConfigError
-from verifiers.testing import serve_folder
+from verifiers.testing import published_files
 
 UPSTREAM_ENV = """\
 import verifiers as vf
@@ -25,13 +25,11 @@ INTRO = "PLACEHOLDER introduction about {$}; examples of {$} follow."
 
 @pytest.fixture
 def published(tmp_path, monkeypatch):
-    site = tmp_path / "site"
-    (site / "environments" / "mmlu_pro").mkdir(parents=True)
-    (site / "environments" / "mmlu_pro" / "mmlu_pro.py").write_text(UPSTREAM_ENV)
-    (site / "cot_prompt_lib").mkdir()
-    (site / "cot_prompt_lib" / "initial_prompt.txt").write_text(INTRO)
-    monkeypatch.setenv("VF_PROMPT_CACHE", str(tmp_path / "cache"))
-    with serve_folder(site) as site:
+    files = {
+        "environments/mmlu_pro/mmlu_pro.py": UPSTREAM_ENV,
+        "cot_prompt_lib/initial_prompt.txt": INTRO,
+    }
+    with published_files(tmp_path, monkeypatch, files) as site:
         base = f"{site}/"
         moved = {
             "boxed": [

@@ -6,9 +6,29 @@
 CLI: ``python -m verifiers.testing serve --port 0`` prints ``READY <base_url>``.
 """
 
+from verifiers.testing.environments import (
+    key_recording_judge,
+    offline_hub,
+    point_at_local_copy,
+    published_files,
+    rollout_state,
+    score_completion,
+    score_rollouts,
+    scripted_eval,
+    serve_app,
+)
 from verifiers.testing.evalrun import run_vf_eval
 from verifiers.testing.file_server import serve_folder
 from verifiers.testing.hub_dataset import write_hub_dataset
+from verifiers.testing.judged_tasks import (
+    JUDGED_TASK_CHECKS,
+    environments_by_tolerance,
+    judged_environment,
+    score_table_sample,
+    sdk_grading_table,
+    table_messages,
+    verdict_judge,
+)
 from verifiers.testing.programs import assert_scored, score_fenced_programs
 from verifiers.testing.responders import (
     ArithmeticResponder,
@@ -22,6 +42,7 @@ from verifiers.testing.server import Fault, ScriptedServer
 from verifiers.testing.tokenizer import decode, encode, encode_chat, encode_completion
 
 __all__ = [
+    "JUDGED_TASK_CHECKS",
     "ArithmeticResponder",
     "Fault",
     "GateResponder",
@@ -35,8 +56,23 @@ __all__ = [
     "encode",
     "encode_chat",
     "encode_completion",
+    "environments_by_tolerance",
+    "judged_environment",
+    "key_recording_judge",
+    "offline_hub",
+    "point_at_local_copy",
+    "published_files",
+    "rollout_state",
     "run_vf_eval",
+    "score_completion",
     "score_fenced_programs",
+    "score_rollouts",
+    "score_table_sample",
+    "scripted_eval",
+    "sdk_grading_table",
+    "serve_app",
     "serve_folder",
+    "table_messages",
+    "verdict_judge",
     "write_hub_dataset",
 ]

@@ -1,0 +1,191 @@
+"""What environment packages' tests need again and again: a finished rollout's state to score,
+upstream's published files served on loopback (for `vf.PromptSource` arguments), an aiohttp
+app on loopback, a judge endpoint that records the key it was sent, and a hub dataset read
+offline. Each is the real thing on 127.0.0.1; nothing here stands in for the SDK."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from verifiers.testing.file_server import serve_folder
+from verifiers.testing.hub_dataset import write_hub_dataset
+from verifiers.testing.server import ScriptedServer
+
+if TYPE_CHECKING:
+    import pytest
+    from aiohttp import web
+
+    from verifiers.utils.published_prompts import PromptSource
+
+__all__ = [
+    "key_recording_judge",
+    "offline_hub",
+    "point_at_local_copy",
+    "published_files",
+    "rollout_state",
+    "score_completion",
+    "score_rollouts",
+    "scripted_eval",
+    "serve_app",
+]
+
+
+def rollout_state(
+    prompt: str | list[dict[str, Any]],
+    completion: str,
+    answer: str,
+    *,
+    task: str,
+    info: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A finished single-turn rollout, as `rubric.score_rollout` receives it: `prompt` (the
+    messages, or the text of one user message), the model's `completion` text, the gold
+    `answer`, the environment's `task` name and the row's `info`."""
+    messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
+    return {
+        "input": {"prompt": messages, "answer": answer, "example_id": 0},
+        "prompt": messages,
+        "completion": [{"role": "assistant", "content": completion}],
+        "answer": answer,
+        "info": {} if info is None else info,
+        "task": task,
+        "example_id": 0,
+        "metrics": {},
+        "error": None,
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+    }
+
+
+async def score_completion(
+    env: Any, completion: str, answer: str, question: str = "Solve it.", *, task: str
+) -> dict[str, Any]:
+    """The state of a single-turn rollout of `env` (`rollout_state`) after its rubric scored
+    it (the pool is left running: tear it down once, after the last)."""
+    state = rollout_state(question, completion, answer, task=task)
+    await env.rubric.score_rollout(state)
+    return state
+
+
+async def score_rollouts(scored: Sequence[tuple[Any, dict[str, Any]]]) -> None:
+    """Score each ``(environment, state)`` pair with the environment's rubric, all at once,
+    then tear every rubric used down (its grading pool), whatever happened."""
+    rubrics = {id(env.rubric): env.rubric for env, _ in scored}
+    try:
+        await asyncio.gather(*(env.rubric.score_rollout(state) for env, state in scored))
+    finally:
+        for rubric in rubrics.values():
+            await rubric.teardown()
+
+
+@contextmanager
+def published_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: Mapping[str, str]
+) -> Iterator[str]:
+    """Serve `files` (path on the site -> text) from ``tmp_path/site`` on loopback while the
+    block runs, with a prompt cache of this test's own (``VF_PROMPT_CACHE``, empty at first);
+    yields the site's base URL (no trailing slash)."""
+    site = tmp_path / "site"
+    for relative, text in files.items():
+        path = site / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    monkeypatch.setenv("VF_PROMPT_CACHE", str(tmp_path / "cache"))
+    with serve_folder(site) as base:
+        yield base
+
+
+def point_at_local_copy(
+    monkeypatch: pytest.MonkeyPatch, owner: object, attr: str, copy: Path, text: str
+) -> PromptSource:
+    """Write `text` to `copy` and point ``owner.attr`` (a `vf.PromptSource`) at it, as a
+    ``file://`` URL; returns the source as it was, for checking where it points upstream."""
+    source: PromptSource = getattr(owner, attr)
+    copy.write_text(text)
+    monkeypatch.setattr(owner, attr, dataclasses.replace(source, url=copy.as_uri()))
+    return source
+
+
+@asynccontextmanager
+async def serve_app(app: web.Application) -> AsyncIterator[str]:
+    """Run the aiohttp `app` on a free port of 127.0.0.1 while the block runs; yields its base
+    URL (``http://127.0.0.1:PORT``)."""
+    from aiohttp import web
+
+    runner = web.AppRunner(app)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
+    finally:
+        await runner.cleanup()
+
+
+@asynccontextmanager
+async def key_recording_judge(reply: str) -> AsyncIterator[tuple[str, list[str | None]]]:
+    """An OpenAI-compatible chat endpoint answering every request with `reply`; yields its
+    base URL (``.../v1``) and the list of ``Authorization`` headers it receives (None where a
+    request had none), to check which key a judge client sends."""
+    from aiohttp import web
+
+    seen: list[str | None] = []
+
+    async def completions(request: web.Request) -> web.Response:
+        seen.append(request.headers.get("Authorization"))
+        body = await request.json()
+        message = {"role": "assistant", "content": reply}
+        return web.json_response(
+            {
+                "id": "judge",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body.get("model", ""),
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            }
+        )
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", completions)
+    async with serve_app(app) as base:
+        yield f"{base}/v1", seen
+
+
+def offline_hub(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    configs: Iterable[str],
+    splits: Iterable[str],
+    row: Mapping[str, Any],
+) -> Path:
+    """A hub-style dataset at ``tmp_path/hub`` read offline (``HF_HUB_OFFLINE``, a cache of
+    this test's own) with one row per (config, split): `row` with its ``question`` set to
+    ``"{config}-{split} problem"``, so a test can see which one was loaded."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / ".cache"))
+    split_names = list(splits)
+    tables: dict[str | tuple[str, str], list[dict[str, Any]]] = {
+        (c, s): [{**row, "question": f"{c}-{s} problem"}] for c in configs for s in split_names
+    }
+    return write_hub_dataset(tmp_path / "hub", tables)
+
+
+def scripted_eval(
+    run: Callable[..., tuple[list[dict[str, Any]], dict[str, Any]]],
+    cwd: Path,
+    env_id: str,
+    responder: Callable[[dict[str, Any]], Any],
+    options: str,
+    env_args: Mapping[str, Any],
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """vf-eval of `env_id` with `options` (split on spaces, e.g. ``"-n 8 -r 2"``) and
+    ``--env-args env_args``, in `cwd`, through `run` (`run_vf_eval`, or a test suite's
+    in-process runner taking the same arguments) against a `ScriptedServer` answering with
+    `responder`; returns (result rows, metadata)."""
+    with ScriptedServer(responder) as server:
+        args = [*options.split(), "--env-args", json.dumps(dict(env_args))]
+        return run(cwd, env_id, server.base_url, *args)
