@@ -37,7 +37,7 @@ from verifiers.errors import ConfigError, SandboxError
 from verifiers.rubrics.rubric import Rubric
 from verifiers.rubrics.rubric_group import RubricGroup
 from verifiers.sandbox.base import MiB, Provider, ProviderUnavailableError, Sandbox, SandboxSpec
-from verifiers.sandbox.pool import SandboxPool
+from verifiers.sandbox.pool import InUse, SandboxPool
 from verifiers.state import State
 from verifiers.types import Messages
 
@@ -253,7 +253,7 @@ class CodeEnv(SingleTurnEnv):
         self.pool_size = pool_size
         self._pool: SandboxPool | None = None
         self._runs: dict[int, asyncio.Task[list[TestResult]]] = {}
-        self._generating = 0
+        self._in_use = InUse(self._close_pool)  # the warm pool lives while generate runs
 
     @property
     def pool(self) -> SandboxPool:
@@ -398,21 +398,18 @@ class CodeEnv(SingleTurnEnv):
         return sum(r.passed for r in results) / len(results) if results else 0.0
 
     async def generate(self, *args: Any, **kwargs: Any) -> Any:
-        self._generating += 1
-        try:
-            return await super().generate(*args, **kwargs)
-        finally:
-            self._generating -= 1
-            if self._generating == 0 and self._pool is not None:
-                await asyncio.shield(self._pool.close())
+        return await self._in_use.run(super().generate(*args, **kwargs))
+
+    async def _close_pool(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
 
     async def teardown(self) -> None:
         for task in list(self._runs.values()):
             task.cancel()
         await asyncio.gather(*self._runs.values(), return_exceptions=True)
         self._runs.clear()
-        if self._pool is not None:
-            await self._pool.close()
+        await self._close_pool()
         if self._owns_provider and self._provider is not None:
             await self._provider.close()
         await super().teardown()

@@ -58,7 +58,7 @@ from verifiers.envs.sandbox_settings import SandboxSettings, Setting, wants_imag
 from verifiers.envs.stateful_tool_env import StatefulToolEnv
 from verifiers.errors import SandboxError, ToolCallError
 from verifiers.sandbox.base import Provider, Sandbox, SandboxCreationError, SandboxSpec
-from verifiers.sandbox.pool import SandboxPool
+from verifiers.sandbox.pool import InUse, SandboxPool
 from verifiers.state import State
 from verifiers.types import Messages, RolloutOutput
 
@@ -193,7 +193,7 @@ class SandboxEnv(StatefulToolEnv):
         )
         self._leases = self.sandbox_leases.by_id  # the classic attribute, the same dict
         self._post_rollout = PostRollout(self.post_rollout, self.sandbox_leases)
-        self._generating = 0
+        self._in_use = InUse(self.close_sandboxes)  # the warm pool lives while generate runs
         self.sandbox_client = LocalSandboxClient(self.sandbox_leases)
         self.add_tool(self.bash, args_to_skip=["sandbox_id", "sandbox_state", "working_dir"])
 
@@ -346,15 +346,7 @@ class SandboxEnv(StatefulToolEnv):
 
     # -- environment-wide lifecycle ---------------------------------------------------------
     async def generate(self, *args: Any, **kwargs: Any) -> Any:
-        self._generating += 1
-        try:
-            return await super().generate(*args, **kwargs)
-        finally:
-            self._generating -= 1
-            if self._generating == 0:
-                # the warm pool lives while generate calls run: its sandboxes are bound to
-                # this event loop, and nothing should idle after the last call returns
-                await asyncio.shield(self.close_sandboxes())
+        return await self._in_use.run(super().generate(*args, **kwargs))
 
     async def close_sandboxes(self) -> None:
         """Release every rollout's sandbox and empty the warm pool."""

@@ -9,10 +9,14 @@ import asyncio
 import collections
 import logging
 import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from verifiers.sandbox.base import Provider, Sandbox, SandboxSpec
 
 logger = logging.getLogger("verifiers.sandbox")
+
+T = TypeVar("T")
 
 
 class SandboxPool:
@@ -126,3 +130,22 @@ class SandboxPool:
         boxes = list(self._warm)
         self._warm.clear()
         await asyncio.gather(*(b.close() for b in boxes), return_exceptions=True)
+
+
+class InUse:
+    """Counts the calls in flight that use a warm pool (an environment's `generate` calls);
+    when the last one returns, `on_idle` runs, shielded: the pool's sandboxes belong to the
+    calls' event loop, and nothing should idle after the last call."""
+
+    def __init__(self, on_idle: Callable[[], Awaitable[None]]) -> None:
+        self.on_idle = on_idle
+        self.calls = 0
+
+    async def run(self, call: Awaitable[T]) -> T:
+        self.calls += 1
+        try:
+            return await call
+        finally:
+            self.calls -= 1
+            if self.calls == 0:
+                await asyncio.shield(self.on_idle())
