@@ -15,10 +15,10 @@ AsyncSandboxClient calls, see `sandbox_client.py`), `env.sandbox_request`, `dest
 `post_rollout`, the `sandbox_id`/`sandbox_state` state keys and `SandboxState`/`AdvancedConfigs`
 importable from here.
 
-The jobs are split (docs/sandboxes.md): `sandbox_settings` (what the constructor keywords
-mean, `SandboxSettings`), `sandbox_leases` (the sandboxes by id, the provider and the warm pool,
-`SandboxLeases`), `sandbox_post_rollout` (the classic hook, once per rollout) and
-`sandbox_commands` (the `bash` tool's plumbing). This class wires them into the rollout.
+The jobs are split: `sandbox_settings` (what the constructor keywords mean, `SandboxSettings`),
+`sandbox_leases` (the sandboxes by id, the provider and the warm pool, `SandboxLeases`),
+`sandbox_post_rollout` (the classic hook, once per rollout) and `sandbox_commands` (the `bash`
+tool's plumbing). This class wires them into the rollout.
 
 Where `docker_image` runs (docs/sandboxes.md, "Classic environments with container images"):
 * on the image tier (the image pulled, its root an overlay writable everywhere, capped by
