@@ -547,3 +547,21 @@ async def test_zygote_outlives_the_thread_that_started_it():
         worker.join()
         await p.close()
     assert not alive(zygote)
+
+
+def test_agent_imports_only_what_its_start_up_budget_allows():
+    """agent.py's docstring: a cold sandbox's start is mostly the agent's imports, so it loads
+    C modules only; its annotations must not bring `typing`, `__future__`, `json`, `re` or
+    `enum` in (mypy reads them; the interpreter does not import for them)."""
+    import sys
+
+    from verifiers.sandbox.support import AGENT_SRC
+
+    probe = (
+        f"import sys; sys.path.insert(0, {str(AGENT_SRC.parent)!r}); import agent; "
+        "print(sorted({'typing', '__future__', 'json', 're', 'enum'} & set(sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
