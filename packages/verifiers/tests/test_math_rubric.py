@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from datasets import Dataset
@@ -23,6 +22,7 @@ from datasets import Dataset
 import verifiers as vf
 from verifiers.rubrics.math_rubric import MathRubric, strict_boxed_answer
 from verifiers.testing import ScriptedServer
+from verifiers.testing.processes import wait_gone
 from verifiers.utils.process_pool import (
     PoolClosedError,
     PoolOverloadedError,
@@ -47,24 +47,6 @@ def state_for(text: str, answer: str) -> dict:
         "metrics": {},
         "error": None,
     }
-
-
-def gone(pid: int) -> bool:
-    """Not running: no /proc entry, or a zombie about to be reaped by its parent."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):  # ESRCH: it exited while we read
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
-
-
-def wait_gone(pids: list[int], limit: float = 5.0) -> bool:
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if all(gone(p) for p in pids):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 @pytest.fixture(scope="module")

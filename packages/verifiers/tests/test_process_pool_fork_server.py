@@ -18,10 +18,10 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
+from verifiers.testing.processes import wait_gone
 from verifiers.utils.process_pool import (
     MINIMAL_FORKSERVER,
     PoolClosedError,
@@ -31,24 +31,6 @@ from verifiers.utils.process_pool import (
     WorkerStartError,
     WorkerTimeoutError,
 )
-
-
-def gone(pid: int) -> bool:
-    """Not running: no /proc entry, or a zombie about to be reaped by its parent."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
-
-
-def wait_gone(pids: list[int], limit: float = 10.0) -> bool:
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if all(gone(p) for p in pids):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +109,7 @@ async def test_close_stops_the_workers_and_the_server():
     p.close()
     with pytest.raises(PoolClosedError):
         await busy
-    assert wait_gone(pids)
+    assert wait_gone(pids, limit=10.0)
 
 
 def test_a_parent_that_dies_without_closing_leaves_no_process():
@@ -144,7 +126,7 @@ def test_a_parent_that_dies_without_closing_leaves_no_process():
     assert out.returncode == 0, out.stderr
     pids = [int(p) for p in out.stdout.split()]
     assert len(pids) == 3
-    assert wait_gone(pids)
+    assert wait_gone(pids, limit=10.0)
 
 
 async def test_a_function_the_worker_cannot_import_is_an_error_not_a_crash(tmp_path, pool):
