@@ -10,31 +10,21 @@ a sample also goes through the environment's pool end to end.
 
 from pathlib import Path
 
-import pytest
 from i3_math import load_environment
 
 from verifiers import MathRubric, grade_math_answer
-from verifiers.testing import (
-    environments_by_tolerance,
-    score_table_sample,
-    sdk_grading_table,
-    table_messages,
-)
+from verifiers.testing import SdkGradingTable, table_messages
 
-ROWS = sdk_grading_table(Path(__file__).parents[3])
+TABLE = SdkGradingTable(load_environment, Path(__file__).parents[3])
+ROWS = TABLE.rows
 
 
-@pytest.fixture(scope="module")
-def envs():
-    return environments_by_tolerance(load_environment, ROWS)
-
-
-def test_every_row_is_graded_as_the_sdk_table_grades_it(envs):
-    sdk = {tol: MathRubric(numeric_rel_tol=tol) for tol in envs}
+def test_every_row_is_graded_as_the_sdk_table_grades_it():
+    sdk = {tol: MathRubric(numeric_rel_tol=tol) for tol in TABLE.envs}
     wrong = []
     for row in ROWS:
         prompt, completion = table_messages(row)
-        args = envs[row["rel_tol"]].rubric.math.grading_args(completion, row["gold"], prompt)
+        args = TABLE.envs[row["rel_tol"]].rubric.math.grading_args(completion, row["gold"], prompt)
         if args == sdk[row["rel_tol"]].grading_args(completion, row["gold"], prompt):
             continue  # the SDK's table test grades exactly this call
         got = 0 if args is None else int(grade_math_answer(*args)[0])
@@ -43,7 +33,7 @@ def test_every_row_is_graded_as_the_sdk_table_grades_it(envs):
     assert wrong == [], wrong
 
 
-def test_sample_through_the_pool(envs):
+def test_sample_through_the_pool():
     """Every 12th row scored by the environment itself: same verdicts via the pool."""
     sample = ROWS[::12]
-    assert score_table_sample(envs, sample, "i3-math") == [float(r["verdict"]) for r in sample]
+    assert TABLE.pool_rewards(sample, "i3-math") == [float(r["verdict"]) for r in sample]

@@ -11,25 +11,16 @@ from pathlib import Path
 import pytest
 from i3_science import check_answer, load_environment
 
-from verifiers.testing import (
-    environments_by_tolerance,
-    score_table_sample,
-    sdk_grading_table,
-    table_messages,
-)
+from verifiers.testing import SdkGradingTable, table_messages
 
-ROWS = sdk_grading_table(Path(__file__).parents[3])
-
-
-@pytest.fixture(scope="module")
-def envs():
-    return environments_by_tolerance(load_environment, ROWS)
+TABLE = SdkGradingTable(load_environment, Path(__file__).parents[3])
+ROWS = TABLE.rows
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[r["id"] for r in ROWS])
-def test_row(envs, row):
+def test_row(row):
     prompt, completion = table_messages(row)
-    rubric = envs[row["rel_tol"]].rubric
+    rubric = TABLE.envs[row["rel_tol"]].rubric
     response = rubric.parser.parse_answer(completion) or ""
     args = rubric.check_args(prompt, row["gold"], response)
     ok = response and len(response) <= rubric.max_answer_chars and args is not None
@@ -37,7 +28,7 @@ def test_row(envs, row):
     assert got == row["verdict"], row["proof"]
 
 
-def test_sample_through_the_pool(envs):
+def test_sample_through_the_pool():
     """Every 12th row scored by the environment itself: same verdicts via the pool."""
     sample = ROWS[::12]
-    assert score_table_sample(envs, sample, "i3-science") == [float(r["verdict"]) for r in sample]
+    assert TABLE.pool_rewards(sample, "i3-science") == [float(r["verdict"]) for r in sample]

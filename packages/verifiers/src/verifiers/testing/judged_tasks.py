@@ -19,7 +19,7 @@ import inspect
 import json
 import math
 import re
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -42,10 +42,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "JUDGED_TASK_CHECKS",
-    "environments_by_tolerance",
+    "UPSTREAM_JUDGED_DEFAULTS",
+    "SdkGradingTable",
     "judged_environment",
-    "score_table_sample",
+    "problems_of",
     "sdk_grading_table",
+    "signature_defaults",
     "table_messages",
     "verdict_judge",
 ]
@@ -101,7 +103,34 @@ def _compass_judge(body: dict[str, Any]) -> str:
     }.get(candidate, "Final Judgment: \\boxed{C} - REFUSAL")
 
 
-def _questions(env: Any) -> list[str]:
+#: The arguments INTELLECT-3's judged environments take from upstream, with upstream's defaults
+#: (prime-environments i3_math / i3_science, 2025-12); each adds its own subset (and key).
+UPSTREAM_JUDGED_DEFAULTS: dict[str, Any] = {
+    "dataset_name": "PrimeIntellect/INTELLECT-3-RL",
+    "dataset_split": "train",
+    "dataset_shuffle": False,
+    "min_avg_reward": 0.0,
+    "max_avg_reward": 1.0,
+    "judge_model": None,
+    "judge_base_url": None,
+    "judge_sampling_args": {},
+    "judge_api_key_var": None,
+}
+
+
+def signature_defaults(
+    load_environment: Callable[..., Any], names: Iterable[str]
+) -> dict[str, Any]:
+    """The defaults of `load_environment`'s arguments `names`, as upstream's tests read them
+    (``inspect.signature``); a ``judge_sampling_args`` of None reads as ``{}``, its meaning."""
+    params = inspect.signature(load_environment).parameters
+    ours = {name: params[name].default for name in names}
+    if "judge_sampling_args" in ours:
+        ours["judge_sampling_args"] = ours["judge_sampling_args"] or {}
+    return ours
+
+
+def problems_of(env: Any) -> list[str]:
     """The problems of the rows, without the instruction line before them."""
     return [q.split("\n\n", 1)[1] for q in env.dataset["question"]]
 
@@ -233,10 +262,10 @@ async def check_dataset_shuffle_reorders_with_upstream_seed(
     package: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     load = package.load_environment
-    plain = _questions(load(source="sample"))
-    shuffled = _questions(load(source="sample", dataset_shuffle=True))
+    plain = problems_of(load(source="sample"))
+    shuffled = problems_of(load(source="sample", dataset_shuffle=True))
     assert shuffled != plain and sorted(shuffled) == sorted(plain)
-    assert _questions(load(source="sample", dataset_shuffle=True, seed=42)) == shuffled
+    assert problems_of(load(source="sample", dataset_shuffle=True, seed=42)) == shuffled
 
 
 async def check_dataset_name_subset_split_pick_the_rows(
@@ -247,7 +276,7 @@ async def check_dataset_name_subset_split_pick_the_rows(
     hub = offline_hub(tmp_path, monkeypatch, (subset, "other"), ("train", "test"), {"answer": "1"})
 
     def load(**kw: Any) -> list[str]:
-        return _questions(
+        return problems_of(
             package.load_environment(source="hub", dataset_name=str(hub), difficulty_key=None, **kw)
         )
 
@@ -379,23 +408,32 @@ def table_messages(row: dict[str, Any]) -> tuple[list[dict[str, str]], list[dict
     return prompt, [{"role": "assistant", "content": row["response"]}]
 
 
-def environments_by_tolerance(
-    load_environment: Callable[..., Any], rows: Sequence[dict[str, Any]]
-) -> dict[float, Any]:
-    """One environment per tolerance the table states (no pool is started in-process)."""
-    return {
-        tol: load_environment(source="sample", numeric_rel_tol=tol, math_verify_workers=1)
-        for tol in sorted({r["rel_tol"] for r in rows})
-    }
+class SdkGradingTable:
+    """The SDK's grading table (`sdk_grading_table`) as one judged environment grades it:
+    ``rows``, and ``envs``: one environment per tolerance the rows state, built on first use
+    and kept (no pool starts until a rollout is scored through one)."""
 
+    def __init__(self, load_environment: Callable[..., Any], checkout: Path) -> None:
+        self.rows = sdk_grading_table(checkout)
+        self._load_environment = load_environment
+        self._envs: dict[float, Any] | None = None
 
-def score_table_sample(
-    envs: dict[float, Any], rows: Sequence[dict[str, Any]], task: str
-) -> list[float]:
-    """The rewards of `rows`, each scored through its tolerance's environment's grading pool,
-    as rollouts are."""
-    states = [rollout_state(r["question"], r["response"], r["gold"], task=task) for r in rows]
-    asyncio.run(
-        score_rollouts([(envs[r["rel_tol"]], s) for r, s in zip(rows, states, strict=True)])
-    )
-    return [s["reward"] for s in states]
+    @property
+    def envs(self) -> dict[float, Any]:
+        if self._envs is None:
+            self._envs = {
+                tol: self._load_environment(
+                    source="sample", numeric_rel_tol=tol, math_verify_workers=1
+                )
+                for tol in sorted({r["rel_tol"] for r in self.rows})
+            }
+        return self._envs
+
+    def pool_rewards(self, rows: Sequence[dict[str, Any]], task: str) -> list[float]:
+        """The rewards of `rows`, each scored through its tolerance's environment's grading
+        pool as rollouts are (the pools are torn down after)."""
+        envs = self.envs
+        states = [rollout_state(r["question"], r["response"], r["gold"], task=task) for r in rows]
+        scored = [(envs[r["rel_tol"]], s) for r, s in zip(rows, states, strict=True)]
+        asyncio.run(score_rollouts(scored))
+        return [s["reward"] for s in states]
