@@ -76,7 +76,7 @@ class PythonEnv(SandboxEnv):
         # (the tool's description as the model sees it: upstream's, word for word; variables,
         # imports and functions stay defined between calls, a final expression shows as Out[n])
         t0 = time.perf_counter()
-        box = await self._sandbox(sandbox_id, sandbox_state)
+        box = await self.sandbox_leases.wait(sandbox_id, sandbox_state)
         if python_state is not None and not python_state["ready"]:
             python_state["ready"] = True  # the interpreter starts with the sandbox's agent
             python_state["ready_wait_time"] = time.perf_counter() - t0
