@@ -363,8 +363,8 @@ Resolved = tuple[str, list[Endpoint], str | None]
 
 
 def _from_registry(req: EndpointRequest, rows: list[dict[str, Any]]) -> Resolved:
-    """Registry rows for the endpoint id (or model); -p, -b and -k override the first row."""
-    row_origin = f"endpoint {req.lookup!r} of {req.registry_path}"
+    """Registry rows for the endpoint id (or model): every row, or the first one with -p, -b
+    and -k over it."""
     models = sorted({r["model"] for r in rows})
     if len(models) > 1:
         raise UsageError(f"endpoint {req.lookup!r} maps to several models {models}")
@@ -373,22 +373,30 @@ def _from_registry(req: EndpointRequest, rows: list[dict[str, Any]]) -> Resolved
         req.client_type or (provider and provider.get("client_type")) or rows[0]["api_client_type"]
     )
     if req.provider is None and req.base_url is None and len(rows) > 1:
-        endpoints = [
-            Endpoint(r["url"], req.key_var or r["key"] or opt.DEFAULT_API_KEY_VAR,
-                     {**r["headers"], **req.headers}, row_origin)
-            for r in rows
-        ]  # fmt: skip
-        return models[0], endpoints, client_type
-    row = rows[0]
+        return models[0], [_row_endpoint(req, r) for r in rows], client_type
+    return models[0], [_overridden_row_endpoint(req, rows[0], provider)], client_type
+
+
+def _row_origin(req: EndpointRequest) -> str:
+    return f"endpoint {req.lookup!r} of {req.registry_path}"
+
+
+def _row_endpoint(req: EndpointRequest, row: dict[str, Any]) -> Endpoint:
+    key = req.key_var or row["key"] or opt.DEFAULT_API_KEY_VAR
+    return Endpoint(row["url"], key, {**row["headers"], **req.headers}, _row_origin(req))
+
+
+def _overridden_row_endpoint(
+    req: EndpointRequest, row: dict[str, Any], provider: dict[str, Any] | None
+) -> Endpoint:
+    """The row, with -b's URL, else the provider's; -k's key variable, else the provider's."""
+    if req.base_url:
+        origin = "-b/--api-base-url"
+    else:
+        origin = f"-p {req.provider}" if provider else _row_origin(req)
     url = req.base_url or (provider["url"] if provider else row["url"])
     key = req.key_var or (provider["key"] if provider else row["key"])
-    origin = (
-        "-b/--api-base-url" if req.base_url else f"-p {req.provider}" if provider else row_origin
-    )
-    endpoint = Endpoint(
-        url, key or opt.DEFAULT_API_KEY_VAR, {**row["headers"], **req.headers}, origin
-    )
-    return models[0], [endpoint], client_type
+    return Endpoint(url, key or opt.DEFAULT_API_KEY_VAR, {**row["headers"], **req.headers}, origin)
 
 
 def _from_provider(req: EndpointRequest, provider: str) -> Resolved:
