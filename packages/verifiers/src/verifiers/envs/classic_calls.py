@@ -229,32 +229,6 @@ _GENERATE_KEYWORDS = frozenset(
 )
 
 
-async def a_generate_call(
-    env: Environment,
-    inputs: Any,
-    client: Any,
-    model: str,
-    sampling_args: Any = None,
-    score_rollouts: bool = True,
-    max_concurrent: int = -1,
-    **kwargs: Any,
-) -> Any:
-    """0.1.5's `a_generate`: `generate` with `score_rollouts` as an argument."""
-    previous = env.score_rollouts
-    env.score_rollouts = score_rollouts
-    try:
-        return await env.generate(
-            inputs,
-            client,
-            model,
-            sampling_args=sampling_args,
-            max_concurrent=max_concurrent,
-            **{k: v for k, v in kwargs.items() if k in _GENERATE_KEYWORDS},
-        )
-    finally:
-        env.score_rollouts = previous
-
-
 def _env(obj: ClassicCallsMixin) -> Environment:
     """The environment the mixin's methods run on (only `Environment` inherits it)."""
     return cast("Environment", obj)
@@ -305,40 +279,26 @@ class ClassicCallsMixin:
         max_concurrent: int = -1,
         **kwargs: Any,
     ) -> Any:
-        """0.1.5's name of `generate`, with its positional order and `score_rollouts`."""
-        return await a_generate_call(
-            _env(self),
-            inputs,
-            client,
-            model,
-            sampling_args,
-            score_rollouts,
-            max_concurrent,
-            **kwargs,
-        )
+        """0.1.5's name of `generate`, with its positional order and `score_rollouts` as an
+        argument."""
+        env = _env(self)
+        previous = env.score_rollouts
+        env.score_rollouts = score_rollouts
+        try:
+            return await env.generate(
+                inputs,
+                client,
+                model,
+                sampling_args=sampling_args,
+                max_concurrent=max_concurrent,
+                **{k: v for k, v in kwargs.items() if k in _GENERATE_KEYWORDS},
+            )
+        finally:
+            env.score_rollouts = previous
 
-    def _prepare_rollout_results(
-        self,
-        all_states: list[Any],
-        model: str,
-        client: Any,
-        state_columns: list[str] | None,
-        results_path: Any,
-        gen_sampling_args: Any,
-        start_time: float,
-    ) -> dict[str, Any]:
-        """0.1.8's columnar results of finished states (prime-rl v0.2 saves evals from them
-        with `verifiers.utils.eval_utils`)."""
-        return prepare_rollout_results_call(
-            _env(self),
-            all_states,
-            model,
-            client,
-            state_columns,
-            results_path,
-            gen_sampling_args,
-            start_time,
-        )
+    # 0.1.8's columnar results of finished states (prime-rl v0.2 saves evals from them with
+    # `verifiers.utils.eval_utils`): the function itself, `self` as its environment.
+    _prepare_rollout_results = prepare_rollout_results_call
 
     def process_env_results_vllm(
         self,
