@@ -22,7 +22,8 @@ lint: sync
 	$(UV) run --no-sync ruff check .
 	$(UV) run --no-sync ruff format --check .
 
-# mypy over the packages the root pyproject's [tool.mypy] names (the hub and the CLI: strict).
+# mypy over what the root pyproject's [tool.mypy] names: every package and environment (the hub and
+# the CLI strict; the SDK, viewer and environments without untyped definitions).
 typecheck: sync
 	$(UV) run --no-sync mypy
 

@@ -80,8 +80,40 @@ def test_make_test_runs_the_type_check():
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"^test:.*\btypecheck\b", makefile, re.M)
     assert re.search(r"^typecheck:.*\n\t.*\bmypy$", makefile, re.M)
-    assert set(CONFIG["files"]) == {
+    packages = {
         "packages/hub-server/src/prime_hub",
         "packages/cli/src/prime_cli",
-        "packages/viewer/src/verifiers_viewer",  # held to the SDK's bar: no untyped defs
+        "packages/viewer/src/verifiers_viewer",
+        "packages/verifiers/src/verifiers",
     }
+    shipped = {str(p.parent.relative_to(ROOT)) for p in ROOT.glob("environments/*/*/__init__.py")}
+    assert shipped, "the environments are found"
+    assert set(CONFIG["files"]) == packages | shipped
+
+
+def test_mypy_holds_the_sdk_and_environments_to_typed_definitions(tmp_path):
+    """The SDK and an environment module may not define untyped functions (the bar under
+    which they join `files`), while a typed one passes."""
+    sdk_bar = [o for o in CONFIG["overrides"] if "verifiers.*" in o["module"]]
+    assert len(sdk_bar) == 1 and "i3_math.*" in sdk_bar[0]["module"]
+    for package in ("verifiers", "i3_math"):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+        (tmp_path / package / "probe.py").write_text(
+            "def untyped(x):\n    return x\n\n\ndef typed(x: int) -> int:\n    return x\n"
+        )
+    result = _mypy(
+        "--config-file",
+        str(ROOT / "pyproject.toml"),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "verifiers/probe.py",
+        "i3_math/probe.py",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    for package in ("verifiers", "i3_math"):
+        assert f"{package}/probe.py:1: error: Function is missing a type annotation" in (
+            result.stdout
+        ), result.stdout
+    assert result.stdout.count("error:") == 2, result.stdout
