@@ -55,15 +55,7 @@ _ROLLOUT_0112 = (
     "env_client",
 )
 _GROUP_018 = ("group_inputs", "client", "model", "gen_sampling_args", "gen_sem", "score_sem")
-_GROUP_0112 = (
-    "group_inputs",
-    "client",
-    "model",
-    "sampling_args",
-    "max_retries",
-    "state_columns",
-    "env_client",
-)
+_GROUP_0112 = ("group_inputs", *_ROLLOUT_0112[1:])  # the group's inputs, then the same
 
 
 def _is_semaphore(obj: Any) -> bool:
