@@ -305,8 +305,8 @@ def test_unsupported_client_type():
 async def test_wrapped_client_forwards_both_calls_through_around(server):
     """`verifiers.wrapped_client.WrappedClient` (issue 29: one forwarding piece for the
     wrappers that restated the `Client` interface: the stream's version tags, the judge's
-    client built on first use). A lazily built `inner` and an `around` hook see chat and text
-    calls alike, and the replies are the server's."""
+    client built on first use). A client built on first use (`wrapped()`) and an `around`
+    hook see chat and text calls alike, and the replies are the server's."""
     from verifiers.wrapped_client import WrappedClient
 
     class Lazy(WrappedClient):
@@ -314,8 +314,7 @@ async def test_wrapped_client_forwards_both_calls_through_around(server):
             self.built: vf.OpenAIClient | None = None
             self.seen: list[str] = []
 
-        @property
-        def inner(self) -> vf.OpenAIClient:  # type: ignore[override]
+        def wrapped(self) -> vf.OpenAIClient:
             if self.built is None:
                 self.built = fast_client(server.base_url)
             return self.built

@@ -15,13 +15,17 @@ __all__ = ["WrappedClient"]
 
 
 class WrappedClient(Client):
-    """Forwards `get_response` and `get_text_response` to `inner` through `around`.
+    """Forwards `get_response` and `get_text_response` to `wrapped()` through `around`.
 
-    A subclass sets `inner` (an attribute, or a property that builds the client on first use)
-    and overrides `around(call)` to act before and after each call; by default it only awaits
-    it. Connection checks and closing are the subclass's to forward where it owns `inner`."""
+    A subclass sets `inner`, or overrides `wrapped()` to build the client on first use, and
+    overrides `around(call)` to act before and after each call (by default it only awaits it).
+    Connection checks and closing are the subclass's to forward where it owns the client."""
 
     inner: Client
+
+    def wrapped(self) -> Client:
+        """The client each call goes to: `inner` unless a subclass decides otherwise."""
+        return self.inner
 
     async def around(self, call: Awaitable[ModelResponse]) -> ModelResponse:
         return await call
@@ -34,7 +38,7 @@ class WrappedClient(Client):
         tools: Sequence[dict[str, Any]] | None = None,
         sampling_args: SamplingArgs | None = None,
     ) -> ModelResponse:
-        inner = self.inner
+        inner = self.wrapped()
         return await self.around(
             inner.get_response(messages, model, tools=tools, sampling_args=sampling_args)
         )
@@ -42,7 +46,7 @@ class WrappedClient(Client):
     async def get_text_response(
         self, prompt: str, model: str, *, sampling_args: SamplingArgs | None = None
     ) -> ModelResponse:
-        inner = self.inner
+        inner = self.wrapped()
         return await self.around(
             inner.get_text_response(prompt, model, sampling_args=sampling_args)
         )
