@@ -11,6 +11,7 @@ import pathlib
 import pickle
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -106,6 +107,30 @@ def test_call_plans_are_kept_until_a_list_changes():
     r.funcs[1] = exact
     r.weights[1] = 3.0
     assert [(s.name, s.weight) for s in r.specs()] == [("exact", 1.0), ("exact", 3.0)]
+
+
+@dataclass
+class Constant:
+    """A callable reward whose instances all compare equal (`value` is not compared)."""
+
+    value: float = field(compare=False)
+    __name__ = "constant"
+
+    def __call__(self, completion) -> float:
+        return self.value
+
+
+async def test_an_equal_but_other_function_gets_its_own_plan():
+    """Ours: plans are matched to the functions by identity, so replacing a function with an
+    equal object (a callable dataclass) scores with the new one."""
+    r = vf.Rubric(funcs=[Constant(1.0)])
+    state = make_state()
+    await r.score_rollout(state)
+    r.funcs[0] = Constant(2.0)
+    assert r.funcs[0] == Constant(1.0)
+    state = make_state()
+    await r.score_rollout(state)
+    assert state["reward"] == 2.0
 
 
 async def test_cheap_sync_functions_share_one_worker_hop():

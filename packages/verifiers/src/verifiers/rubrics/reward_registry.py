@@ -3,6 +3,7 @@ whole group, read once per function and reused while the rubric's lists stay the
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -46,7 +47,14 @@ class RewardRegistry:
         self, funcs: Sequence[Callable[..., Any]], weights: Sequence[float]
     ) -> tuple[RewardSpec, ...]:
         key = (tuple(funcs), tuple(weights))
-        if key == self._key:
+        last = self._key
+        # Identity, not `==`: two equal callable objects are still two functions.
+        if (
+            last is not None
+            and len(key[0]) == len(last[0])
+            and all(map(operator.is_, key[0], last[0]))
+            and key[1] == last[1]
+        ):
             return self._specs
         if len(key[0]) != len(key[1]):
             raise ConfigError(
