@@ -22,10 +22,10 @@ from i3_code import (
 
 import verifiers as vf
 from verifiers.sandbox import BwrapProvider, Provider, SandboxCreationError
-from verifiers.testing import ScriptedServer, run_vf_eval
+from verifiers.testing import ScriptedServer, jsonl_rows, run_vf_eval
 from verifiers.testing.responders import last_text
 
-SAMPLE_ROWS = [json.loads(line) for line in SAMPLE.read_text().splitlines()]
+SAMPLE_ROWS = jsonl_rows(SAMPLE)
 SOLUTIONS = {r["question"]: json.loads(r["info"])["solutions"] for r in SAMPLE_ROWS}
 
 

@@ -34,6 +34,7 @@ from i3_logic.puzzle import (
     Puzzle,
     PuzzleDataError,
     final_answer,
+    loaded_json,
     strip_think,
 )
 
@@ -131,11 +132,7 @@ def _select(families: list[str] | str | None) -> list[Family]:
 
 def puzzle_from_info(info: Any) -> Puzzle:
     """The puzzle of a row's ``info`` (dict or JSON string); ``PuzzleDataError`` if broken."""
-    if isinstance(info, str | bytes):
-        try:
-            info = orjson.loads(info)
-        except orjson.JSONDecodeError as e:
-            raise PuzzleDataError(f"info is not JSON: {e}") from None
+    info = loaded_json(info, "info")
     if not isinstance(info, dict):
         raise PuzzleDataError("info must be an object with 'task' and 'game_data_str'")
     task = info.get("task")

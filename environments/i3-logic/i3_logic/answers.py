@@ -11,6 +11,7 @@ extra items and fails the family's exact check.
 
 from __future__ import annotations
 
+import math
 import re
 
 from i3_logic.puzzle import MAX_ANSWER_CHARS, AnswerError, answer_text, final_answer, parse_literal
@@ -35,6 +36,15 @@ _QUOTES = (('"', '"'), ("'", "'"), ("\u201c", "\u201d"), ("\u2018", "\u2019"))
 # "Answer:", "Final answer:", "The answer is" (a colon or "is" is required, so a word list
 # starting with the word "answer" is not mistaken for a label).
 _LABEL = re.compile(r"^(?:the\s+)?(?:final\s+)?answer\s*(?:is\b\s*:?|:)\s*", re.IGNORECASE)
+
+
+def finite_number(text: str) -> float | None:
+    """`text` read as a finite number, else None ("nan", "inf" and words are not numbers)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 def answer_block(text: str | None) -> str:

@@ -76,11 +76,7 @@ class Puzzle:
     @classmethod
     def from_game_data(cls, task: str, data: Any) -> Puzzle:
         """From a SynLogic ``Data`` dict or its JSON string; ``PuzzleDataError`` if malformed."""
-        if isinstance(data, str | bytes):
-            try:
-                data = orjson.loads(data)
-            except orjson.JSONDecodeError as e:
-                raise PuzzleDataError(f"game data of task {task!r} is not JSON: {e}") from None
+        data = loaded_json(data, f"game data of task {task!r}")
         if not isinstance(data, dict):
             raise PuzzleDataError(f"game data of task {task!r} must be an object")
         metadata = data.get("metadata")
@@ -98,6 +94,17 @@ class Puzzle:
             difficulty=difficulty,
             metadata=metadata,
         )
+
+
+def loaded_json(value: Any, what: str) -> Any:
+    """`value`, or the JSON it holds when it is text (a dataset column may hold either);
+    ``PuzzleDataError`` naming `what` when that text is not JSON."""
+    if not isinstance(value, str | bytes):
+        return value
+    try:
+        return orjson.loads(value)
+    except orjson.JSONDecodeError as e:
+        raise PuzzleDataError(f"{what} is not JSON: {e}") from None
 
 
 def strip_think(text: str | None) -> str:

@@ -27,10 +27,10 @@ from livecodebench import (
 
 import verifiers as vf
 from verifiers.sandbox import BwrapProvider, Provider, SandboxCreationError
-from verifiers.testing import ScriptedServer, run_vf_eval
+from verifiers.testing import ScriptedServer, jsonl_rows, run_vf_eval
 from verifiers.testing.responders import last_text
 
-SAMPLE_ROWS = [json.loads(line) for line in SAMPLE.read_text().splitlines()]
+SAMPLE_ROWS = jsonl_rows(SAMPLE)
 SOLUTIONS = {r["question_id"]: json.loads(r["metadata"])["solutions"] for r in SAMPLE_ROWS}
 ALL_DATES = {"start_date": None, "end_date": None}
 

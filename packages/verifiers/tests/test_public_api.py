@@ -264,6 +264,7 @@ PINNED: dict[str, list[str]] = {
         "encode",
         "encode_chat",
         "encode_completion",
+        "jsonl_rows",
         "judged_environment",
         "key_recording_judge",
         "offline_hub",

@@ -13,85 +13,12 @@ A family module defines:
 
 from __future__ import annotations
 
+import importlib
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
-# One import line per family module, grouped by who maintains them; keep each group sorted.
-# isort: off
-# grids-a
-from i3_logic.families import (
-    arrow_maze,
-    calcudoko,
-    campsite,
-    futoshiki,
-    kukurasu,
-    norinori,
-    sudoku,
-)
-
-# grids-b
-from i3_logic.families import (
-    minesweeper,
-    number_wall,
-    numbrix,
-    skyscraper_puzzle,
-    star_placement_puzzle,
-    survo,
-    wordscapes,
-)
-
-# text-a
-from i3_logic.families import (
-    cipher,
-    dyck_language,
-    dyck_language_errors,
-    dyck_language_reasoning_errors,
-    word_sorting,
-    word_sorting_mistake,
-)
-
-# text-b
-from i3_logic.families import (
-    cryptarithm,
-    game_of_24,
-    goods_exchange,
-    math_path,
-    operation,
-    time_sequence,
-)
-
-# reasoning
-from i3_logic.families import (
-    boolean_expressions,
-    buggy_tables,
-    object_counting,
-    object_properties,
-    space_reasoning,
-    space_reasoning_tree,
-    web_of_lies,
-)
-
-# corpus
-from i3_logic.families import (
-    arc_agi,
-    bbeh,
-    bbh_boolean_expressions,
-    bbh_causal_judgement,
-    bbh_date_understanding,
-    bbh_dyck_languages,
-    bbh_formal_fallacies,
-    bbh_multistep_arithmetic_two,
-    bbh_sports_understanding,
-    bbh_web_of_lies,
-    bbh_word_sorting,
-    gpqa_diamond,
-    zebra_puzzle,
-)
-
-# (end of family imports)
-# isort: on
 from i3_logic.puzzle import Puzzle, PuzzleDataError
 
 LEVEL_NAMES = {"easy": 1, "medium": 2, "hard": 3}
@@ -119,60 +46,63 @@ class Family:
         )
 
 
-_MODULES = (
+# The family modules in table order (generated rows interleave in it), grouped by who
+# maintains them.
+_MODULE_NAMES = (
     # grids-a
-    sudoku,
-    futoshiki,
-    kukurasu,
-    arrow_maze,
-    calcudoko,
-    campsite,
-    norinori,
+    "sudoku",
+    "futoshiki",
+    "kukurasu",
+    "arrow_maze",
+    "calcudoko",
+    "campsite",
+    "norinori",
     # grids-b
-    minesweeper,
-    skyscraper_puzzle,
-    star_placement_puzzle,
-    number_wall,
-    numbrix,
-    survo,
-    wordscapes,
+    "minesweeper",
+    "skyscraper_puzzle",
+    "star_placement_puzzle",
+    "number_wall",
+    "numbrix",
+    "survo",
+    "wordscapes",
     # text-a
-    dyck_language,
-    word_sorting,
-    cipher,
-    dyck_language_errors,
-    dyck_language_reasoning_errors,
-    word_sorting_mistake,
+    "dyck_language",
+    "word_sorting",
+    "cipher",
+    "dyck_language_errors",
+    "dyck_language_reasoning_errors",
+    "word_sorting_mistake",
     # text-b
-    game_of_24,
-    cryptarithm,
-    operation,
-    math_path,
-    goods_exchange,
-    time_sequence,
+    "game_of_24",
+    "cryptarithm",
+    "operation",
+    "math_path",
+    "goods_exchange",
+    "time_sequence",
     # reasoning
-    boolean_expressions,
-    web_of_lies,
-    object_counting,
-    object_properties,
-    space_reasoning,
-    space_reasoning_tree,
-    buggy_tables,
+    "boolean_expressions",
+    "web_of_lies",
+    "object_counting",
+    "object_properties",
+    "space_reasoning",
+    "space_reasoning_tree",
+    "buggy_tables",
     # corpus
-    zebra_puzzle,
-    arc_agi,
-    gpqa_diamond,
-    bbh_boolean_expressions,
-    bbh_causal_judgement,
-    bbh_date_understanding,
-    bbh_dyck_languages,
-    bbh_formal_fallacies,
-    bbh_multistep_arithmetic_two,
-    bbh_sports_understanding,
-    bbh_web_of_lies,
-    bbh_word_sorting,
-    bbeh,
+    "zebra_puzzle",
+    "arc_agi",
+    "gpqa_diamond",
+    "bbh_boolean_expressions",
+    "bbh_causal_judgement",
+    "bbh_date_understanding",
+    "bbh_dyck_languages",
+    "bbh_formal_fallacies",
+    "bbh_multistep_arithmetic_two",
+    "bbh_sports_understanding",
+    "bbh_web_of_lies",
+    "bbh_word_sorting",
+    "bbeh",
 )
+_MODULES = tuple(importlib.import_module(f"{__name__}.{name}") for name in _MODULE_NAMES)
 
 FAMILIES: dict[str, Family] = {f.name: f for f in map(Family.from_module, _MODULES)}
 

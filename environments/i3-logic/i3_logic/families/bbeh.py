@@ -20,10 +20,9 @@ character of any prediction with a ``(x)`` reference, so ``ca`` matched ``(a)``,
 
 from __future__ import annotations
 
-import math
 import re
 
-from i3_logic.answers import clean
+from i3_logic.answers import clean, finite_number
 from i3_logic.families.bbh_common import option_letter, python_literal, require_answer
 from i3_logic.puzzle import MAX_ANSWER_CHARS, AnswerError, Puzzle, final_answer
 
@@ -72,14 +71,6 @@ def extract(text: str) -> str | None:
 _LETTER = re.compile(r"([a-z])|\(([a-z])\)(?:\s.*)?", re.DOTALL)
 
 
-def _number(text: str) -> float | None:
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
-
-
 def _bare(text: str) -> str:
     return text.replace(" ", "").replace("'", "").replace('"', "")
 
@@ -98,7 +89,7 @@ def matches(given: str, want: str, question: str = "") -> bool:
     if want.startswith("[") and want.endswith("]"):
         inner = given[1:-1] if given.startswith("[") and given.endswith("]") else given
         return _bare(want[1:-1]) == _bare(inner)
-    x, y = _number(given), _number(want)
+    x, y = finite_number(given), finite_number(want)
     if x is not None and y is not None:
         return x == y
     if given.replace(" ", "") == want.replace(" ", ""):

@@ -19,8 +19,8 @@ import math
 import re
 from typing import Any
 
-from i3_logic.families.futoshiki import bracket_grid
-from i3_logic.puzzle import AnswerError, Puzzle, PuzzleDataError, is_latin, require
+from i3_logic.families.futoshiki import latin_answer
+from i3_logic.puzzle import Puzzle, PuzzleDataError, require
 
 NAME = "calcudoko"
 ALIASES = ()
@@ -91,11 +91,8 @@ def region_holds(values: list[int], target: int, op: str) -> bool:
 
 def verify(puzzle: Puzzle, text: str) -> float:
     n, regions = _parts(puzzle)
-    try:
-        grid = bracket_grid(text, n)
-    except AnswerError:
-        return 0.0
-    if not is_latin(grid, n):
+    grid = latin_answer(text, n)
+    if grid is None:
         return 0.0
     for cells, target, op in regions:
         if not region_holds([grid[r][c] for r, c in cells], target, op):

@@ -44,6 +44,15 @@ def bracket_text(grid: list[list[int]]) -> str:
     return "[[" + ",".join(" ".join(map(str, row)) for row in grid) + "]]"
 
 
+def latin_answer(text: str, n: int) -> list[list[int]] | None:
+    """The reply's n x n grid (`bracket_grid`) when it is a Latin square, else None."""
+    try:
+        grid = bracket_grid(text, n)
+    except AnswerError:
+        return None
+    return grid if is_latin(grid, n) else None
+
+
 def bracket_grid(text: str, n: int) -> list[list[int]]:
     """The n x n grid of a reply whose prompt asks for ``[[A B C,D E F,G H I]]``: its final
     answer block or, without one, the last bracketed list in it. The block is that form (cells
@@ -139,11 +148,8 @@ def check(puzzle: Puzzle) -> None:
 
 def verify(puzzle: Puzzle, text: str) -> float:
     n, prefilled, rules = _parts(puzzle)
-    try:
-        grid = bracket_grid(text, n)
-    except AnswerError:
-        return 0.0
-    if not is_latin(grid, n):
+    grid = latin_answer(text, n)
+    if grid is None:
         return 0.0
     if any(grid[r][c] != v for (r, c), v in prefilled.items()):
         return 0.0

@@ -11,10 +11,9 @@ by value), as upstream's fuzzy match did. Upstream read only ``\\boxed{...}`` up
 
 from __future__ import annotations
 
-import math
 import re
 
-from i3_logic.answers import answer_block, clean
+from i3_logic.answers import answer_block, clean, finite_number
 from i3_logic.families.bbh_common import option_letter, require_answer
 from i3_logic.puzzle import AnswerError, Puzzle
 
@@ -27,20 +26,12 @@ def check(puzzle: Puzzle) -> None:
     require_answer(puzzle, NAME)
 
 
-def _number(text: str) -> float | None:
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
-
-
 def same_text(given: str, want: str) -> bool:
     """Case- and spacing-insensitive equality, numbers by value."""
     a, b = (" ".join(clean(s).lower().split()) for s in (given, want))
     if a == b:
         return True
-    x, y = _number(a), _number(b)
+    x, y = finite_number(a), finite_number(b)
     return x is not None and x == y
 
 

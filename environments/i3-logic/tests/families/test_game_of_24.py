@@ -14,11 +14,9 @@ import pytest
 from i3_logic import Puzzle, PuzzleDataError, generate, puzzle_from_info, verify
 from i3_logic.families import game_of_24
 
-ROWS = [
-    json.loads(line)
-    for line in (Path(__file__).parents[1] / "rows" / "game_of_24.jsonl").read_text().splitlines()
-    if line.strip()
-]
+from verifiers.testing import jsonl_rows
+
+ROWS = jsonl_rows(Path(__file__).parents[1] / "rows" / "game_of_24.jsonl")
 _OPS = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import itertools
-import json
 import operator
 from fractions import Fraction
 from pathlib import Path
@@ -14,11 +13,9 @@ import pytest
 from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
 from i3_logic.families import math_path
 
-ROWS = [
-    json.loads(line)
-    for line in (Path(__file__).parents[1] / "rows" / "math_path.jsonl").read_text().splitlines()
-    if line.strip()
-]
+from verifiers.testing import jsonl_rows
+
+ROWS = jsonl_rows(Path(__file__).parents[1] / "rows" / "math_path.jsonl")
 _AST = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,

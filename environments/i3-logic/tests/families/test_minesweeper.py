@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import json
 from pathlib import Path
 
 import pytest
@@ -11,10 +10,9 @@ from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import minesweeper as family
 from i3_logic.puzzle import PuzzleDataError
 
-ROWS = [
-    json.loads(line)
-    for line in (Path(__file__).parents[1] / "rows" / "minesweeper.jsonl").read_text().splitlines()
-]
+from verifiers.testing import jsonl_rows
+
+ROWS = jsonl_rows(Path(__file__).parents[1] / "rows" / "minesweeper.jsonl")
 
 
 def around(r: int, c: int, n: int) -> set[tuple[int, int]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -10,12 +9,9 @@ from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import numbrix as family
 from i3_logic.puzzle import PuzzleDataError
 
-ROWS = [
-    json.loads(line)
-    for line in (Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl")
-    .read_text()
-    .splitlines()
-]
+from verifiers.testing import jsonl_rows
+
+ROWS = jsonl_rows(Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl")
 
 
 def is_path(given: list[list], grid: list[list[int]]) -> bool:

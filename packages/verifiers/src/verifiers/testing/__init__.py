@@ -7,6 +7,7 @@ CLI: ``python -m verifiers.testing serve --port 0`` prints ``READY <base_url>``.
 """
 
 from verifiers.testing.environments import (
+    jsonl_rows,
     key_recording_judge,
     offline_hub,
     point_at_local_copy,
@@ -60,6 +61,7 @@ __all__ = [
     "encode",
     "encode_chat",
     "encode_completion",
+    "jsonl_rows",
     "judged_environment",
     "key_recording_judge",
     "offline_hub",

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from verifiers.utils.published_prompts import PromptSource
 
 __all__ = [
+    "jsonl_rows",
     "key_recording_judge",
     "offline_hub",
     "point_at_local_copy",
@@ -34,6 +35,11 @@ __all__ = [
     "scripted_eval",
     "serve_app",
 ]
+
+
+def jsonl_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of a JSON-lines file (a bundled sample, a table of rows), blank lines skipped."""
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def rollout_state(

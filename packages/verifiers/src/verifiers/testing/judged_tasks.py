@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
-import json
 import math
 import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from verifiers.errors import ConfigError
 from verifiers.testing.environments import (
+    jsonl_rows,
     key_recording_judge,
     offline_hub,
     point_at_local_copy,
@@ -398,8 +398,7 @@ def judged_environment(
 def sdk_grading_table(checkout: Path) -> list[dict[str, Any]]:
     """The rows of the SDK's grading table in a checkout of this repository (JSON lines:
     question, response, gold, rel_tol, verdict, proof; ``bench/grading/make_table.py``)."""
-    path = checkout / "packages/verifiers/tests/data/grading_table.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return jsonl_rows(checkout / "packages/verifiers/tests/data/grading_table.jsonl")
 
 
 def table_messages(row: dict[str, Any]) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
