@@ -349,6 +349,17 @@ async def run_group(
     each is scored (and passed to `emit`) as soon as it finishes. Returns the output records in
     the order of `rows`, with group-relative advantages set."""
 
+    if len(rows) == 1 and rollout_slots is None:  # the common case, without closures
+        state = await env.rollout_state(rows[0], client, model, sampling, max_retries)
+        await env.score_states([state], group=group_scoring)
+        out = env.state_to_output(state, state_columns)
+        if emit is not None:
+            emit([out])
+        if not group_scoring:
+            set_advantages([state])
+            out["advantage"] = state["advantage"]
+        return [out]
+
     async def one(row: dict[str, Any]) -> State:
         if rollout_slots is None:
             return await env.rollout_state(row, client, model, sampling, max_retries)

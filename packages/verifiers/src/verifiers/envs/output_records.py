@@ -4,32 +4,36 @@ upstream 0.3's `verifiers.utils.save_utils.state_to_output` returns)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from verifiers.state import State, error_info, now
 from verifiers.types import RolloutOutput
 
 _RESERVED_OUTPUT_KEYS = frozenset(RolloutOutput.__annotations__)
+_INPUT_FIELDS = frozenset(State.INPUT_FIELDS)
 
 
 def output_record(state: State, state_columns: list[str] | None = None) -> RolloutOutput:
     """A finished rollout's output record (`results.jsonl` line), with the `state_columns`
     it asks for (upstream 0.3's `verifiers.utils.save_utils.state_to_output`)."""
     # `own` reads the state's own keys without `State.get`'s fallback to the input (a Python
-    # call per key); the input's fields (`State.INPUT_FIELDS`) go through `state.get`.
+    # call per key); the input's fields (`State.INPUT_FIELDS`) go through `state.get` unless
+    # the state holds them all itself (as every state `new_state` makes does).
     own = dict.get
+    field: Callable[..., Any] = own if state.keys() >= _INPUT_FIELDS else type(state).get
     timing = own(state, "timing") or {}
     metrics = own(state, "metrics") or {}
     usage = own(state, "usage")
     source = own(state, "input")
     end = now()
     out: RolloutOutput = {
-        "example_id": state.get("example_id", 0),
+        "example_id": field(state, "example_id", 0),
         "rollout_index": source.get("rollout_index", 0) if source else 0,
-        "prompt": _or_empty(state.get("prompt")),
+        "prompt": _or_empty(field(state, "prompt")),
         "completion": _or_empty(own(state, "completion")),
-        "answer": state.get("answer", ""),
-        "info": state.get("info") or {},
+        "answer": field(state, "answer", ""),
+        "info": field(state, "info") or {},
         "reward": _float(own(state, "reward")),
         "advantage": own(state, "advantage"),
         "metrics": metrics,
@@ -41,7 +45,7 @@ def output_record(state: State, state_columns: list[str] | None = None) -> Rollo
         "timing": _output_timing(timing, end - timing.get("start", end)),
         "token_usage": dict(usage) if usage else {},
     }
-    task = state.get("task")
+    task = field(state, "task")
     if task is not None:
         out["task"] = task
     tool_defs = own(state, "tool_defs")
