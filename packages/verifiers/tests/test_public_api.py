@@ -259,6 +259,7 @@ PINNED: dict[str, list[str]] = {
         "SdkGradingTable",
         "SequenceResponder",
         "UPSTREAM_JUDGED_DEFAULTS",
+        "assert_replies_scored",
         "assert_scored",
         "decode",
         "encode",

@@ -10,6 +10,8 @@ import pytest
 from i3_logic import Puzzle, PuzzleDataError, generate, puzzle_from_info, verify
 from i3_logic.families import cryptarithm
 
+from verifiers.testing import assert_replies_scored
+
 ROWS = [
     json.loads(line)
     for line in (Path(__file__).parents[1] / "rows" / "cryptarithm.jsonl").read_text().splitlines()
@@ -108,10 +110,7 @@ def test_rows_have_one_solution_and_right_replies_are_right(index):
         ]
     )
     assert meta["num_letter"] == len(set("".join(words))) and meta["operator_num"] == len(ops)
-    for reply in row["_right"]:
-        assert verify(pz, reply) == 1.0, reply
-    for reply in row["_wrong"]:
-        assert verify(pz, reply) == 0.0, reply
+    assert_replies_scored(lambda reply: verify(pz, reply), row["_right"], row["_wrong"])
 
 
 def test_rows_cover_each_operator_and_a_chinese_prompt():

@@ -11,6 +11,8 @@ import pytest
 from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
 from i3_logic.families import goods_exchange
 
+from verifiers.testing import assert_replies_scored
+
 ROWS = [
     json.loads(line)
     for line in (Path(__file__).parents[1] / "rows" / "goods_exchange.jsonl")
@@ -70,10 +72,7 @@ def test_rows_final_ownership_follows_from_the_exchanges(index):
     assert pz.answer == meta["owns_after"]
     for op in meta["operations"]:
         assert op in row["question"]
-    for reply in row["_right"]:
-        assert verify(pz, reply) == 1.0, reply
-    for reply in row["_wrong"]:
-        assert verify(pz, reply) == 0.0, reply
+    assert_replies_scored(lambda reply: verify(pz, reply), row["_right"], row["_wrong"])
 
 
 P = Puzzle(

@@ -13,7 +13,7 @@ import pytest
 from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
 from i3_logic.families import math_path
 
-from verifiers.testing import jsonl_rows
+from verifiers.testing import assert_replies_scored, jsonl_rows
 
 ROWS = jsonl_rows(Path(__file__).parents[1] / "rows" / "math_path.jsonl")
 _AST = {
@@ -65,10 +65,7 @@ def test_rows_solvable_and_every_filling_judged(index):
     assert pz.answer == ref
     for filled, ok in table.items():
         assert verify(pz, f"Restored:\n[[{filled} = {right}]]") == float(ok), filled
-    for reply in row["_right"]:
-        assert verify(pz, reply) == 1.0, reply
-    for reply in row["_wrong"]:
-        assert verify(pz, reply) == 0.0, reply
+    assert_replies_scored(lambda reply: verify(pz, reply), row["_right"], row["_wrong"])
 
 
 P = Puzzle(

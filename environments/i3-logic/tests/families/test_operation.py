@@ -14,6 +14,8 @@ import pytest
 from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
 from i3_logic.families import operation
 
+from verifiers.testing import assert_replies_scored
+
 ROWS = [
     json.loads(line)
     for line in (Path(__file__).parents[1] / "rows" / "operation.jsonl").read_text().splitlines()
@@ -112,10 +114,7 @@ def test_rows_hold_the_value_of_their_expression(index):
     assert abs(Fraction(pz.answer) - value) < Fraction(1, 10**12)
     assert str(meta["result"]) == pz.answer
     assert meta["expression"] in row["question"]
-    for reply in row["_right"]:
-        assert verify(pz, reply) == 1.0, reply
-    for reply in row["_wrong"]:
-        assert verify(pz, reply) == 0.0, reply
+    assert_replies_scored(lambda reply: verify(pz, reply), row["_right"], row["_wrong"])
 
 
 def pz(answer: str) -> Puzzle:

@@ -10,6 +10,8 @@ import pytest
 from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
 from i3_logic.families import time_sequence
 
+from verifiers.testing import assert_replies_scored
+
 ROWS = [
     json.loads(line)
     for line in (Path(__file__).parents[1] / "rows" / "time_sequence.jsonl")
@@ -75,10 +77,7 @@ def test_rows_answers_follow_from_the_schedules(index):
     answers = records["answers"]
     assert recompute(records) == (answers["answer_maxLen"], answers["answer_nums"])
     assert json.loads(pz.answer) == [answers["answer_maxLen"], answers["answer_nums"]]
-    for reply in row["_right"]:
-        assert verify(pz, reply) == 1.0, reply
-    for reply in row["_wrong"]:
-        assert verify(pz, reply) == 0.0, reply
+    assert_replies_scored(lambda reply: verify(pz, reply), row["_right"], row["_wrong"])
 
 
 P = Puzzle(

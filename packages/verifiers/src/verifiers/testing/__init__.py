@@ -7,6 +7,7 @@ CLI: ``python -m verifiers.testing serve --port 0`` prints ``READY <base_url>``.
 """
 
 from verifiers.testing.environments import (
+    assert_replies_scored,
     jsonl_rows,
     key_recording_judge,
     offline_hub,
@@ -56,6 +57,7 @@ __all__ = [
     "ScriptedServer",
     "SdkGradingTable",
     "SequenceResponder",
+    "assert_replies_scored",
     "assert_scored",
     "decode",
     "encode",

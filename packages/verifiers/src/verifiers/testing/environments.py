@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from verifiers.utils.published_prompts import PromptSource
 
 __all__ = [
+    "assert_replies_scored",
     "jsonl_rows",
     "key_recording_judge",
     "offline_hub",
@@ -40,6 +41,17 @@ __all__ = [
 def jsonl_rows(path: Path) -> list[dict[str, Any]]:
     """The rows of a JSON-lines file (a bundled sample, a table of rows), blank lines skipped."""
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def assert_replies_scored(
+    score: Callable[[str], float], right: Iterable[str], wrong: Iterable[str]
+) -> None:
+    """Each reply of a table's `right` scores 1.0 and each of its `wrong` 0.0 under `score`;
+    an AssertionError names the first reply that does not."""
+    for reply in right:
+        assert score(reply) == 1.0, f"a right reply did not score 1.0: {reply!r}"
+    for reply in wrong:
+        assert score(reply) == 0.0, f"a wrong reply did not score 0.0: {reply!r}"
 
 
 def rollout_state(
