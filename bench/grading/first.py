@@ -43,7 +43,8 @@ def grading_server_cpu():
     from multiprocessing import forkserver
     from verifiers.rubrics.math_rubric import shared_pools
     (pool, _holders), = shared_pools._pools.values()
-    server = getattr(pool, "_server", None)
+    launcher = getattr(pool, "_launcher", None)  # trees before it: multiprocessing's
+    server = getattr(launcher, "server", None)
     pid = server.pid if server is not None else forkserver._forkserver._forkserver_pid
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()

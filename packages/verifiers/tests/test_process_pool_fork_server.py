@@ -104,7 +104,7 @@ async def test_close_stops_the_workers_and_the_server():
     busy = asyncio.ensure_future(p.run(time.sleep, 30))
     await p.start(1)
     await asyncio.sleep(0.2)
-    pids = [*p.pids, p._server.pid]
+    pids = [*p.pids, p._launcher.server.pid]
     assert len(pids) == 3
     p.close()
     with pytest.raises(PoolClosedError):
@@ -119,7 +119,7 @@ def test_a_parent_that_dies_without_closing_leaves_no_process():
         "from verifiers.utils.process_pool import MINIMAL_FORKSERVER, ProcessPool\n"
         "pool = ProcessPool(2, start_method=MINIMAL_FORKSERVER)\n"
         "asyncio.run(pool.start())\n"
-        "print(*pool.pids, pool._server.pid, flush=True)\n"
+        "print(*pool.pids, pool._launcher.server.pid, flush=True)\n"
         "os._exit(0)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

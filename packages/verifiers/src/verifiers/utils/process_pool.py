@@ -36,21 +36,22 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import importlib
-import multiprocessing
 import os
 import pickle
-import signal
 import threading
-import traceback
 import weakref
 from collections.abc import Callable, Sequence
-from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from verifiers.errors import Error, InfraError
-from verifiers.utils.fork_server import ForkedProcess, ForkServer
+from verifiers.utils.pool_workers import (
+    MINIMAL_FORKSERVER,
+    START_TIMEOUT_S,
+    Worker,
+    WorkerLauncher,
+    call_name,
+)
 
 __all__ = [
     "MINIMAL_FORKSERVER",
@@ -66,10 +67,6 @@ __all__ = [
 
 T = TypeVar("T")
 
-START_TIMEOUT_S = 120.0  # import + initializer on a loaded machine
-# A start method of this module's own (`verifiers.utils.fork_server`): workers fork from a
-# server that imported ``preload`` only, not the parent's main script.
-MINIMAL_FORKSERVER = "minimal-forkserver"
 STOP_GRACE_S = 2.0  # an idle worker asked to exit gets this long before SIGKILL
 
 
@@ -115,158 +112,6 @@ def default_pool_size() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _add_forkserver_preload(modules: Sequence[str]) -> None:
-    """Have the forkserver import ``modules`` so each forked worker inherits them.
-
-    This turns a worker (re)start from seconds of imports into a ~30 ms fork. The list is
-    process-wide: we only add to it (keeping ``__main__`` and anything set before), and
-    it takes effect only if the forkserver has not started yet; otherwise workers just
-    import in their initializer, which is slower but equivalent.
-    """
-    from multiprocessing import forkserver
-
-    server = getattr(forkserver, "_forkserver", None)
-    current = list(getattr(server, "_preload_modules", None) or ["__main__"])
-    missing = [m for m in modules if m not in current]
-    if missing:
-        forkserver.set_forkserver_preload(current + missing)
-
-
-if TYPE_CHECKING:  # the contexts a pool may use (typeshed's BaseContext has no Process)
-    from multiprocessing.context import ForkServerContext, SpawnContext
-
-    _Context = ForkServerContext | SpawnContext
-
-
-def _worker_main_on_fd(
-    fd: int, preload: Sequence[str], initializer: Callable[[], Any] | None
-) -> None:
-    """`_worker_main` in a fork server's child, which gets its pipe as a descriptor."""
-    _worker_main(Connection(fd), preload, initializer)
-
-
-def _context(start_method: str | None) -> _Context:
-    if start_method is None:
-        methods = multiprocessing.get_all_start_methods()
-        start_method = "forkserver" if "forkserver" in methods else "spawn"
-    ctx = multiprocessing.get_context(start_method)
-    if ctx.get_start_method() == "fork":
-        raise ValueError("the 'fork' start method is unsafe here; use forkserver or spawn")
-    return cast("_Context", ctx)
-
-
-# -- worker side ------------------------------------------------------------------------
-def _worker_main(
-    conn: Connection, preload: Sequence[str], initializer: Callable[[], Any] | None
-) -> None:
-    """Import, initialize, report ready, then serve one call at a time until told to stop."""
-    # Ctrl-C belongs to the parent, which kills workers itself; no tracebacks from here.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        for name in preload:
-            importlib.import_module(name)
-        if initializer is not None:
-            initializer()
-    except BaseException:
-        conn.send(("init_error", traceback.format_exc()))
-        return
-    conn.send(("ready", os.getpid()))
-    while True:
-        try:
-            msg = conn.recv()
-        except (EOFError, OSError):
-            return  # the parent went away
-        except Exception as e:  # a function this process cannot import (defined in __main__?)
-            err = PoolError(f"the call could not be unpickled in the worker: {e!r}")
-            conn.send(("err", err, traceback.format_exc()))
-            continue
-        if msg is None:
-            return
-        fn, args = msg
-        try:
-            reply: tuple[Any, ...] = ("ok", fn(*args))
-        except BaseException as e:
-            if not isinstance(e, Exception):  # SystemExit & co. must not end the caller
-                e = PoolError(f"{_name(fn)} raised {type(e).__name__}: {e}")
-            reply = ("err", e, traceback.format_exc())
-        try:
-            conn.send(reply)
-        except Exception as e:  # an unpicklable result or exception
-            tb = reply[2] if reply[0] == "err" else ""
-            err = PoolError(f"result of {_name(fn)} could not be sent back: {e!r}")
-            conn.send(("err", err, tb))
-
-
-def _name(fn: Any) -> str:
-    return getattr(fn, "__qualname__", None) or repr(fn)
-
-
-# -- parent side ------------------------------------------------------------------------
-class _Worker:
-    """One worker process and the parent's end of its pipe."""
-
-    __slots__ = ("conn", "proc")
-
-    def __init__(
-        self, proc: multiprocessing.process.BaseProcess | ForkedProcess, conn: Connection
-    ) -> None:
-        self.proc = proc
-        self.conn = conn
-
-    @property
-    def pid(self) -> int | None:
-        return self.proc.pid
-
-    async def recv(self, limit: float | None) -> bytes:
-        """The next message (pickled), awaited without a thread; EOF means the worker died."""
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[bytes] = loop.create_future()
-        fd = self.conn.fileno()
-
-        def readable() -> None:
-            loop.remove_reader(fd)
-            if fut.done():
-                return
-            try:
-                # Blocks only while the rest of an already-started message arrives.
-                fut.set_result(self.conn.recv_bytes())
-            except (EOFError, OSError) as e:
-                fut.set_exception(e)
-
-        loop.add_reader(fd, readable)
-        try:
-            data = await asyncio.wait_for(fut, limit)
-        finally:
-            loop.remove_reader(fd)
-        return data
-
-    def stop(self, grace: float = 0.0) -> None:
-        """Ask an idle worker to exit (``grace`` > 0), else SIGKILL; always reap it."""
-        if grace > 0 and self.proc.is_alive():
-            try:
-                self.conn.send(None)
-            except OSError:
-                pass
-            self.proc.join(grace)
-        if self.proc.is_alive():
-            self.proc.kill()
-        self.proc.join(5.0)
-        self.conn.close()
-
-    def describe_exit(self) -> str:
-        self.proc.join(1.0)  # it closed its pipe, so it is exiting
-        if self.proc.is_alive():
-            self.proc.kill()
-            self.proc.join(5.0)
-        code = self.proc.exitcode
-        if code is not None and code < 0:
-            try:
-                return f"killed by {signal.Signals(-code).name}"
-            except ValueError:
-                return f"killed by signal {-code}"
-        return f"exit code {code}"
-
-
 _SPAWN = object()  # handed to a waiter: a worker slot is reserved for you, start one
 
 
@@ -298,22 +143,22 @@ class ProcessPool:
         self.initializer = initializer
         self.max_queued = max_queued
         self.name = name
-        self._server: ForkServer | None = None
-        self._ctx: _Context | None = None
-        if start_method == MINIMAL_FORKSERVER:
-            self._server = ForkServer((__name__, *self.preload), start_timeout=START_TIMEOUT_S)
-            weakref.finalize(self, self._server.close)
-        else:
-            self._ctx = _context(start_method)
-            if forkserver_preload and self._ctx.get_start_method() == "forkserver":
-                _add_forkserver_preload((__name__, *self.preload))
+        # preload: this module too, for the errors a worker sends back
+        self._launcher = WorkerLauncher(
+            start_method,
+            (__name__, *self.preload),
+            initializer,
+            name=name,
+            forkserver_preload=forkserver_preload,
+        )
+        weakref.finalize(self, self._launcher.close)
         self._lock = threading.Lock()
-        self._idle: list[_Worker] = []
-        self._workers: set[_Worker] = set()  # every live worker, starting, idle or busy
+        self._idle: list[Worker] = []
+        self._workers: set[Worker] = set()  # every live worker, starting, idle or busy
         self._slots = 0  # workers started or starting; never above size
         self._waiters: collections.deque[asyncio.Future[Any]] = collections.deque()
         self._closed = False
-        self._dying: set[_Worker] = set()  # killed, not yet reaped
+        self._dying: set[Worker] = set()  # killed, not yet reaped
         self._finalizer = weakref.finalize(self, _kill_all, self._workers, self._dying)
 
     # -- public ---------------------------------------------------------------------------
@@ -329,14 +174,14 @@ class ProcessPool:
 
     @property
     def start_method(self) -> str:
-        return MINIMAL_FORKSERVER if self._ctx is None else self._ctx.get_start_method()
+        return self._launcher.start_method
 
     async def start(self, n: int | None = None) -> None:
         """Start workers now (up to ``n``, default ``size``) instead of on first use."""
         n = self.size if n is None else min(n, self.size)
         got = await asyncio.gather(*(self._acquire() for _ in range(n)), return_exceptions=True)
         for w in got:
-            if isinstance(w, _Worker):
+            if isinstance(w, Worker):
                 self._release(w)
         for e in got:
             if isinstance(e, BaseException):
@@ -377,7 +222,7 @@ class ProcessPool:
         except TimeoutError:
             self._discard(worker)
             raise WorkerTimeoutError(
-                f"{_name(fn)} ran past its {timeout:g} s timeout; worker {worker.pid} killed"
+                f"{call_name(fn)} ran past its {timeout:g} s timeout; worker {worker.pid} killed"
             ) from None
         except (EOFError, OSError):
             how = worker.describe_exit()
@@ -385,7 +230,7 @@ class ProcessPool:
             if self._closed:
                 raise PoolClosedError("the pool was closed while the call ran") from None
             raise WorkerCrashedError(
-                f"worker {worker.pid} died running {_name(fn)} ({how})"
+                f"worker {worker.pid} died running {call_name(fn)} ({how})"
             ) from None
         except BaseException:  # cancelled: the worker is still busy, so it cannot be reused
             self._discard(worker)
@@ -394,7 +239,7 @@ class ProcessPool:
         try:
             reply = pickle.loads(data)
         except Exception as e:
-            raise PoolError(f"the result of {_name(fn)} could not be unpickled: {e!r}") from e
+            raise PoolError(f"the result of {call_name(fn)} could not be unpickled: {e!r}") from e
         if reply[0] == "ok":
             return reply[1]
         exc: BaseException = reply[1]
@@ -424,8 +269,7 @@ class ProcessPool:
             w.stop(grace=STOP_GRACE_S)
         for w in busy + dying:
             w.proc.join(5.0)
-        if self._server is not None:
-            self._server.close()
+        self._launcher.close()
         self._finalizer.detach()
 
     async def aclose(self) -> None:
@@ -438,7 +282,7 @@ class ProcessPool:
         self.close()
 
     # -- workers --------------------------------------------------------------------------
-    async def _acquire(self) -> _Worker:
+    async def _acquire(self) -> Worker:
         loop = asyncio.get_running_loop()
         while (worker := self._pop_idle()) is not None:
             if worker.proc.is_alive():
@@ -467,7 +311,7 @@ class ProcessPool:
                 if fut.done() and not fut.cancelled() and fut.exception() is None:
                     self._handback(fut.result())  # handed over just as we were cancelled
                 raise
-            if isinstance(got, _Worker):
+            if isinstance(got, Worker):
                 return got
         # A slot is reserved for us: start a worker in it.
         try:
@@ -476,9 +320,9 @@ class ProcessPool:
             self._free_slot()
             raise
 
-    async def _start_worker(self) -> _Worker:
+    async def _start_worker(self) -> Worker:
         loop = asyncio.get_running_loop()
-        worker, child = self._new_worker()
+        worker, child = self._launcher.new()
         proc, parent = worker.proc, worker.conn
         # Starting talks to the forkserver (and starts it the first time): not on the loop.
         try:
@@ -518,26 +362,9 @@ class ProcessPool:
             raise PoolClosedError("the pool was closed")
         return worker
 
-    def _new_worker(self) -> tuple[_Worker, Connection]:
-        """A worker, not started yet, and the child's end of its pipe."""
-        parent, child = multiprocessing.Pipe(duplex=True)
-        proc: multiprocessing.process.BaseProcess | ForkedProcess
-        if self._ctx is None:
-            assert self._server is not None
-            args = (self.preload, self.initializer)
-            proc = ForkedProcess(self._server, _worker_main_on_fd, args, child.fileno())
-        else:
-            proc = self._ctx.Process(
-                target=_worker_main,
-                args=(child, self.preload, self.initializer),
-                name=self.name,
-                daemon=True,
-            )
-        return _Worker(proc, parent), child
-
     def _start_in_background(self) -> None:
         """`prestart`'s thread: start a worker in an already reserved slot, blocking."""
-        worker, child = self._new_worker()
+        worker, child = self._launcher.new()
         proc, parent = worker.proc, worker.conn
         try:
             proc.start()
@@ -561,17 +388,17 @@ class ProcessPool:
             return
         self._release(worker)
 
-    def _pop_idle(self) -> _Worker | None:
+    def _pop_idle(self) -> Worker | None:
         with self._lock:
             if self._closed:
                 raise PoolClosedError("the pool is closed")
             return self._idle.pop() if self._idle else None
 
-    def _forget(self, worker: _Worker) -> None:
+    def _forget(self, worker: Worker) -> None:
         with self._lock:
             self._workers.discard(worker)
 
-    def _release(self, worker: _Worker) -> None:
+    def _release(self, worker: Worker) -> None:
         """A healthy worker is free: hand it to the first waiter, else park it."""
         with self._lock:
             if not self._closed:
@@ -587,25 +414,26 @@ class ProcessPool:
         else:
             _deliver(fut, worker, self._handback)
 
-    def _discard(self, worker: _Worker) -> None:
+    def _discard(self, worker: Worker) -> None:
         """Kill a worker that cannot be reused; its slot goes to a waiter or is freed."""
         with self._lock:
             self._workers.discard(worker)
             self._dying.add(worker)
         if worker.proc.is_alive():
             worker.proc.kill()
+
+        def reap() -> None:
+            worker.stop()  # already SIGKILLed: this joins and closes the pipe
+            with self._lock:
+                self._dying.discard(worker)
+
         # Reaping waits for the kernel to free the worker's memory (0.5 s for a grading
         # that blew up to GBs): do it off the loop so other calls' results are not held up.
         try:
-            asyncio.get_running_loop().run_in_executor(None, self._reap, worker)
+            asyncio.get_running_loop().run_in_executor(None, reap)
         except RuntimeError:  # no loop here: reap inline
-            self._reap(worker)
+            reap()
         self._free_slot()
-
-    def _reap(self, worker: _Worker) -> None:
-        worker.stop()  # already SIGKILLed: this joins and closes the pipe
-        with self._lock:
-            self._dying.discard(worker)
 
     def _free_slot(self) -> None:
         with self._lock:
@@ -617,7 +445,7 @@ class ProcessPool:
 
     def _handback(self, item: Any) -> None:
         """Return what a waiter could not take (it was cancelled or its loop is gone)."""
-        if isinstance(item, _Worker):
+        if isinstance(item, Worker):
             self._release(item)
         elif item is _SPAWN:
             self._free_slot()
@@ -642,7 +470,7 @@ def _deliver(fut: asyncio.Future[Any], item: Any, handback: Callable[[Any], None
             handback(item)
 
 
-def _kill_all(*groups: set[_Worker]) -> None:
+def _kill_all(*groups: set[Worker]) -> None:
     """Safety net (garbage collection / interpreter exit): no worker outlives its pool."""
     for workers in groups:
         for w in list(workers):
