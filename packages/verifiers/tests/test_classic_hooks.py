@@ -115,10 +115,19 @@ def test_dict_era_replies_are_adapted(server, classic_replies):
 
 def test_modern_override_is_called_with_the_state(server):
     """0.1.8+: an `is_completed(state)` override is what the loop asks (with `super()`
-    running the stop conditions)."""
+    running the stop conditions), as is an `is_completed` set on the instance."""
     out = run(Modern(dataset=rows(), max_turns=10), server)
     assert out["error"] is None and out["num_turns"] == 2
     assert out["stop_condition"] is None  # the override ended it, not a stop condition
+
+    env = vf.MultiTurnEnv(dataset=rows(), max_turns=10)
+
+    async def one_turn(state, **kwargs):  # a test double set on the instance is asked too
+        return len(state["trajectory"]) >= 1
+
+    env.is_completed = one_turn
+    out = run(env, server)
+    assert out["error"] is None and out["num_turns"] == 1
 
 
 def test_sdk_tool_replies_skip_the_classic_adapter(server, classic_replies):
@@ -189,9 +198,7 @@ def test_classic_sync_hooks_and_hidden_coroutines(server):
     out = run(SyncEra(dataset=rows(), max_turns=5), server, state_columns=["sync_init", "replied"])
     assert out["error"] is None and out["stop_condition"] == "is_completed"
     assert out["num_turns"] == 2 and out["replied"] == 1 and out["sync_init"] is True
-    out = run(
-        HiddenCoroutine(dataset=rows(), max_turns=3), server, state_columns=["wrapped_turns"]
-    )
+    out = run(HiddenCoroutine(dataset=rows(), max_turns=3), server, state_columns=["wrapped_turns"])
     assert out["error"] is None and out["wrapped_turns"] == 3
 
 

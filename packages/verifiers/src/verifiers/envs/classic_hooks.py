@@ -61,13 +61,13 @@ class HookCalls:
     add_model_response: AddResponse
 
 
-def hook_calls(cls: type[MultiTurnEnv], base: type[MultiTurnEnv]) -> HookCalls:
-    """The callers of `cls`'s hooks (`base` is MultiTurnEnv, whose own hooks are modern)."""
+def hook_calls(cls: type[MultiTurnEnv]) -> HookCalls:
+    """The callers of `cls`'s hooks."""
     return HookCalls(
         init_state=method_caller("init_state", is_async_callable(cls.init_state)),
         setup_state=_setup_state_call(is_async_callable(cls.setup_state)),
         env_reply=_env_reply_call(cls.env_response),
-        is_done=_is_done_call(cls.is_completed, base.is_completed),
+        is_done=_is_done_call(cls.is_completed),
         add_model_response=method_caller(
             "add_model_response", is_async_callable(cls.add_model_response)
         ),
@@ -148,19 +148,14 @@ def _env_reply_call(env_response: Callable[..., Any]) -> Reply:
     return reply_classic
 
 
-def _is_done_call(impl: Callable[..., Any], base_impl: Callable[..., Any]) -> IsDone:
-    if impl is base_impl:
-
-        async def stop_conditions(env: MultiTurnEnv, state: State) -> bool:
-            return bool(state.get("is_completed")) or await env.stop_conditions.check(state)
-
-        return stop_conditions
+def _is_done_call(impl: Callable[..., Any]) -> IsDone:
     if not is_dict_era_is_completed(impl):
 
-        async def overridden(env: MultiTurnEnv, state: State) -> bool:
+        async def modern(env: MultiTurnEnv, state: State) -> bool:
+            # through the attribute: an override, or one set on the instance, is what answers
             return bool(await env.is_completed(state))
 
-        return overridden
+        return modern
     legacy_is_async = is_async_callable(impl)  # 0.1.2's is sync
 
     async def dict_era(env: MultiTurnEnv, state: State) -> bool:

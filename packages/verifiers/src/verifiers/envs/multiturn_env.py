@@ -35,7 +35,7 @@ class MultiTurnEnv(Environment):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls._hooks = hook_calls(cls, MultiTurnEnv)
+        cls._hooks = hook_calls(cls)
 
     def __init__(
         self, max_turns: int = -1, timeout_seconds: float | None = None, **kwargs: Any
@@ -87,8 +87,7 @@ class MultiTurnEnv(Environment):
         return limit is not None and limit > 0 and state["usage"]["output_tokens"] >= limit
 
     async def is_completed(self, state: State, *args: Any, **kwargs: Any) -> bool:
-        """Run the stop conditions in priority order; the first that holds ends the rollout.
-        The rollout loop calls it only for a subclass that overrides it."""
+        """Run the stop conditions in priority order; the first that holds ends the rollout."""
         if args and isinstance(args[0], dict):
             # 0.1-era form `is_completed(messages, state)`: a dict-era subclass's super() call
             # asks for the built-in checks only (its own override is the caller).
@@ -212,4 +211,4 @@ class MultiTurnEnv(Environment):
         return out
 
 
-MultiTurnEnv._hooks = hook_calls(MultiTurnEnv, MultiTurnEnv)
+MultiTurnEnv._hooks = hook_calls(MultiTurnEnv)
