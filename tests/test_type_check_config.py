@@ -48,32 +48,33 @@ def test_the_override_is_all_of_strict():
         assert where.get(key) is want, f"--{flag} is not set for {STRICT_PACKAGES}"
 
 
+def _probe(tmp_path: Path, packages: tuple[str, ...], body: str) -> str:
+    """mypy's output, run with the root configuration over a module `probe.py` holding `body`
+    in a package of each name (it must find errors)."""
+    for package in packages:
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+        (tmp_path / package / "probe.py").write_text(body)
+    config = ["--config-file", str(ROOT / "pyproject.toml")]
+    probes = [f"{package}/probe.py" for package in packages]
+    result = _mypy(*config, "--cache-dir", str(tmp_path / "cache"), *probes, cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    return result.stdout
+
+
 def test_mypy_holds_both_packages_to_strict(tmp_path):
     """mypy run with the root configuration rejects what --strict rejects (an untyped
     definition, an Any returned as a typed value) in a module of each strict package."""
-    for package in STRICT_PACKAGES:
-        (tmp_path / package).mkdir()
-        (tmp_path / package / "__init__.py").write_text("")
-        (tmp_path / package / "probe.py").write_text(
-            "import json\n\n\n"
-            "def untyped(x):\n    return x\n\n\n"
-            "def parsed(s: str) -> dict[str, int]:\n    return json.loads(s)\n"
-        )
-    result = _mypy(
-        "--config-file",
-        str(ROOT / "pyproject.toml"),
-        "--cache-dir",
-        str(tmp_path / "cache"),
-        "prime_hub/probe.py",
-        "prime_cli/probe.py",
-        cwd=tmp_path,
+    out = _probe(
+        tmp_path,
+        STRICT_PACKAGES,
+        "import json\n\n\n"
+        "def untyped(x):\n    return x\n\n\n"
+        "def parsed(s: str) -> dict[str, int]:\n    return json.loads(s)\n",
     )
-    assert result.returncode == 1, result.stdout + result.stderr
     for package in STRICT_PACKAGES:
-        assert f"{package}/probe.py:4: error: Function is missing a type annotation" in (
-            result.stdout
-        ), result.stdout
-        assert f"{package}/probe.py:9: error: Returning Any from function" in result.stdout
+        assert f"{package}/probe.py:4: error: Function is missing a type annotation" in out, out
+        assert f"{package}/probe.py:9: error: Returning Any from function" in out
 
 
 def test_make_test_runs_the_type_check():
@@ -96,24 +97,12 @@ def test_mypy_holds_the_sdk_and_environments_to_typed_definitions(tmp_path):
     which they join `files`), while a typed one passes."""
     sdk_bar = [o for o in CONFIG["overrides"] if "verifiers.*" in o["module"]]
     assert len(sdk_bar) == 1 and "i3_math.*" in sdk_bar[0]["module"]
-    for package in ("verifiers", "i3_math"):
-        (tmp_path / package).mkdir()
-        (tmp_path / package / "__init__.py").write_text("")
-        (tmp_path / package / "probe.py").write_text(
-            "def untyped(x):\n    return x\n\n\ndef typed(x: int) -> int:\n    return x\n"
-        )
-    result = _mypy(
-        "--config-file",
-        str(ROOT / "pyproject.toml"),
-        "--cache-dir",
-        str(tmp_path / "cache"),
-        "verifiers/probe.py",
-        "i3_math/probe.py",
-        cwd=tmp_path,
+    packages = ("verifiers", "i3_math")
+    out = _probe(
+        tmp_path,
+        packages,
+        "def untyped(x):\n    return x\n\n\ndef typed(x: int) -> int:\n    return x\n",
     )
-    assert result.returncode == 1, result.stdout + result.stderr
-    for package in ("verifiers", "i3_math"):
-        assert f"{package}/probe.py:1: error: Function is missing a type annotation" in (
-            result.stdout
-        ), result.stdout
-    assert result.stdout.count("error:") == 2, result.stdout
+    for package in packages:
+        assert f"{package}/probe.py:1: error: Function is missing a type annotation" in out, out
+    assert out.count("error:") == 2, out
