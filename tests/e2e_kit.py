@@ -261,31 +261,29 @@ def prime_as(hub: Hub, tmp_path_factory: pytest.TempPathFactory):  # type: ignor
 
 
 # ------------------------------------------------------------------ Python environments
-@pytest.fixture(scope="session")
-def verifiers_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Our verifiers SDK as a wheel, built once from the workspace."""
-    out = tmp_path_factory.mktemp("verifiers-wheel")
+def build_wheel(package: str, out: Path) -> Path:
+    """The workspace package `packages/<package>` built as a wheel into `out`."""
     subprocess.run(
-        [uv(), "build", "--wheel", "-q", "-o", str(out), str(ROOT / "packages" / "verifiers")],
+        [uv(), "build", "--wheel", "-q", "-o", str(out), str(ROOT / "packages" / package)],
         check=True,
         env=base_env(),
         capture_output=True,
     )
-    return next(out.glob("verifiers-*.whl"))
+    (wheel,) = out.glob("*.whl")
+    return wheel
+
+
+@pytest.fixture(scope="session")
+def verifiers_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Our verifiers SDK as a wheel, built once from the workspace."""
+    return build_wheel("verifiers", tmp_path_factory.mktemp("verifiers-wheel"))
 
 
 @pytest.fixture(scope="session")
 def prime_cli_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Our `prime` CLI as a wheel, built once from the workspace: the hub serves it beside the
     SDK, and a scaffolded package's dev group installs it from there."""
-    out = tmp_path_factory.mktemp("prime-cli-wheel")
-    subprocess.run(
-        [uv(), "build", "--wheel", "-q", "-o", str(out), str(ROOT / "packages" / "cli")],
-        check=True,
-        env=base_env(),
-        capture_output=True,
-    )
-    return next(out.glob("prime-*.whl"))
+    return build_wheel("cli", tmp_path_factory.mktemp("prime-cli-wheel"))
 
 
 def install_sdk(python: Path, wheel: Path) -> None:
