@@ -8,7 +8,7 @@ import gc
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, Protocol
 
 from verifiers.client import Client, merge_sampling_args, resolve_client
@@ -112,8 +112,9 @@ def group_inputs(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 
 
 class GroupRunner(Protocol):
-    """What running rollouts needs of an environment (`verifiers.Environment` is one; this
-    module does not import it, so the environment can import this one)."""
+    """What running rollouts needs of an environment (`verifiers.Environment` is one, with
+    these methods' full signatures; this module does not import it, so the environment can
+    import this one)."""
 
     rubric: Any
     sampling_args: SamplingArgs
@@ -123,35 +124,14 @@ class GroupRunner(Protocol):
 
     @property
     def executor(self) -> Any: ...
-
-    async def run_scored_group(
-        self,
-        rows: list[dict[str, Any]],
-        client: Client,
-        model: str,
-        sampling: SamplingArgs,
-        *,
-        group_scoring: bool,
-        rollout_slots: RolloutSlots | None = None,
-        max_retries: int = 0,
-        state_columns: list[str] | None = None,
-        emit: Callable[[list[RolloutOutput]], Any] | None = None,
-    ) -> list[RolloutOutput]: ...
-
-    async def rollout_state(
-        self,
-        input: dict[str, Any],
-        client: Client,
-        model: str,
-        sampling_args: SamplingArgs | None = None,
-        max_retries: int = 0,
-    ) -> State: ...
-
-    async def score_states(self, states: list[State], group: bool) -> None: ...
-
-    def state_to_output(
-        self, state: State, state_columns: list[str] | None = None
-    ) -> RolloutOutput: ...
+    @property
+    def run_scored_group(self) -> Callable[..., Awaitable[list[RolloutOutput]]]: ...
+    @property
+    def rollout_state(self) -> Callable[..., Awaitable[State]]: ...
+    @property
+    def score_states(self) -> Callable[..., Awaitable[None]]: ...
+    @property
+    def state_to_output(self) -> Callable[..., RolloutOutput]: ...
 
 
 async def run_generation(
