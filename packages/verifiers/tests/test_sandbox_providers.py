@@ -2,6 +2,7 @@
 as its first entry there makes it (the Ray tier: on this process's cluster, else a local one)."""
 
 import os
+import re
 import socket
 from pathlib import Path
 
@@ -150,3 +151,22 @@ async def test_cancelled_command_is_abandoned_and_the_sandbox_stays_usable(provi
         assert (await box.exec("echo ok")).stdout == "ok\n" and box.alive
     finally:
         await box.close()
+
+
+def test_a_ray_host_runs_exactly_the_isolating_tiers_but_ray():
+    """The Ray tier's per-node host (`verifiers.ray.sandbox_host`) runs one of `TIERS`'
+    isolating tiers other than the Ray tier itself; any other name is a `ConfigError` that
+    lists the choices (the host keeps its own list, so this pins it to `TIERS`)."""
+    from verifiers.errors import ConfigError
+    from verifiers.ray.sandbox_host import HostConfig
+
+    local = sorted(t.name for t in TIERS if t.promises.isolating and t.name != "ray")
+    for name in local:
+        HostConfig(tier=name, image_tier=name).check()
+    HostConfig(image_tier=None).check()
+    for name in ("ray", "process", "no-such-tier"):
+        with pytest.raises(
+            ConfigError,
+            match=re.escape(f"tier={name!r}") + ".*" + re.escape(f"choose one of {local}"),
+        ):
+            HostConfig(tier=name).check()

@@ -27,7 +27,11 @@ from verifiers.sandbox.base import (
     SandboxDeadError,
     SandboxSpec,
 )
+from verifiers.sandbox.local_tiers import ISOLATING_LOCAL_TIERS, Tier
 from verifiers.sandbox.pool import SandboxPool
+
+# The tiers a host may run, by name: `verifiers.sandbox.TIERS` less the Ray tier itself.
+_HOST_TIERS: dict[str, Tier] = {t.name: t for t in ISOLATING_LOCAL_TIERS}
 
 
 class HostFullError(SandboxCreationError):
@@ -49,14 +53,11 @@ class HostConfig:
 
     def check(self) -> None:
         """Raise `ConfigError` unless the tiers are local isolating tiers and sizes are sane."""
-        from verifiers.sandbox.tiers import TIERS
-
-        local = {t.name: t for t in TIERS if t.promises.isolating and t.name != "ray"}
         for what, name in (("tier", self.tier), ("image_tier", self.image_tier)):
-            if name not in local and not (what == "image_tier" and name is None):
+            if name not in _HOST_TIERS and not (what == "image_tier" and name is None):
                 raise ConfigError(
                     f"the Ray tier's {what}={name!r} is not a local isolating tier; "
-                    f"choose one of {sorted(local)}"
+                    f"choose one of {sorted(_HOST_TIERS)}"
                 )
         if self.slots < 1:
             raise ConfigError(f"sandboxes_per_node must be at least 1, got {self.slots}")
@@ -81,9 +82,7 @@ class SandboxHost:
     # -- the host ----------------------------------------------------------------------------
     async def ready(self) -> dict[str, Any]:
         """Where this host runs, and why its default tier cannot run here (None: it can)."""
-        from verifiers.sandbox.tiers import TIERS
-
-        tier = next(t for t in TIERS if t.name == self.config.tier)
+        tier = _HOST_TIERS[self.config.tier]
         return {**self._where(), "unavailable": tier.unavailable_reason()}
 
     def _where(self) -> dict[str, Any]:
@@ -108,12 +107,10 @@ class SandboxHost:
         return sum(1 for b in self._boxes.values() if b.alive)
 
     def _provider(self, spec: SandboxSpec) -> Provider:
-        from verifiers.sandbox.tiers import TIERS
-
         name = self.config.image_tier if spec.image else None
         name = name or self.config.tier
         if name not in self._providers:
-            self._providers[name] = next(t for t in TIERS if t.name == name).make()
+            self._providers[name] = _HOST_TIERS[name].make()
         return self._providers[name]
 
     def _pool(self, spec: SandboxSpec) -> SandboxPool | None:
