@@ -181,6 +181,9 @@ def test_config_file_errors_name_the_field(tmp_path):
     bad.write_text("[[eval]]\nid = 'arithmetic'\n")
     with pytest.raises(vf.ConfigError, match="no \\[mixture\\] table"):
         vf.load_environment(str(bad))
+    bad.write_text('[mixture]\nseed = "x"\n[[mixture.env]]\nid = "arithmetic"\nweight = 1\n')
+    with pytest.raises(vf.ConfigError, match="seed must be an integer"):
+        vf.load_mixture(bad)
 
 
 @pytest.fixture(scope="module")

@@ -67,7 +67,7 @@ if _TYPE_CHECKING:  # what type checkers and IDEs read; `_SOURCES` is the same, 
         boxed_answer_parser,
         grade_judge_prompt,
     )
-    from verifiers.envs.mixture import Mixture, PoolSpec, load_mixture
+    from verifiers.envs.mixture import Mixture, PoolSpec
     from verifiers.envs.program_prelude import with_prelude
     from verifiers.envs.sandbox_env import configured_provider, default_provider
     from verifiers.errors import (
@@ -93,7 +93,7 @@ if _TYPE_CHECKING:  # what type checkers and IDEs read; `_SOURCES` is the same, 
         TunnelError,
         WorkerLostError,
     )
-    from verifiers.loading import ensure_keys, load_environment
+    from verifiers.loading import ensure_keys, load_environment, load_mixture
     from verifiers.parsers import MaybeThinkParser, Parser, ThinkParser, XMLParser
     from verifiers.parsers.parser import content_text
     from verifiers.pass_rate import PassRateFilter
@@ -219,7 +219,7 @@ _SOURCES: dict[str, tuple[str, ...]] = {
         "boxed_answer_parser",
         "grade_judge_prompt",
     ),
-    "verifiers.envs.mixture": ("Mixture", "PoolSpec", "load_mixture"),
+    "verifiers.envs.mixture": ("Mixture", "PoolSpec"),
     "verifiers.envs.program_prelude": ("with_prelude",),
     "verifiers.envs.sandbox_env": ("configured_provider", "default_provider"),
     "verifiers.errors": (
@@ -245,7 +245,7 @@ _SOURCES: dict[str, tuple[str, ...]] = {
         "TunnelError",
         "WorkerLostError",
     ),
-    "verifiers.loading": ("ensure_keys", "load_environment"),
+    "verifiers.loading": ("ensure_keys", "load_environment", "load_mixture"),
     "verifiers.parsers": ("MaybeThinkParser", "Parser", "ThinkParser", "XMLParser"),
     "verifiers.parsers.parser": ("content_text",),
     "verifiers.pass_rate": ("PassRateFilter",),

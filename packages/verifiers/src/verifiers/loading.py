@@ -1,4 +1,4 @@
-"""`load_environment`: find an installed environment by id and build it."""
+"""`load_environment`: find an installed environment by id and build it; `load_mixture`: the\nenvironments a mixture config names, each loaded by id, as one `Mixture`."""
 
 from __future__ import annotations
 
@@ -13,10 +13,14 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verifiers.errors import ConfigError, EnvironmentLoadError, MissingKeyError
+
+if TYPE_CHECKING:
+    from verifiers.envs.mixture import Mixture
 
 logger = logging.getLogger("verifiers")
 
@@ -190,8 +194,6 @@ def load_environment(env_id: str, **env_args: Any) -> Any:
     from verifiers.envs.environment import Environment
 
     if env_id.endswith(".toml"):  # a mixture config (docs/training.md, "Mixtures")
-        from verifiers.envs.mixture import load_mixture
-
         return load_mixture(env_id, **env_args)
     loader = _find_loader(env_id)
     try:
@@ -214,6 +216,34 @@ def load_environment(env_id: str, **env_args: Any) -> Any:
     env.env_id = env.env_id or env_id
     env.env_args = env.env_args or dict(env_args)
     return env
+
+
+def load_mixture(
+    config: str | Path | Mapping[str, Any],
+    *,
+    seed: int | None = None,
+    num_examples: int | None = None,
+) -> Mixture:
+    """A `Mixture` from a TOML file (or its parsed ``[mixture]`` table): each
+    ``[[mixture.env]]`` names an environment (``id``, its ``args``, ``weight``, optional
+    ``name`` and ``[mixture.env.pools]``); ``[mixture.pools]`` are defaults for every pool
+    spec. ``seed``/``num_examples`` override the file's."""
+    # Here, not in envs.mixture: a source may itself be a mixture file, so loading a mixture
+    # and loading an id call each other, and one module holds both.
+    from verifiers.envs.mixture import Mixture, read_mixture_config
+
+    mixture = read_mixture_config(config)
+    sources = mixture.sources
+    mix = Mixture(
+        [load_environment(s.env_id, **s.args) for s in sources],
+        env_names=[s.name for s in sources],
+        weights=[s.weight for s in sources],
+        pools={s.name: s.pools for s in sources},
+        num_examples=num_examples if num_examples is not None else mixture.num_examples,
+        seed=seed if seed is not None else mixture.seed,
+    )
+    mix.env_id = mixture.name
+    return mix
 
 
 def ensure_keys(keys: list[str]) -> None:

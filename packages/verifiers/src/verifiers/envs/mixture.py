@@ -13,7 +13,8 @@ rows fill those counts, and their order, come from the seed. So the same seed an
 the same dataset, row for row. A pool with fewer rows than its count repeats rows (each row
 once per pass, reshuffled every pass).
 
-`load_mixture(path)` builds one from a TOML file (see docs/training.md, "Mixtures");
+`vf.load_mixture(path)` builds one from a TOML file (see docs/training.md, "Mixtures"),
+`read_mixture_config` here checking the file and `verifiers.loading` loading its environments;
 `vf.load_environment("mix.toml")` and `vf-eval mix.toml` accept such a file too.
 """
 
@@ -316,16 +317,32 @@ MIXTURE_FIELDS = frozenset({"name", "seed", "num_examples", "env", "pools"})
 SOURCE_FIELDS = frozenset({"id", "env_id", "name", "weight", "args", "pools"})
 
 
-def load_mixture(
-    config: str | Path | Mapping[str, Any],
-    *,
-    seed: int | None = None,
-    num_examples: int | None = None,
-) -> Mixture:
-    """A `Mixture` from a TOML file (or its parsed ``[mixture]`` table): each
-    ``[[mixture.env]]`` names an environment (``id``, its ``args``, ``weight``, optional
-    ``name`` and ``[mixture.env.pools]``); ``[mixture.pools]`` are defaults for every pool
-    spec. ``seed``/``num_examples`` override the file's."""
+@dataclass(frozen=True)
+class MixtureSource:
+    """One ``[[mixture.env]]`` table: the environment id, its ``args``, its ``weight``, the
+    name it goes by in the mixture and its pool spec (the file's defaults under its own)."""
+
+    env_id: str
+    name: str
+    weight: Any
+    args: dict[str, Any]
+    pools: PoolSpec
+
+
+@dataclass(frozen=True)
+class MixtureConfig:
+    """A checked ``[mixture]`` table; `verifiers.loading.load_mixture` loads its sources."""
+
+    name: str
+    sources: list[MixtureSource]
+    seed: int
+    num_examples: int | None
+
+
+def read_mixture_config(config: str | Path | Mapping[str, Any]) -> MixtureConfig:
+    """The ``[mixture]`` table of a TOML file (or of an already parsed mapping), checked: an
+    unknown field, a source without an id or weight, or a bad pool spec is a `ConfigError`
+    naming the file and the table."""
     where = "mixture"
     if isinstance(config, Mapping):
         table = dict(config.get("mixture", config))
@@ -351,41 +368,49 @@ def load_mixture(
     if not isinstance(sources, list) or not sources:
         raise ConfigError(f"{where}: needs at least one [[mixture.env]] table")
     default_pools = dict(table.get("pools") or {})
-    envs, names, weights, pools = [], [], [], {}
-    from verifiers.loading import load_environment
-
-    for i, source in enumerate(sources):
-        section = f"{where}: [[mixture.env]] #{i + 1}"
-        if not isinstance(source, Mapping):
-            raise ConfigError(f"{section} must be a table")
-        bad = sorted(set(source) - SOURCE_FIELDS)
-        if bad:
-            raise ConfigError(
-                f"{section}: unknown field(s) {', '.join(bad)}; valid: "
-                f"{', '.join(sorted(SOURCE_FIELDS))}"
-            )
-        env_id = source.get("id", source.get("env_id"))
-        if not isinstance(env_id, str) or not env_id:
-            raise ConfigError(f"{section} needs an id")
-        if "weight" not in source:
-            raise ConfigError(f"{section} ({env_id}) needs a weight")
-        name = source.get("name", env_id)
-        pools[name] = PoolSpec.from_mapping(
-            {**default_pools, **dict(source.get("pools") or {})}, section
-        )
-        envs.append(load_environment(env_id, **dict(source.get("args") or {})))
-        names.append(name)
-        weights.append(source["weight"])
-    mix = Mixture(
-        envs,
-        env_names=names,
-        weights=weights,
-        pools=pools,
-        num_examples=num_examples if num_examples is not None else table.get("num_examples"),
-        seed=seed if seed is not None else int(table.get("seed", 0)),
+    try:
+        seed = int(table.get("seed", 0))
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: seed must be an integer, got {table['seed']!r}") from None
+    return MixtureConfig(
+        name=str(table.get("name") or where),
+        sources=[
+            _source(source, f"{where}: [[mixture.env]] #{i + 1}", default_pools)
+            for i, source in enumerate(sources)
+        ],
+        seed=seed,
+        num_examples=table.get("num_examples"),
     )
-    mix.env_id = str(table.get("name") or where)
-    return mix
 
 
-__all__ = ["Mixture", "PoolSpec", "largest_remainder", "load_mixture"]
+def _source(source: Any, section: str, default_pools: dict[str, Any]) -> MixtureSource:
+    if not isinstance(source, Mapping):
+        raise ConfigError(f"{section} must be a table")
+    bad = sorted(set(source) - SOURCE_FIELDS)
+    if bad:
+        raise ConfigError(
+            f"{section}: unknown field(s) {', '.join(bad)}; valid: "
+            f"{', '.join(sorted(SOURCE_FIELDS))}"
+        )
+    env_id = source.get("id", source.get("env_id"))
+    if not isinstance(env_id, str) or not env_id:
+        raise ConfigError(f"{section} needs an id")
+    if "weight" not in source:
+        raise ConfigError(f"{section} ({env_id}) needs a weight")
+    return MixtureSource(
+        env_id=env_id,
+        name=source.get("name", env_id),
+        weight=source["weight"],
+        args=dict(source.get("args") or {}),
+        pools=PoolSpec.from_mapping({**default_pools, **dict(source.get("pools") or {})}, section),
+    )
+
+
+__all__ = [
+    "Mixture",
+    "MixtureConfig",
+    "MixtureSource",
+    "PoolSpec",
+    "largest_remainder",
+    "read_mixture_config",
+]
