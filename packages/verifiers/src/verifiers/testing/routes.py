@@ -192,19 +192,7 @@ class OpenAIRoutes:
         want_ids = bool(body.get("return_token_ids"))
         logprobs = bool(body.get("logprobs"))
         as_ids = bool(body.get("return_tokens_as_token_ids"))
-        tools = body.get("tools")
-        drop_reasoning = self.server.drop_past_reasoning
-        prompt_ids: list[int] | None
-        if token_in:  # prime-rl's route: the ids are the prompt, the messages only parsed
-            assert isinstance(tokens, list)
-            prompt_tokens = len(tokens)
-            prompt_ids = list(tokens) if want_ids else None
-        elif want_ids:
-            prompt_ids = tok.encode_chat(messages, tools, True, drop_reasoning)
-            prompt_tokens = len(prompt_ids)
-        else:
-            prompt_ids = None
-            prompt_tokens = tok.count(tok.render_chat(messages, tools, True, drop_reasoning))
+        prompt_tokens, prompt_ids = self._chat_prompt(body, tokens if token_in else None)
         completion_tokens = sum(len(g.ids) for g in gens)
         usage = {
             "prompt_tokens": prompt_tokens,
@@ -216,28 +204,12 @@ class OpenAIRoutes:
         if body.get("stream"):
             stream = ChatStream(rid, model, prompt_ids, logprobs, as_ids)
             return await stream.send(self, request, body, gens, usage)
-        choices = []
-        for i, g in enumerate(gens):
-            message: dict[str, Any] = {"role": "assistant", "content": g.content}
-            if g.tool_calls:
-                message["tool_calls"] = g.tool_calls
-            if g.reasoning is not None:
-                message["reasoning_content"] = g.reasoning
-            choice: dict[str, Any] = {
-                "index": i,
-                "message": message,
-                "logprobs": {"content": logprob_content(g.ids, 0, as_ids)} if logprobs else None,
-                "finish_reason": g.finish_reason,
-            }
-            if want_ids:
-                choice["token_ids"] = g.ids
-            choices.append(choice)
         resp: dict[str, Any] = {
             "id": rid,
             "object": "chat.completion",
             "created": int(time.time()),
             "model": model,
-            "choices": choices,
+            "choices": [_chat_choice(i, g, logprobs, as_ids, want_ids) for i, g in enumerate(gens)],
             "usage": usage,
         }
         if want_ids:
@@ -246,6 +218,21 @@ class OpenAIRoutes:
         return web.Response(
             body=orjson.dumps(resp), content_type=_JSON, headers=self.version_headers()
         )
+
+    def _chat_prompt(
+        self, body: dict[str, Any], tokens: list[int] | None
+    ) -> tuple[int, list[int] | None]:
+        """(prompt token count, prompt ids when the request asked for them): the body's
+        `tokens` on prime-rl's token-in route, else the chat template's rendering."""
+        want_ids = bool(body.get("return_token_ids"))
+        if tokens is not None:  # prime-rl's route: the ids are the prompt, the messages only parsed
+            return len(tokens), list(tokens) if want_ids else None
+        messages, tools = body["messages"], body.get("tools")
+        drop_reasoning = self.server.drop_past_reasoning
+        if want_ids:
+            prompt_ids = tok.encode_chat(messages, tools, True, drop_reasoning)
+            return len(prompt_ids), prompt_ids
+        return tok.count(tok.render_chat(messages, tools, True, drop_reasoning)), None
 
     async def completions(self, request: web.BaseRequest) -> web.StreamResponse:
         """vLLM's ``/v1/completions``: ``n`` choices of ``text``; with ``logprobs`` (a count)
@@ -406,6 +393,25 @@ class ChatStream:
         await resp.write(b"".join(self.buf))
         await resp.write_eof()
         return resp
+
+
+def _chat_choice(
+    i: int, g: Sampled, logprobs: bool, as_ids: bool, want_ids: bool
+) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": g.content}
+    if g.tool_calls:
+        message["tool_calls"] = g.tool_calls
+    if g.reasoning is not None:
+        message["reasoning_content"] = g.reasoning
+    choice: dict[str, Any] = {
+        "index": i,
+        "message": message,
+        "logprobs": {"content": logprob_content(g.ids, 0, as_ids)} if logprobs else None,
+        "finish_reason": g.finish_reason,
+    }
+    if want_ids:
+        choice["token_ids"] = g.ids
+    return choice
 
 
 def _error(status: int, message: str | None = None, retry: bool = False) -> web.Response:

@@ -31,16 +31,41 @@ class Sampled:
 def sample(reply: Reply, body: dict[str, Any], call_id: Callable[[], str]) -> Sampled:
     """`reply` as the model would have produced it for request `body`; `call_id()` names tool
     calls the reply left without an id."""
-    content = reply.content
     calls = _norm_calls(reply.tool_calls, call_id) if reply.tool_calls else None
+    content, calls, finish = _cut_at_stop(reply.content, calls, reply.finish_reason, body)
     reasoning = reply.reasoning_content
-    finish = reply.finish_reason
+    ids, segments = _tokenise(reasoning, content, calls)
+    if finish is None:
+        finish = "tool_calls" if calls else "stop"
+    limit = body.get("max_completion_tokens")
+    if limit is None:
+        limit = body.get("max_tokens")
+    if isinstance(limit, int) and 0 <= limit < len(ids):
+        return _truncated(ids[:limit], segments, limit)
+    return Sampled(content, calls, reasoning, ids, segments, finish)
+
+
+def _cut_at_stop(
+    content: str | None,
+    calls: list[dict[str, Any]] | None,
+    finish: str | None,
+    body: dict[str, Any],
+) -> tuple[str | None, list[dict[str, Any]] | None, str | None]:
+    """The content up to the first of the request's stop strings (no tool calls after it)."""
     stop = body.get("stop")
     if stop and content:
         found = [content.find(s) for s in ([stop] if isinstance(stop, str) else stop) if s]
         cut = min((i for i in found if i >= 0), default=-1)
         if cut >= 0:
-            content, calls, finish = content[:cut], None, finish or "stop"
+            return content[:cut], None, finish or "stop"
+    return content, calls, finish
+
+
+def _tokenise(
+    reasoning: str | None, content: str | None, calls: list[dict[str, Any]] | None
+) -> tuple[list[int], list[tuple[str, int, int]]]:
+    """The completion's ids (think tags, reasoning, content, tool calls, end) and where each
+    part lies in them."""
     segments: list[tuple[str, int, int]] = []
     ids: list[int] = []
     for kind, text in (
@@ -56,31 +81,28 @@ def sample(reply: Reply, body: dict[str, Any], call_id: Callable[[], str]) -> Sa
             segments.append((kind, start, len(ids)))
     ids.append(tok.END_ID)
     segments.append(("end", len(ids) - 1, len(ids)))
-    if finish is None:
-        finish = "tool_calls" if calls else "stop"
-    limit = body.get("max_completion_tokens")
-    if limit is None:
-        limit = body.get("max_tokens")
-    if isinstance(limit, int) and 0 <= limit < len(ids):
-        ids = ids[:limit]
-        finish = "length"
-        cut_segments: list[tuple[str, int, int]] = []
-        reasoning, content, calls = None, None, None
-        for kind, start, end in segments:
-            if start >= limit:
-                break
-            end = min(end, limit)
-            text = tok.decode(ids[start:end])
-            if kind == "reasoning":
-                reasoning = text
-            elif kind == "think_tag":
-                reasoning = reasoning or ""
-            elif kind != "end":
-                kind = "content"  # a cut tool call is plain text, as vLLM's parsers leave it
-                content = (content or "") + text
-            cut_segments.append((kind, start, end))
-        segments = cut_segments
-    return Sampled(content, calls, reasoning, ids, segments, finish)
+    return ids, segments
+
+
+def _truncated(ids: list[int], segments: list[tuple[str, int, int]], limit: int) -> Sampled:
+    """A completion cut at the token limit: what survives of each part, as text."""
+    cut_segments: list[tuple[str, int, int]] = []
+    reasoning: str | None = None
+    content: str | None = None
+    for kind, start, end in segments:
+        if start >= limit:
+            break
+        end = min(end, limit)
+        text = tok.decode(ids[start:end])
+        if kind == "reasoning":
+            reasoning = text
+        elif kind == "think_tag":
+            reasoning = reasoning or ""
+        elif kind != "end":
+            kind = "content"  # a cut tool call is plain text, as vLLM's parsers leave it
+            content = (content or "") + text
+        cut_segments.append((kind, start, end))
+    return Sampled(content, None, reasoning, ids, cut_segments, "length")
 
 
 def _norm_calls(calls: list[dict[str, Any]], call_id: Callable[[], str]) -> list[dict[str, Any]]:
