@@ -10,9 +10,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from verifiers.errors import ConfigError, EndpointUnreachableError
+from verifiers.messages import Messages, SamplingArgs
 from verifiers.openai_http import _OPENAI_SDK_ATTRIBUTES, Client
 from verifiers.openai_wire import ModelResponse
-from verifiers.types import Messages, SamplingArgs
 
 logger = logging.getLogger("verifiers.client")
 

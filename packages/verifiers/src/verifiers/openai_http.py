@@ -36,6 +36,7 @@ from verifiers.errors import (
     ModelError,
     OverlongPromptError,
 )
+from verifiers.messages import Messages, SamplingArgs
 from verifiers.openai_wire import (
     POLICY_VERSION_HEADER,
     ModelResponse,
@@ -44,7 +45,6 @@ from verifiers.openai_wire import (
     parse_text_completion,
     to_openai_tool,
 )
-from verifiers.types import Messages, SamplingArgs
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 _CONTEXT_ERROR_MARKERS = ("context length", "context_length", "maximum context", "too long")

@@ -18,7 +18,7 @@ from verifiers.errors import (
     EmptyModelResponseError,
     InvalidModelResponseError,
 )
-from verifiers.types import AssistantMessage, SamplingArgs, ToolCall
+from verifiers.messages import AssistantMessage, SamplingArgs, ToolCall
 
 #: Response header carrying the policy (weights) version that sampled the reply. Ours, not
 #: vLLM's or prime-rl's: their servers send nothing, and a model call is then tagged with the

@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 
 from verifiers.errors import ModelError
+from verifiers.messages import Messages, SamplingArgs
 from verifiers.openai_http import OpenAIClient
 from verifiers.openai_wire import (
     TOKEN_SAMPLING_ARGS,
@@ -37,7 +38,6 @@ from verifiers.openai_wire import (
     merge_sampling_args,
     parse_chat_completion,
 )
-from verifiers.types import Messages, SamplingArgs
 
 __all__ = ["TokenInClient"]
 

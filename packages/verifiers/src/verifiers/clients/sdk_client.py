@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from verifiers.errors import EmptyModelResponseError, Error, ModelError
+from verifiers.messages import AssistantMessage, Messages, SamplingArgs, ToolCall
 from verifiers.openai_http import Client
 from verifiers.openai_wire import (
     ModelResponse,
@@ -22,7 +23,6 @@ from verifiers.openai_wire import (
     parse_text_completion,
     to_openai_tool,
 )
-from verifiers.types import AssistantMessage, Messages, SamplingArgs, ToolCall
 
 
 class SDKSurfaceClient(Client):
