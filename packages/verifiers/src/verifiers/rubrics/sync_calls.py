@@ -3,11 +3,12 @@
 A sync reward function never runs on the event loop (a slow one would stall every other
 rollout), but a hop to a worker thread per call costs about as much CPU as a cheap function
 itself. So calls of functions known to be cheap are queued and carried over in batches: every
-call made in one turn of the loop goes in one hop, and while a batch is out the next calls
-wait for the next one. A function whose last call took at least `slow_after_s` gets a hop of
+call made in one turn of the loop goes in one hop (once `max_batches` are out, further calls
+wait for one to come back). A function whose last call took at least `slow_after_s` gets a hop of
 its own per call, so slow ones (a judge asked the 0.1.2 way, a code runner in a subprocess)
-still run side by side and never hold up the cheap ones for long. A function not yet measured
-gets its own hop too; its first call measures it.
+still run side by side. A function not yet measured gets its own hop too; its first call
+measures it. As several batches can be out at once, a cheap function that turns slow on one
+input holds up only the calls in its own batch.
 
 Upstream ran sync functions on the loop's thread, and some rely on that: `signal.alarm`
 timeouts (math-verify's `parse`/`verify`, hand-written code runners) only work in the main
@@ -27,8 +28,8 @@ from concurrent.futures import Executor
 from typing import Any
 
 Call = tuple[Callable[..., Any], dict[str, Any]]
-# Outcome of one call in a worker: (True, value) or (False, exception), and its duration.
-Outcome = tuple[bool, Any, float]
+# Outcome of one call in a worker: (True, value) or (False, exception).
+Outcome = tuple[bool, Any]
 
 
 class SyncCalls:
@@ -106,9 +107,8 @@ class SyncCalls:
                 ok, value = True, func(**kwargs)
             except Exception as e:
                 ok, value = False, e
-            seconds = time.perf_counter() - started
-            self._seconds[id(func)] = (func, seconds)
-            out.append((ok, value, seconds))
+            self._seconds[id(func)] = (func, time.perf_counter() - started)
+            out.append((ok, value))
         return out
 
 
