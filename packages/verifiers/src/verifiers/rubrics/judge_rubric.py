@@ -25,18 +25,18 @@ import asyncio
 import inspect
 import os
 import re
-from collections.abc import Sequence
 from typing import Any
 
 import aiohttp
 import openai
 
-from verifiers.client import Client, ModelResponse, OpenAIClient, resolve_client
+from verifiers.client import Client, OpenAIClient, resolve_client
 from verifiers.errors import ConfigError, InfraError, MissingKeyError, ModelError
 from verifiers.parsers.parser import content_text
 from verifiers.rubrics.rubric import Rubric
 from verifiers.types import Messages, SamplingArgs
 from verifiers.utils.shared import SharedTasks
+from verifiers.wrapped_client import WrappedClient
 
 __all__ = ["DEFAULT_JUDGE_PROMPT", "JudgeError", "JudgeRubric"]
 
@@ -104,7 +104,7 @@ class _NoKeyClient:
         return "<JudgeRubric default judge client: OPENAI_API_KEY not set>"
 
 
-class _EnvOpenAIClient(Client):
+class _EnvOpenAIClient(WrappedClient):
     """An `OpenAIClient` built on first use from `OPENAI_BASE_URL` / `OPENAI_API_KEY`.
 
     Deferred so that building an environment needs no key (classic built `AsyncOpenAI()`
@@ -130,17 +130,8 @@ class _EnvOpenAIClient(Client):
     def base_url(self) -> str:  # type: ignore[override]
         return self._client.base_url if self._client is not None else ""
 
-    async def get_response(
-        self,
-        messages: Messages,
-        model: str,
-        *,
-        tools: Sequence[dict[str, Any]] | None = None,
-        sampling_args: SamplingArgs | None = None,
-    ) -> ModelResponse:
-        return await self.client.get_response(
-            messages, model, tools=tools, sampling_args=sampling_args
-        )
+    def wrapped(self) -> Client:
+        return self.client
 
     async def aclose(self) -> None:
         if self._client is not None:
