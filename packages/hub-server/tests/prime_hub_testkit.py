@@ -307,8 +307,8 @@ class HubServer:
     def new_user(self, prefix: str = "u", scope: str = "publish") -> tuple[str, str]:
         self._users += 1
         slug = f"{prefix}{self._users}-{os.getpid() % 1000}"
-        self.hub.create_user(slug)
-        _, token = self.hub.create_token(slug, scope)
+        self.hub.accounts.create_user(slug)
+        _, token = self.hub.accounts.create_token(slug, scope)
         return slug, token
 
     def stop(self) -> None:
@@ -427,6 +427,47 @@ def publish(
             files=[("files", (fn, content, "application/octet-stream")) for fn, content in files],
             data=data,
         )
+
+
+def publish_to(
+    url: str, token: str, owner: str, name: str, files: list[tuple[str, bytes]]
+) -> httpx.Response:
+    """`publish`, to a hub at ``url`` (another server process over the same database)."""
+    with httpx.Client(timeout=30) as c:
+        return c.post(
+            f"{url}/api/v1/environments/{owner}/{name}/versions",
+            headers={"Authorization": f"Bearer {token}"},
+            files=[("files", (fn, content)) for fn, content in files],
+        )
+
+
+@contextlib.contextmanager
+def statements_sent(hub: Hub, *, change_counter: bool = True) -> Iterator[list[str]]:
+    """Every SQL statement ``hub`` sends while the block runs (both engines on SQLite), but
+    for download-count flushes that earlier tests' downloads may leave to a background
+    thread; ``change_counter=False`` also leaves out the listing cache's read of the change
+    counter (and its BEGIN), which a path's first request does not make."""
+    from sqlalchemy import event
+
+    seen: list[str] = []
+
+    def count(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+        if threading.current_thread().name == "download-counts":
+            return
+        if not change_counter and "hub_state" in statement:
+            if seen and seen[-1] == "BEGIN":
+                seen.pop()
+            return
+        seen.append(statement)
+
+    engines = {id(e): e for e in (hub.db.read_engine, hub.db.write_engine)}
+    for e in engines.values():
+        event.listen(e, "before_cursor_execute", count)
+    try:
+        yield seen
+    finally:
+        for e in engines.values():
+            event.remove(e, "before_cursor_execute", count)
 
 
 def row_counts(hub: Hub, env_name: str) -> dict[str, int]:

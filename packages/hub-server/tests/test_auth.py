@@ -76,8 +76,10 @@ def test_pip_style_basic_auth_reads_private_index(server, private_env):
 
 def test_token_scopes(server, uid):
     owner, _ = server.new_user("scoped")
-    _, read_tok = server.hub.create_token(owner, "read")
-    _, env_tok = server.hub.create_token(owner, "publish", environment=f"{owner}/{uid.upper()}")
+    _, read_tok = server.hub.accounts.create_token(owner, "read")
+    _, env_tok = server.hub.accounts.create_token(
+        owner, "publish", environment=f"{owner}/{uid.upper()}"
+    )
     files = [make_wheel(uid, "1.0.0")]
     r = publish(server, read_tok, owner, uid, files)
     assert r.status_code == 403 and "publish" in r.json()["detail"]
@@ -142,9 +144,9 @@ def test_organisation_roles(server, uid):
     reader, reader_tok = server.new_user("reader")
     publisher, publisher_tok = server.new_user("pub")
     org = f"org-{uid}"
-    server.hub.create_org(org, owner)
-    server.hub.set_member(org, reader, "reader")
-    server.hub.set_member(org, publisher, "publisher")
+    server.hub.accounts.create_org(org, owner)
+    server.hub.accounts.set_member(org, reader, "reader")
+    server.hub.accounts.set_member(org, publisher, "publisher")
     files = [make_wheel(uid, "1.0.0")]
     assert publish(server, reader_tok, org, uid, files).status_code == 403
     assert publish(server, publisher_tok, org, uid, files, visibility="private").status_code == 201
@@ -161,7 +163,7 @@ def test_organisation_roles(server, uid):
             c.post(f"/api/v1/environments/{org}/{uid}/versions/1.0.0/yank", json={}).status_code
             == 200
         )
-    server.hub.set_member(org, reader, None)
+    server.hub.accounts.set_member(org, reader, None)
     with server.client(reader_tok) as c:
         assert c.get(f"/{org}/simple/{uid}/").status_code == 404
     # twine into an organisation through /{owner}/legacy/
@@ -187,7 +189,7 @@ def test_org_owners_manage_members_over_http(server, uid):
     owner, owner_tok = server.new_user("mowner")
     member, member_tok = server.new_user("mmember")
     org = f"morg-{uid}"
-    server.hub.create_org(org, owner)
+    server.hub.accounts.create_org(org, owner)
     with server.client(owner_tok) as c:
         assert (
             c.put(f"/api/v1/orgs/{org}/members/{member}", json={"role": "reader"}).status_code

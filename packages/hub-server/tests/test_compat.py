@@ -219,8 +219,8 @@ def test_prime_cli_private_environment(server, user, uid):
 def test_prime_cli_whoami_scope_is_a_mapping_of_scope_to_read_write(server, user, uid):
     """`prime whoami` iterates ``scope.items()`` for its "Token Permissions" table."""
     owner, token = user
-    _, read_token = server.hub.create_token(owner, "read")
-    _, one_env = server.hub.create_token(owner, "publish", environment=f"{owner}/{uid}")
+    _, read_token = server.hub.accounts.create_token(owner, "read")
+    _, one_env = server.hub.accounts.create_token(owner, "publish", environment=f"{owner}/{uid}")
     expected = {
         token: {"environments": {"read": True, "write": True}},
         read_token: {"environments": {"read": True, "write": False}},
@@ -309,9 +309,9 @@ def test_prime_cli_inspect_respects_private_access(server, user, uid):
     _outsider, outsider_token = server.new_user("out")
     reader, reader_token = server.new_user("rd")
     org = f"o{uid}"
-    server.hub.create_org(org, owner)
-    server.hub.set_member(org, reader, "reader")
-    _, elsewhere = server.hub.create_token(owner, "read", environment=f"{owner}/other")
+    server.hub.accounts.create_org(org, owner)
+    server.hub.accounts.set_member(org, reader, "reader")
+    _, elsewhere = server.hub.accounts.create_token(owner, "read", environment=f"{owner}/other")
     with server.client(token) as c:
         assert _push(c, uid, "1.0.0", visibility="PRIVATE").status_code == 200
         assert _push(c, uid, "1.0.0", visibility="PRIVATE", owner=org).status_code == 200
@@ -371,8 +371,8 @@ def test_prime_cli_links_login_and_hosted_only_features(server, user, uid):
             assert r.status_code == 501 and "this hub" in r.json()["detail"], (method, path)
     # an owner named like an id may still have an environment called "secrets"
     digits = str(int(uid[1:], 16))[:9]
-    server.hub.create_user(digits)
-    _, digits_token = server.hub.create_token(digits, "publish")
+    server.hub.accounts.create_user(digits)
+    _, digits_token = server.hub.accounts.create_token(digits, "publish")
     with server.client(digits_token) as c:
         assert _push(c, "secrets", "0.1.0").status_code == 200
         assert c.get(f"{API}/{digits}/secrets/@latest").status_code == 200

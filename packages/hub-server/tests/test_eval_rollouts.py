@@ -305,7 +305,7 @@ def test_gc_removes_rollouts_whose_evaluation_went_with_its_version(server, env)
     with server.client(token) as c:
         assert c.delete(f"/api/v1/environments/{owner}/{name}/versions/2.0.0").status_code == 200
     assert server.hub.storage.exists(doomed_key)  # the cascade cannot reach the store
-    removed = server.hub.collect_garbage(grace=dt.timedelta(0))
+    removed = server.hub.cleanup.collect_garbage(grace=dt.timedelta(0))
     assert doomed_key in removed and not server.hub.storage.exists(doomed_key)
     assert server.hub.storage.exists(kept_key)
 

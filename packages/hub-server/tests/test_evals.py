@@ -177,7 +177,7 @@ def _store_raw(server, owner: str, name: str, details: dict) -> int:
     """A row as the hub stored pushes before they were validated (the report's rows)."""
     from prime_hub.db.models import EvalResult, Version
 
-    env = server.hub.get_environment(server.hub.authenticate(None), owner, name)
+    env = server.hub.queries.get_environment(server.hub.accounts.authenticate(None), owner, name)
     with server.hub.db.writer.begin() as s:
         ver = s.query(Version).filter_by(environment_id=env.id, version="1.0.0").one()
         row = EvalResult(

@@ -1,6 +1,6 @@
 """The stored latest-version pointer (issue 30 item 3): every write that changes an
 environment's versions keeps ``environments.latest_version_id`` equal to what the latest rule
-(`core.base._latest_of`) picks from all of its versions, on SQLite and PostgreSQL, and the
+(`core.latest._latest_of`) picks from all of its versions, on SQLite and PostgreSQL, and the
 listings show it; migration 0006 backfills it for versions published before it existed.
 """
 
@@ -10,7 +10,7 @@ import pytest
 from prime_hub_testkit import make_sdist, make_wheel, publish
 from sqlalchemy import create_engine, insert, select
 
-from prime_hub.core.base import _latest_of
+from prime_hub.core.latest import _latest_of
 from prime_hub.db.migrate import upgrade
 from prime_hub.db.models import Account, Environment, Version
 
@@ -19,7 +19,7 @@ def _stored_and_rule(server, owner: str, name: str) -> tuple[str | None, str | N
     """(the version the pointer names, the version the rule picks from all versions)."""
     hub = server.hub
     with hub.db.reader() as s:
-        env = hub._env_query(s, owner, name)
+        env = hub.ctx.env_query(s, owner, name)
         versions = list(
             s.scalars(select(Version).where(Version.environment_id == env.id).order_by(Version.id))
         )

@@ -229,7 +229,7 @@ def test_a_failed_push_never_takes_a_blob_another_push_commits(server, user, uid
 
     owner, token = user
     hub = server.hub
-    principal = hub.authenticate(token)
+    principal = hub.accounts.authenticate(token)
     assert publish(server, token, owner, uid, [make_sdist(uid, "1.0.0")]).status_code == 201
 
     def validated(fn: str, data: bytes):
@@ -245,12 +245,14 @@ def test_a_failed_push_never_takes_a_blob_another_push_commits(server, user, uid
     other_sdist = validated(*make_sdist(uid, "1.0.0", members=members))
     key = blob_key(wheel[0].sha256, wheel[0].filename)
 
-    hub.store_artifacts([wheel])  # A, up to its commit
-    env = hub.get_environment(principal, owner, uid)
+    hub.publishing.store_artifacts([wheel])  # A, up to its commit
+    env = hub.queries.get_environment(principal, owner, uid)
     with pytest.raises(Conflict):  # B fails and cleans up after itself
-        hub.publish(principal, owner, uid, [wheel, other_sdist])
+        hub.publishing.publish(principal, owner, uid, [wheel, other_sdist])
     assert not hub.storage.exists(key)  # B took the shared blob: nothing referenced it yet
-    result = hub._publish_tx(principal, env.id, parse_version("1.0.0"), [wheel], None, None, None)
+    result = hub.publishing._publish_tx(
+        principal, env.id, parse_version("1.0.0"), [wheel], None, None, None
+    )
     assert result.added_files == [wheel[0].filename]
     with server.client() as c:  # A's commit restored it
         got = c.get(f"/files/{owner}/{uid}/{wheel[0].filename}", follow_redirects=True)

@@ -8,14 +8,9 @@ nothing in the serving process hears of its writes), plus one real second server
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import httpx
 import pytest
-from prime_hub_testkit import make_wheel, publish
-from sqlalchemy import event
+from prime_hub_testkit import make_wheel, publish, publish_to, statements_sent
 
 from prime_hub.app import build_hub
 from prime_hub.auth import Principal
@@ -37,24 +32,6 @@ def other_worker(server):  # type: ignore[no-untyped-def]
     hub = build_hub(server.settings, migrate=False)
     yield hub
     hub.db.dispose()
-
-
-@contextmanager
-def statements(server) -> Iterator[list[str]]:  # type: ignore[no-untyped-def]
-    seen: list[str] = []
-
-    def count(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
-        if threading.current_thread().name != "download-counts":
-            seen.append(statement)
-
-    engines = {id(e): e for e in (server.hub.db.read_engine, server.hub.db.write_engine)}
-    for e in engines.values():
-        event.listen(e, "before_cursor_execute", count)
-    try:
-        yield seen
-    finally:
-        for e in engines.values():
-            event.remove(e, "before_cursor_execute", count)
 
 
 def shown(server, listing: str, owner: str, token: str | None = None) -> dict[str, str | None]:  # type: ignore[no-untyped-def]
@@ -82,12 +59,12 @@ def test_every_change_by_another_worker_shows_on_the_next_request(
     owner, token = server.new_user()
     name = f"{uid}-a"
     assert publish(server, token, owner, name, [make_wheel(name, "1.0.0")]).status_code == 201
-    principal = other_worker.authenticate(token)
+    principal = other_worker.accounts.authenticate(token)
     versions = listing in ("api", "cli")
     for _ in range(2):  # the first request to a path lets its route mark it a listing
         assert shown(server, listing, owner) == {name: "1.0.0" if versions else None}
     # the next identical request is served from memory: one statement (the generation)
-    with statements(server) as seen:
+    with statements_sent(server.hub) as seen:
         shown(server, listing, owner)
     queries = [q for q in seen if q.split()[0].upper() not in ("BEGIN", "COMMIT", "ROLLBACK")]
     assert len(queries) == 1 and "hub_state" in queries[0], seen
@@ -99,21 +76,21 @@ def test_every_change_by_another_worker_shows_on_the_next_request(
 
     fn, data = make_wheel(name, "1.1.0")
     (tmp_path / fn).write_bytes(data)
-    other_worker.publish(
+    other_worker.publishing.publish(
         principal, owner, name, validate_files(other_worker, [(tmp_path / fn, fn)])
     )
     expect({name: "1.1.0"})
-    other_worker.set_yanked(principal, owner, name, "1.1.0", True, "broken")
+    other_worker.management.set_yanked(principal, owner, name, "1.1.0", True, "broken")
     expect({name: "1.0.0"})
-    other_worker.set_yanked(principal, owner, name, "1.1.0", False, "")
+    other_worker.management.set_yanked(principal, owner, name, "1.1.0", False, "")
     expect({name: "1.1.0"})
-    other_worker.delete_version(principal, owner, name, "1.1.0")
+    other_worker.management.delete_version(principal, owner, name, "1.1.0")
     expect({name: "1.0.0"})
-    other_worker.update_environment(principal, owner, name, visibility="private")
+    other_worker.management.update_environment(principal, owner, name, visibility="private")
     expect({})
-    other_worker.update_environment(principal, owner, name, visibility="public")
+    other_worker.management.update_environment(principal, owner, name, visibility="public")
     expect({name: "1.0.0"})
-    other_worker.delete_environment(principal, owner, name)
+    other_worker.management.delete_environment(principal, owner, name)
     expect({})
 
 
@@ -128,13 +105,7 @@ def test_a_publish_through_a_second_server_process_shows_on_the_next_request(ser
     proc, url = _serve(server)
     try:
         other = f"{uid}-b"
-        fn, data = make_wheel(other, "1.0.0")
-        with httpx.Client(timeout=30) as c:
-            r = c.post(
-                f"{url}/api/v1/environments/{owner}/{other}/versions",
-                headers={"Authorization": f"Bearer {token}"},
-                files=[("files", (fn, data))],
-            )
+        r = publish_to(url, token, owner, other, [make_wheel(other, "1.0.0")])
         assert r.status_code == 201, r.text
     finally:
         proc.terminate()
@@ -154,7 +125,7 @@ def test_a_page_built_for_one_viewer_never_reaches_another(server, uid, listing)
     for name, visibility in ((hidden, "private"), (public, "public")):
         r = publish(server, token, owner, name, [make_wheel(name, "1.0.0")], visibility=visibility)
         assert r.status_code == 201, r.text
-    _, scoped = server.hub.create_token(owner, "read", environment=f"{owner}/{public}")
+    _, scoped = server.hub.accounts.create_token(owner, "read", environment=f"{owner}/{public}")
     both, only_public = {hidden, public}, {public}
     viewers = [
         (token, both),
@@ -175,7 +146,7 @@ def test_signed_in_pages_are_not_cached(server):  # type: ignore[no-untyped-def]
     with server.client() as c:
         c.cookies.set("prime_hub_token", token)
         assert c.get(f"/{owner}").status_code == 200
-        with statements(server) as seen:
+        with statements_sent(server.hub) as seen:
             assert c.get(f"/{owner}").status_code == 200
     assert any("environments" in q for q in seen), seen
 

@@ -5,13 +5,9 @@ of queries, whatever the page size, with the same "latest" rule as a single envi
 from __future__ import annotations
 
 import re
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
-from prime_hub_testkit import make_wheel, publish
-from sqlalchemy import event
+from prime_hub_testkit import make_wheel, publish, statements_sent
 
 # The listing pages, with the owner whose environments they list (all public here).
 LISTINGS = {
@@ -20,33 +16,6 @@ LISTINGS = {
     "api list": lambda owner: ("/api/v1/environments", {"owner": owner}),
     "cli list": lambda owner: ("/api/v1/environmentshub/", {"owner": owner}),
 }
-
-
-@contextmanager
-def counting_statements(server) -> Iterator[list[str]]:
-    """Every SQL statement the hub sends while the block runs (both engines on SQLite), but
-    for download-count flushes that earlier tests' downloads may leave to a background thread
-    and the listing cache's read of the change counter (with its BEGIN), which a path's
-    first request does not make (`prime_hub.listing_cache`)."""
-    seen: list[str] = []
-
-    def count(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
-        if threading.current_thread().name == "download-counts":
-            return
-        if "hub_state" in statement:
-            if seen and seen[-1] == "BEGIN":
-                seen.pop()
-            return
-        seen.append(statement)
-
-    engines = {id(e): e for e in (server.hub.db.read_engine, server.hub.db.write_engine)}
-    for e in engines.values():
-        event.listen(e, "before_cursor_execute", count)
-    try:
-        yield seen
-    finally:
-        for e in engines.values():
-            event.remove(e, "before_cursor_execute", count)
 
 
 def _publish_envs(server, token: str, owner: str, prefix: str, start: int, stop: int) -> None:
@@ -58,7 +27,7 @@ def _publish_envs(server, token: str, owner: str, prefix: str, start: int, stop:
 
 
 def _statements_for(server, path: str, params: dict[str, str], expect_envs: int) -> int:
-    with server.client() as c, counting_statements(server) as seen:
+    with server.client() as c, statements_sent(server.hub, change_counter=False) as seen:
         r = c.get(path, params=params)
     assert r.status_code == 200, r.text
     # the page really lists every environment with its latest version (1.0.0: rc is not final)

@@ -12,7 +12,7 @@ import time
 import uuid
 
 import httpx
-from prime_hub_testkit import free_port, make_wheel, publish, row_counts, wait_port
+from prime_hub_testkit import free_port, make_wheel, publish, publish_to, row_counts, wait_port
 
 
 def _serve(server) -> tuple[subprocess.Popen, str]:
@@ -188,14 +188,8 @@ def test_index_cache_follows_writes_made_by_another_process(server, user, uid):
         assert c.get(f"/{owner}/simple/{uid}/", headers=json_accept).json()["versions"] == ["1.0.0"]
     proc, url = _serve(server)  # a second server process over the same database and store
     try:
-        fn, data = make_wheel(uid, "1.1.0")
-        with httpx.Client(timeout=30) as other:
-            r = other.post(
-                f"{url}/api/v1/environments/{owner}/{uid}/versions",
-                headers={"Authorization": f"Bearer {token}"},
-                files=[("files", (fn, data))],
-            )
-            assert r.status_code == 201, r.text
+        r = publish_to(url, token, owner, uid, [make_wheel(uid, "1.1.0")])
+        assert r.status_code == 201, r.text
     finally:
         proc.terminate()
         proc.wait(10)
@@ -222,8 +216,8 @@ def test_garbage_collection_removes_only_unreferenced_objects(server, user, uid,
     key = blob_key("ab" * 32, f"{uid}-9.9.9-py3-none-any.whl")
     server.hub.storage.put_file(key, orphan)
     assert server.hub.storage.exists(key)
-    assert key not in server.hub.collect_garbage()  # too young: may be an upload in flight
-    removed = server.hub.collect_garbage(grace=dt.timedelta(seconds=-5))
+    assert key not in server.hub.cleanup.collect_garbage()  # too young: may be an upload in flight
+    removed = server.hub.cleanup.collect_garbage(grace=dt.timedelta(seconds=-5))
     assert key in removed and not server.hub.storage.exists(key)
     with server.client() as c:  # published files are untouched
         url = c.get(f"/api/v1/environments/{owner}/{uid}/versions/1.0.0").json()["files"][0]["url"]

@@ -171,7 +171,7 @@ def test_private_names_stay_on_the_hub_for_callers_who_cannot_read_them(server, 
     tok = {
         "anonymous": None,
         "stranger": server.new_user("ps")[1],
-        "reader-of-another-env": server.hub.create_token(
+        "reader-of-another-env": server.hub.accounts.create_token(
             owner, "read", environment=f"{owner}/{uid}-pub"
         )[1],
     }[who]

@@ -59,7 +59,7 @@ def _fill(spec: dict, owner: str) -> dict:
 
 def _minter(server, kind: str) -> tuple[str, str]:
     owner, _ = server.new_user("mint")
-    _, token = server.hub.create_token(owner, **_fill(MINTERS[kind], owner))
+    _, token = server.hub.accounts.create_token(owner, **_fill(MINTERS[kind], owner))
     return owner, token
 
 
@@ -120,8 +120,8 @@ def test_narrower_or_equal_rights_are_minted(server, route, minter, want):
     owner, token = _minter(server, minter)
     code, plain = ROUTES[route](server, token, _fill(want, owner))
     assert code == 201 and plain
-    parent = server.hub.authenticate(token).token
-    child = server.hub.authenticate(plain).token
+    parent = server.hub.accounts.authenticate(token).token
+    child = server.hub.accounts.authenticate(plain).token
     assert child.user_id == parent.user_id  # always for the caller themself
     assert child.scope == want["scope"]
     asked = _fill(want, owner).get("environment")

@@ -58,14 +58,14 @@ def _user_with_tokens(server, kinds: set[str]) -> tuple[str, dict[str, tuple[int
         spec = {
             k: v.format(owner=owner) if isinstance(v, str) else v for k, v in TOKENS[kind].items()
         }
-        tok, plain = server.hub.create_token(owner, **spec)
+        tok, plain = server.hub.accounts.create_token(owner, **spec)
         out[kind] = (tok.id, plain)
     return owner, out
 
 
 def _works(server, plain: str) -> bool:
     try:
-        server.hub.authenticate(plain)
+        server.hub.accounts.authenticate(plain)
     except Unauthorized:
         return False
     return True

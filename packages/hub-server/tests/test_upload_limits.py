@@ -120,7 +120,7 @@ def _token(server, owner: str, kind: str, env: str) -> str:
         "read": {"scope": "read"},
         "bound-elsewhere": {"scope": "publish", "environment": f"{owner}/{env}-other"},
     }[kind]
-    return server.hub.create_token(owner, **spec)[1]
+    return server.hub.accounts.create_token(owner, **spec)[1]
 
 
 # (route, token kind) -> the answer: 403 when the token may not upload there at all (decided

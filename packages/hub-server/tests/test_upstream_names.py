@@ -186,7 +186,7 @@ def test_an_air_gapped_hub_registers_only_allowed_names(server, user, uid, monke
 
 def test_nobody_without_publish_rights_makes_the_hub_ask_upstream(server, upstream_index, uid):
     owner, _ = server.new_user("ro")
-    _, read_only = server.hub.create_token(owner, "read")
+    _, read_only = server.hub.accounts.create_token(owner, "read")
     for route in ROUTES:
         name = f"{uid}-{route}"
         assert ROUTES[route](server, read_only, owner, name) in (401, 403), route

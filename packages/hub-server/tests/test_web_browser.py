@@ -258,8 +258,8 @@ def test_tokens_are_created_once_and_revoked(browser, site, hub):
 def test_token_form_cannot_widen_the_session_token(browser, site, hub, minter, scope, environment):
     """The escalation an attacker found: a narrow session minting a wide token in the form."""
     spec = {k: v.format(owner=site["owner"]) for k, v in minter.items()}
-    _, session_token = hub.hub.create_token(site["owner"], **spec)
-    before = len(hub.hub.list_tokens(site["owner"]))
+    _, session_token = hub.hub.accounts.create_token(site["owner"], **spec)
+    before = len(hub.hub.accounts.list_tokens(site["owner"]))
     browser.delete_all_cookies()
     browser.get(f"{site['url']}/login?next=/settings/tokens")
     browser.find_element(By.ID, "token").send_keys(session_token)
@@ -273,5 +273,5 @@ def test_token_form_cannot_widen_the_session_token(browser, site, hub, minter, s
     _navigate(browser, browser.find_element(By.XPATH, "//button[text()='Create token']").click)
     assert browser.find_elements(By.ID, "new-token") == []
     assert "cannot create" in _text(browser) or "limited to" in _text(browser)
-    assert len(hub.hub.list_tokens(site["owner"])) == before
+    assert len(hub.hub.accounts.list_tokens(site["owner"])) == before
     _navigate(browser, browser.find_element(By.XPATH, "//button[text()='Sign out']").click)

@@ -125,7 +125,7 @@ def create_asgi(settings: Settings | None = None, hub: Hub | None = None) -> Ind
     listings = ListingCache(
         app,
         hub.generation,
-        hub.authenticate,
+        hub.accounts.authenticate,
         max_age=hub.settings.listing_cache_seconds,
         session_cookie=SESSION_COOKIE,
     )

@@ -171,16 +171,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "migrate":
             print("database is at the newest revision")
         elif args.action == "create-user":
-            u = hub.create_user(args.username, args.email, args.is_admin)
+            u = hub.accounts.create_user(args.username, args.email, args.is_admin)
             print(f"created user {u.slug}")
         elif args.action == "create-org":
-            o = hub.create_org(args.org, args.owner)
+            o = hub.accounts.create_org(args.org, args.owner)
             print(f"created organisation {o.slug} owned by {args.owner}")
         elif args.action == "set-member":
-            hub.set_member(args.org, args.user, None if args.remove else args.role)
+            hub.accounts.set_member(args.org, args.user, None if args.remove else args.role)
             print("membership updated")
         elif args.action == "create-token":
-            tok, plain = hub.create_token(
+            tok, plain = hub.accounts.create_token(
                 args.username, args.scope, args.environment, args.name, args.expires_in_days
             )
             print(plain)
@@ -189,19 +189,19 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
         elif args.action == "list-tokens":
-            for t in hub.list_tokens(args.username):
+            for t in hub.accounts.list_tokens(args.username):
                 state = "revoked" if t.revoked_at else "active"
                 print(f"{t.id}\t{t.scope}\t{t.environment or '*'}\t{state}\t{t.name}")
         elif args.action == "gc":
             import datetime as dt
 
-            removed = hub.collect_garbage(dt.timedelta(minutes=args.grace_minutes))
+            removed = hub.cleanup.collect_garbage(dt.timedelta(minutes=args.grace_minutes))
             if args.verbose:
                 for item in removed:
                     print(item)
             print(f"removed {len(removed)} leftovers")
         elif args.action == "revoke-token":
-            hub.revoke_token(args.token_id)
+            hub.accounts.revoke_token(args.token_id)
             print(f"revoked token {args.token_id}")
     except HubError as exc:
         print(f"error: {exc.detail}", file=sys.stderr)

@@ -28,7 +28,9 @@ def base_url(request: Request) -> str:
 
 def principal_sync(request: Request) -> Principal:
     """Authenticate in a worker thread (it queries the database)."""
-    return hub_of(request).authenticate(token_from_header(request.headers.get("authorization")))
+    return hub_of(request).accounts.authenticate(
+        token_from_header(request.headers.get("authorization"))
+    )
 
 
 async def principal_async(request: Request) -> Principal:
@@ -44,7 +46,7 @@ def environment_page(
     ``filters`` (``Hub.list_environments``' keywords), each with its latest version.
     The response may be served again until the next change (`listing_cache`)."""
     mark_cacheable(request)
-    return hub_of(request).list_environments_with_latest(principal_sync(request), **filters)
+    return hub_of(request).queries.list_environments_with_latest(principal_sync(request), **filters)
 
 
 class WorkDir:

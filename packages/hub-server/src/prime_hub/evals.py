@@ -144,7 +144,7 @@ class EvalResults:
     def submit(
         self, principal: Principal, owner: str, name: str, version: str, sub: EvalSubmission
     ) -> EvalResult:
-        env = self.hub.get_environment(principal, owner, name)
+        env = self.hub.queries.get_environment(principal, owner, name)
         if principal.user is None:
             raise Unauthorized("pushing evaluation results needs an API token")
         if not principal.can_submit_eval(env):
@@ -153,7 +153,7 @@ class EvalResults:
             )
         if sub.num_errors > sub.num_rollouts:
             raise BadRequest("num_errors cannot exceed num_rollouts")
-        ver = self.hub.find_version(env, version)
+        ver = self.hub.queries.find_version(env, version)
         details = sub.details()
         _check_size(details)
         with self.hub.db.writer.begin() as s:
@@ -186,10 +186,12 @@ class EvalResults:
         limit: int = 100,
         offset: int = 0,
     ) -> list[EvalResult]:
-        env = self.hub.get_environment(principal, owner, name)
+        env = self.hub.queries.get_environment(principal, owner, name)
         query = select(EvalResult).where(EvalResult.environment_id == env.id)
         if version is not None:
-            query = query.where(EvalResult.version_id == self.hub.find_version(env, version).id)
+            query = query.where(
+                EvalResult.version_id == self.hub.queries.find_version(env, version).id
+            )
         if model is not None:
             query = query.where(EvalResult.model == model)
         query = query.order_by(EvalResult.created_at.desc(), EvalResult.id.desc())
@@ -197,7 +199,7 @@ class EvalResults:
             return list(s.scalars(query.limit(limit).offset(offset)).unique())
 
     def delete(self, principal: Principal, owner: str, name: str, eval_id: int) -> None:
-        env = self.hub.get_environment(principal, owner, name)
+        env = self.hub.queries.get_environment(principal, owner, name)
         if principal.user is None:
             raise Unauthorized("deleting evaluation results needs an API token")
         with self.hub.db.writer.begin() as s:

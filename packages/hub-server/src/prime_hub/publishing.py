@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from .auth import Principal
-from .errors import BadRequest, InvalidPackage
-from .names import normalize, validate_project_name
+from .core.upload_rules import check_declared, uploaded_filename
+from .errors import BadRequest
+from .names import validate_project_name
 from .service import Hub, PublishResult
 from .uploads import ReceivedFile
-from .validation import ArtifactInfo, parse_version, validate_artifact
+from .validation import ArtifactInfo, validate_artifact
 
 
 def validate_files(hub: Hub, paths: list[tuple[Path, str]]) -> list[tuple[ArtifactInfo, Path]]:
@@ -35,33 +36,14 @@ def publish_uploads(
         validate_project_name(name)
     if not uploads:
         raise BadRequest("no files in the upload")
-    spooled: list[tuple[Path, str]] = []
-    for up in uploads:
-        filename = up.filename.replace("\\", "/").rsplit("/", 1)[-1]
-        if not filename:
-            raise BadRequest("an uploaded file has no file name")
-        spooled.append((up.path, filename))
+    spooled = [(up.path, uploaded_filename(up.filename)) for up in uploads]
     artifacts = validate_files(hub, spooled)
     first = artifacts[0][0]
-    env_name = name or first.name or ""
-    if name and normalize(first.name or "") != normalize(name):
-        raise InvalidPackage(
-            f"{first.filename} is the distribution {first.name!r}, but the upload says {name!r}"
-        )
-    if declared_version is not None and parse_version(declared_version) != parse_version(
-        first.version or ""
-    ):
-        raise InvalidPackage(
-            f"{first.filename} is version {first.version}, but the upload says {declared_version}"
-        )
-    if sha256_digest and sha256_digest.lower() != first.sha256:
-        raise InvalidPackage(
-            f"{first.filename}: sha256 {first.sha256} does not match the declared {sha256_digest}"
-        )
-    return hub.publish(
+    check_declared(first, name, declared_version, sha256_digest)
+    return hub.publishing.publish(
         principal,
         owner,
-        env_name,
+        name or first.name or "",
         artifacts,
         visibility=visibility,
         description=description,

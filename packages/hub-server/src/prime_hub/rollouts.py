@@ -195,7 +195,7 @@ class RolloutStore:
         (the hub's one read rule, ``get_environment``); otherwise NotFound, whether it does
         not exist, has no rollouts or is private to others. With ``owner``/``name`` it must
         also belong to that environment."""
-        env = self.hub.get_environment(principal, owner, name) if owner and name else None
+        env = self.hub.queries.get_environment(principal, owner, name) if owner and name else None
         missing = NotFound(f"evaluation {eval_id} has no rollouts here")
         with self.hub.db.reader() as s:
             row = s.get(EvalResult, eval_id)
@@ -206,7 +206,7 @@ class RolloutStore:
                 raise missing
             return row
         try:
-            self.hub.get_environment_by_id(principal, row.environment_id)
+            self.hub.queries.get_environment_by_id(principal, row.environment_id)
         except NotFound:
             raise missing from None
         return row
@@ -227,7 +227,7 @@ class RolloutStore:
     def check_push(self, principal: Principal, owner: str, name: str, eval_id: int) -> EvalResult:
         """Before the body is read: the evaluation exists in this environment, and the
         caller, its submitter, holds a publish-scoped token that covers the environment."""
-        env = self.hub.get_environment(principal, owner, name)
+        env = self.hub.queries.get_environment(principal, owner, name)
         if principal.user is None:
             raise Unauthorized("pushing rollouts needs an API token")
         with self.hub.db.reader() as s:

@@ -1,1 +1,3 @@
-"""The registry's operations, one module per concern; ``prime_hub.service.Hub`` joins them."""
+"""The registry's services, one module per concern, over one shared `context.HubContext`;
+``prime_hub.service.Hub`` builds them. The upload rules are pure functions
+(`upload_rules`)."""

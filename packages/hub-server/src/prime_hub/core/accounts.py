@@ -22,13 +22,18 @@ from ..auth import (
 from ..db.models import Account, ApiToken, Membership, utcnow
 from ..errors import BadRequest, Conflict, Forbidden, NotFound, Unauthorized
 from ..names import normalize, validate_project_name, validate_slug
-from .base import HubBase
+from .context import HubContext
 
 
-class AccountsMixin(HubBase):
+class AccountsService:
+    """Accounts, organisations, memberships, API tokens and authentication."""
+
+    def __init__(self, ctx: HubContext) -> None:
+        self.ctx = ctx
+
     def create_user(self, slug: str, email: str | None = None, admin: bool = False) -> Account:
         validate_slug(slug)
-        with self.db.writer.begin() as s:
+        with self.ctx.db.writer.begin() as s:
             if s.scalar(select(Account).where(Account.slug == slug)):
                 raise Conflict(f"the name {slug!r} is taken")
             acct = Account(slug=slug, kind="user", email=email, is_admin=admin, display_name=slug)
@@ -37,10 +42,10 @@ class AccountsMixin(HubBase):
 
     def create_org(self, slug: str, owner: str) -> Account:
         validate_slug(slug)
-        with self.db.writer.begin() as s:
+        with self.ctx.db.writer.begin() as s:
             if s.scalar(select(Account).where(Account.slug == slug)):
                 raise Conflict(f"the name {slug!r} is taken")
-            user = self._account(s, owner, kind="user")
+            user = self.ctx.account(s, owner, kind="user")
             org = Account(slug=slug, kind="org", display_name=slug, is_admin=False)
             s.add(org)
             s.flush()
@@ -62,11 +67,11 @@ class AccountsMixin(HubBase):
         """Add, change (role) or remove (None) a member; ``by`` None means the admin CLI."""
         if role is not None and role not in ROLES:
             raise BadRequest(f"role must be one of {', '.join(ROLES)}")
-        with self.db.writer.begin() as s:
-            o = self._account(s, org, kind="org")
+        with self.ctx.db.writer.begin() as s:
+            o = self.ctx.account(s, org, kind="org")
             if by is not None:
                 self._check_org_owner(by, o)
-            u = self._account(s, user, kind="user")
+            u = self.ctx.account(s, user, kind="user")
             s.execute(
                 delete(Membership).where(Membership.org_id == o.id, Membership.user_id == u.id)
             )
@@ -74,8 +79,8 @@ class AccountsMixin(HubBase):
                 s.add(Membership(org_id=o.id, user_id=u.id, role=role))
 
     def members(self, principal: Principal, org: str) -> list[tuple[str, str]]:
-        with self.db.reader() as s:
-            o = self._account(s, org, kind="org")
+        with self.ctx.db.reader() as s:
+            o = self.ctx.account(s, org, kind="org")
             if principal.role_in(o) is None:
                 raise NotFound(f"no org named {org!r}")
             rows = s.execute(
@@ -122,8 +127,8 @@ class AccountsMixin(HubBase):
         self, user: str, rights: TokenRights, name: str, minted_by: int | None = None
     ) -> tuple[ApiToken, str]:
         plain = new_token()
-        with self.db.writer.begin() as s:
-            u = self._account(s, user, kind="user")
+        with self.ctx.db.writer.begin() as s:
+            u = self.ctx.account(s, user, kind="user")
             if minted_by is not None:
                 # locked: a revocation of the minter waits for this commit and then takes
                 # the new token with it, or it came first and this mint is refused
@@ -147,7 +152,7 @@ class AccountsMixin(HubBase):
         rights came from it, so they go with it); returns the ids revoked now. ``by`` None
         means the admin CLI; every HTTP route passes the caller, whose token must hold at
         least the rights of the one it revokes (``auth.check_revoke``, as for minting)."""
-        with self.db.writer.begin() as s:
+        with self.ctx.db.writer.begin() as s:
             tok = _locked_token(s, token_id)
             if by is not None:
                 if by.user is None:
@@ -157,7 +162,7 @@ class AccountsMixin(HubBase):
                 check_revoke(by.token, TokenRights.of(tok))
             elif tok is None:
                 raise NotFound("no such token")
-            now = utcnow()
+            now = self.ctx.clock()
             revoked: list[int] = []
             level = [tok]
             while level:
@@ -171,14 +176,14 @@ class AccountsMixin(HubBase):
         return revoked
 
     def list_tokens(self, user: str) -> list[ApiToken]:
-        with self.db.reader() as s:
-            u = self._account(s, user, kind="user")
+        with self.ctx.db.reader() as s:
+            u = self.ctx.account(s, user, kind="user")
             return list(s.scalars(select(ApiToken).where(ApiToken.user_id == u.id)))
 
     def authenticate(self, plain: str | None) -> Principal:
         if not plain:
             return Principal()
-        with self.db.reader() as s:
+        with self.ctx.db.reader() as s:
             tok = s.scalar(select(ApiToken).where(ApiToken.token_hash == hash_token(plain)))
             if tok is None or tok.revoked_at is not None or is_expired(tok):
                 raise Unauthorized("invalid, expired or revoked API token")
@@ -195,7 +200,7 @@ class AccountsMixin(HubBase):
         """The user's own namespace and the organisations they belong to."""
         if principal.user is None:
             return []
-        with self.db.reader() as s:
+        with self.ctx.db.reader() as s:
             rows = s.execute(
                 select(Account, Membership.role)
                 .join(Membership, Membership.org_id == Account.id)

@@ -15,9 +15,10 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from ..db.models import EvalResult, File, PendingUpload, utcnow
+from ..db.models import EvalResult, File, PendingUpload
 from ..uploads import SPOOL
-from .staging import StagingMixin
+from .context import HubContext
+from .staging import StagingService
 
 # spool areas under the data dir: ``spool`` (uploads.SpoolDir) and ``tmp`` (deps.WorkDir)
 SPOOL_AREAS = (SPOOL, "tmp")
@@ -36,30 +37,40 @@ def _newest_mtime(path: Path) -> float:
     return newest
 
 
-class CleanupMixin(StagingMixin):
+class CleanupService:
+    """Garbage collection of what failed or abandoned uploads leave behind."""
+
+    def __init__(self, ctx: HubContext, staging: StagingService) -> None:
+        self.ctx = ctx
+        self.staging = staging
+
     def collect_garbage(self, grace: dt.timedelta = dt.timedelta(hours=1)) -> list[str]:
         """Delete every leftover older than ``grace``; what was removed."""
-        self.expire_pending()
-        cutoff = (utcnow() - grace).timestamp()
-        with self.db.reader() as s:
+        self.staging.expire_pending()
+        cutoff = (self.ctx.clock() - grace).timestamp()
+        with self.ctx.db.reader() as s:
             referenced = set(s.scalars(select(File.storage_key)))
             staged = set(s.scalars(select(PendingUpload.staging_key)))
             # rollouts of evaluations deleted with their version or environment
             rollouts = set(s.scalars(select(EvalResult.rollouts_key)))
         removed = []
-        for prefix, keep in (("blobs/", referenced), ("staging/", staged), ("rollouts/", rollouts)):
-            for key, modified in list(self.storage.list_keys(prefix)):
+        for prefix, keep in (
+            ("blobs/", referenced),
+            ("staging/", staged),
+            ("rollouts/", rollouts),
+        ):
+            for key, modified in list(self.ctx.storage.list_keys(prefix)):
                 if key not in keep and modified < cutoff:
-                    self.storage.delete(key)
+                    self.ctx.storage.delete(key)
                     removed.append(key)
-        removed += self.storage.remove_partials(cutoff)
+        removed += self.ctx.storage.remove_partials(cutoff)
         removed += self.remove_stale_spool(cutoff)
         return removed
 
     def remove_stale_spool(self, older_than: float) -> list[str]:
         removed = []
         for area in SPOOL_AREAS:
-            root = self.settings.data_dir / area
+            root = self.ctx.settings.data_dir / area
             if not root.is_dir():
                 continue
             for entry in root.iterdir():

@@ -10,11 +10,42 @@ pre-releases counted when nothing final is left (as ``latest_version`` defaults 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Protocol, TypeVar
+
+from packaging.version import Version as PkgVersion
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from ..db.models import Environment, Version
-from .base import _latest_of
+
+
+class _Versioned(Protocol):
+    """A version row or object: what the latest-version rule reads."""
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def yanked(self) -> bool: ...
+
+
+_V = TypeVar("_V", bound=_Versioned)
+
+
+def _latest_of(versions: Iterable[_V], include_prereleases: bool) -> _V | None:
+    """The latest-version rule, for anything with ``.version`` and ``.yanked``: yanked
+    versions never count; the newest final release (PEP 440 order) wins; with no final
+    release, the newest pre-release if ``include_prereleases``; among equal versions, the
+    first given."""
+    live = sorted(
+        (v for v in versions if not v.yanked),
+        key=lambda v: PkgVersion(v.version),
+        reverse=True,
+    )
+    finals = [v for v in live if not PkgVersion(v.version).is_prerelease]
+    pool = finals or (live if include_prereleases else [])
+    return pool[0] if pool else None
 
 
 def latest_version_id(s: Session, env_id: int) -> int | None:

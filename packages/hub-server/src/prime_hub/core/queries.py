@@ -13,7 +13,9 @@ from ..auth import Principal
 from ..db.models import Account, Environment, File, Tag, Version
 from ..errors import Conflict, NotFound, Unauthorized
 from ..names import normalize
-from .base import HubBase, _clean_tags, _latest_of
+from .context import HubContext
+from .latest import _latest_of
+from .upload_rules import clean_tags
 
 
 @dataclass(frozen=True)
@@ -68,16 +70,21 @@ class DownloadInfo:
     metadata_sha256: str | None
 
 
-class QueriesMixin(HubBase):
+class QueryService:
+    """Read-side queries: environments, versions, listings, the index and downloads."""
+
+    def __init__(self, ctx: HubContext) -> None:
+        self.ctx = ctx
+
     def get_environment(self, principal: Principal, owner: str, name: str) -> Environment:
-        with self.db.reader() as s:
-            env = self._env_query(s, owner, name)
+        with self.ctx.db.reader() as s:
+            env = self.ctx.env_query(s, owner, name)
             if env is None or not principal.can_read(env):
                 raise NotFound(f"environment {owner}/{name} not found")
             return env
 
     def get_environment_by_id(self, principal: Principal, env_id: int) -> Environment:
-        with self.db.reader() as s:
+        with self.ctx.db.reader() as s:
             env = s.get(Environment, env_id)
             if env is None or not principal.can_read(env):
                 raise NotFound(f"environment {env_id} not found")
@@ -85,7 +92,7 @@ class QueriesMixin(HubBase):
 
     def versions(self, env: Environment) -> list[Version]:
         """Versions newest first (PEP 440 order; equal versions in publishing order)."""
-        with self.db.reader() as s:
+        with self.ctx.db.reader() as s:
             vs = list(
                 s.scalars(
                     select(Version).where(Version.environment_id == env.id).order_by(Version.id)
@@ -113,7 +120,7 @@ class QueriesMixin(HubBase):
             return out
         ids = {e.latest_version_id for e in envs if e.latest_version_id is not None}
         if ids:
-            with self.db.reader() as s:
+            with self.ctx.db.reader() as s:
                 for v in s.scalars(select(Version).where(Version.id.in_(ids))):
                     out[v.environment_id] = v
         return out
@@ -143,7 +150,7 @@ class QueriesMixin(HubBase):
             .limit(_page_size(limit))
             .offset(max(0, offset))
         )
-        with self.db.read_engine.connect() as conn:
+        with self.ctx.db.read_engine.connect() as conn:
             total = conn.scalar(select(func.count()).select_from(q.subquery())) or 0
             rows = conn.execute(page).all()
             tags: dict[int, list[ListedTag]] = {r.id: [] for r in rows}
@@ -213,7 +220,7 @@ class QueriesMixin(HubBase):
         """A page of the environments ``principal`` may see that match ``filters`` (the
         keywords of `_listing_query`), as ORM objects, and how many match in all."""
         q, order_by = self._listing_query(principal, **filters)
-        with self.db.reader() as s:
+        with self.ctx.db.reader() as s:
             total = s.scalar(select(func.count()).select_from(q.subquery())) or 0
             q = q.order_by(*order_by).limit(_page_size(limit)).offset(max(0, offset))
             items = list(s.scalars(q))
@@ -250,7 +257,7 @@ class QueriesMixin(HubBase):
             q = q.where(or_(Environment.visibility == "public", priv_ok))
         else:
             q = q.where(Environment.visibility == "public")
-        unlisted = sorted({normalize(n) for n in self.settings.unlisted_names})
+        unlisted = sorted({normalize(n) for n in self.ctx.settings.unlisted_names})
         if unlisted:  # libraries (the SDK) are served, not listed as environments
             q = q.where(Environment.normalized_name.not_in(unlisted))
         if mine:
@@ -270,7 +277,7 @@ class QueriesMixin(HubBase):
                     Account.slug.like(like),
                 )
             )
-        for t in _clean_tags(tags or []):
+        for t in clean_tags(tags or []):
             q = q.where(Environment.id.in_(select(Tag.environment_id).where(Tag.tag == t)))
         sort_col = {
             "name": Environment.normalized_name,
@@ -283,7 +290,7 @@ class QueriesMixin(HubBase):
         return q, (ordered, Environment.id)
 
     def index_projects(self, principal: Principal, owner: str | None) -> list[str]:
-        with self.db.reader() as s:
+        with self.ctx.db.reader() as s:
             q = select(Environment).join(Account, Environment.owner_id == Account.id)
             if owner:
                 q = q.where(Account.slug == owner)
@@ -322,7 +329,7 @@ class QueriesMixin(HubBase):
 
     def index_data(self, principal: Principal, owner: str | None, name: str) -> IndexData:
         """Everything a project page shows, in two Core queries (the index's hot path)."""
-        with self.db.read_engine.connect() as conn:
+        with self.ctx.db.read_engine.connect() as conn:
             env = self._env_row(conn, principal, owner, name)
             rows = conn.execute(
                 select(
@@ -341,13 +348,16 @@ class QueriesMixin(HubBase):
                 .where(Version.environment_id == env.id)
             ).all()
         return IndexData(
-            owner=env.slug, name=env.name, normalized_name=env.normalized_name, rows=rows
+            owner=env.slug,
+            name=env.name,
+            normalized_name=env.normalized_name,
+            rows=rows,
         )
 
     def file_for_download(
         self, principal: Principal, owner: str, name: str, filename: str
     ) -> DownloadInfo:
-        with self.db.read_engine.connect() as conn:
+        with self.ctx.db.read_engine.connect() as conn:
             try:
                 env = self._env_row(conn, principal, owner, name)
             except NotFound:
@@ -368,13 +378,13 @@ class QueriesMixin(HubBase):
         return DownloadInfo(environment_id=env.id, **row._asdict())
 
     def core_metadata(self, file_id: int) -> bytes | None:
-        with self.db.read_engine.connect() as conn:
+        with self.ctx.db.read_engine.connect() as conn:
             return conn.execute(select(File.core_metadata).where(File.id == file_id)).scalar()
 
     def record_downloads(self, batch: dict[tuple[int, int], int]) -> None:
         """Add download counts: {(file id, environment id): n}."""
         per_env: dict[int, int] = {}
-        with self.db.writer.begin() as s:
+        with self.ctx.db.writer.begin() as s:
             for (file_id, env_id), n in batch.items():
                 s.execute(
                     update(File).where(File.id == file_id).values(downloads=File.downloads + n)

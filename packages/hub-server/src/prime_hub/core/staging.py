@@ -10,13 +10,19 @@ from typing import Any
 from sqlalchemy import delete, select
 
 from ..auth import Principal
-from ..db.models import Environment, PendingUpload, utcnow
-from ..errors import BadRequest, Forbidden, InvalidPackage, NotFound
+from ..db.models import Environment, PendingUpload
+from ..errors import Forbidden, NotFound
 from ..validation import parse_version
-from .base import HubBase
+from .context import HubContext
+from .upload_rules import check_staged_file
 
 
-class StagingMixin(HubBase):
+class StagingService:
+    """Staged (direct) uploads: announced files waiting for their bytes and a finalize call."""
+
+    def __init__(self, ctx: HubContext) -> None:
+        self.ctx = ctx
+
     def create_pending(
         self,
         principal: Principal,
@@ -32,16 +38,11 @@ class StagingMixin(HubBase):
     ) -> PendingUpload:
         if principal.user is None or not principal.can_publish(env.owner, env.name):
             raise Forbidden(f"this token may not publish to {env.owner.slug}/{env.name}")
-        if size is not None and size > self.settings.max_upload_bytes:
-            raise BadRequest(
-                f"{filename} is larger than the limit {self.settings.max_upload_bytes}"
-            )
-        if "/" in filename or "\\" in filename or filename.startswith("."):
-            raise InvalidPackage(f"invalid file name {filename!r}")
+        check_staged_file(filename, size, self.ctx.settings.max_upload_bytes)
         parse_version(version)
         uid = secrets.token_urlsafe(24)
         self.expire_pending()
-        with self.db.writer.begin() as s:
+        with self.ctx.db.writer.begin() as s:
             p = PendingUpload(
                 id=uid,
                 environment_id=env.id,
@@ -61,8 +62,8 @@ class StagingMixin(HubBase):
 
     def expire_pending(self, max_age: dt.timedelta = dt.timedelta(days=1)) -> int:
         """Forget announced uploads that were never finalized (an abandoned push)."""
-        cutoff = utcnow() - max_age
-        with self.db.reader() as s:
+        cutoff = self.ctx.clock() - max_age
+        with self.ctx.db.reader() as s:
             stale = list(
                 s.scalars(select(PendingUpload.id).where(PendingUpload.created_at < cutoff))
             )
@@ -71,14 +72,14 @@ class StagingMixin(HubBase):
         return len(stale)
 
     def get_pending(self, upload_id: str) -> PendingUpload:
-        with self.db.reader() as s:
+        with self.ctx.db.reader() as s:
             p = s.get(PendingUpload, upload_id)
             if p is None:
                 raise NotFound("no such upload")
             return p
 
     def mark_pending(self, upload_id: str, state: str) -> None:
-        with self.db.writer.begin() as s:
+        with self.ctx.db.writer.begin() as s:
             p = s.get(PendingUpload, upload_id)
             if p is None:
                 raise NotFound("no such upload")
@@ -86,16 +87,16 @@ class StagingMixin(HubBase):
 
     def drop_pending(self, ids: Iterable[str]) -> None:
         ids = list(ids)
-        with self.db.writer.begin() as s:
+        with self.ctx.db.writer.begin() as s:
             s.execute(delete(PendingUpload).where(PendingUpload.id.in_(ids)))
         for i in ids:
             try:
-                self.storage.delete(f"staging/{i}")
+                self.ctx.storage.delete(f"staging/{i}")
             except Exception:  # a leftover staging object is harmless
                 pass
 
     def pending_for(self, env_id: int, version: str, user_id: int) -> list[PendingUpload]:
-        with self.db.reader() as s:
+        with self.ctx.db.reader() as s:
             return list(
                 s.scalars(
                     select(PendingUpload).where(

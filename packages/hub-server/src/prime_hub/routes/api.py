@@ -46,7 +46,7 @@ def whoami(request: Request) -> dict[str, Any]:
             "scope": p.token.scope if p.token else None,
             "environment": p.token.environment if p.token else None,
         },
-        "organizations": hub_of(request).owner_names(p),
+        "organizations": hub_of(request).accounts.owner_names(p),
     }
 
 
@@ -96,11 +96,11 @@ def list_environments(
 @router.get("/environments/{owner}/{name}", summary="Environment details")
 def get_environment(request: Request, owner: str, name: str) -> dict[str, Any]:
     hub = hub_of(request)
-    env = hub.get_environment(principal_sync(request), owner, name)
+    env = hub.queries.get_environment(principal_sync(request), owner, name)
     return environment_detail_view(
         base_url(request),
         env,
-        hub.latest_version(env),
+        hub.queries.latest_version(env),
         pass_through=hub.settings.upstream is not None,
     )
 
@@ -117,34 +117,36 @@ def patch_environment(
     request: Request, owner: str, name: str, body: EnvironmentPatch
 ) -> dict[str, Any]:
     hub = hub_of(request)
-    env = hub.update_environment(principal_sync(request), owner, name, **body.model_dump())
+    env = hub.management.update_environment(
+        principal_sync(request), owner, name, **body.model_dump()
+    )
     return environment_detail_view(
         base_url(request),
         env,
-        hub.latest_version(env),
+        hub.queries.latest_version(env),
         pass_through=hub.settings.upstream is not None,
     )
 
 
 @router.delete("/environments/{owner}/{name}", summary="Delete an environment (names stay taken)")
 def delete_environment(request: Request, owner: str, name: str) -> dict[str, Any]:
-    hub_of(request).delete_environment(principal_sync(request), owner, name)
+    hub_of(request).management.delete_environment(principal_sync(request), owner, name)
     return {"deleted": f"{owner}/{name}"}
 
 
 @router.get("/environments/{owner}/{name}/versions", summary="Versions, newest first")
 def list_versions(request: Request, owner: str, name: str) -> dict[str, Any]:
     hub = hub_of(request)
-    env = hub.get_environment(principal_sync(request), owner, name)
+    env = hub.queries.get_environment(principal_sync(request), owner, name)
     base = base_url(request)
-    return {"versions": [version_view(base, env, v) for v in hub.versions(env)]}
+    return {"versions": [version_view(base, env, v) for v in hub.queries.versions(env)]}
 
 
 @router.get("/environments/{owner}/{name}/versions/{version}", summary="One version")
 def get_version(request: Request, owner: str, name: str, version: str) -> dict[str, Any]:
     hub = hub_of(request)
-    env = hub.get_environment(principal_sync(request), owner, name)
-    return version_view(base_url(request), env, hub.find_version(env, version))
+    env = hub.queries.get_environment(principal_sync(request), owner, name)
+    return version_view(base_url(request), env, hub.queries.find_version(env, version))
 
 
 @router.post(
@@ -156,7 +158,7 @@ async def publish(request: Request, owner: str, name: str) -> JSONResponse:
     hub = hub_of(request)
     principal = await principal_async(request)
     # who may publish here is settled before a byte of the body is read
-    await run_in_threadpool(hub.check_may_upload, principal, owner, name)
+    await run_in_threadpool(hub.publishing.check_may_upload, principal, owner, name)
     with SpoolDir(hub.settings) as spool:
         form = await receive_form(
             request,
@@ -189,13 +191,15 @@ class YankBody(BaseModel):
 
 @router.post("/environments/{owner}/{name}/versions/{version}/yank", summary="Yank (PEP 592)")
 def yank(request: Request, owner: str, name: str, version: str, body: YankBody) -> dict[str, Any]:
-    v = hub_of(request).set_yanked(principal_sync(request), owner, name, version, True, body.reason)
+    v = hub_of(request).management.set_yanked(
+        principal_sync(request), owner, name, version, True, body.reason
+    )
     return {"version": v.version, "yanked": True, "yanked_reason": v.yanked_reason}
 
 
 @router.post("/environments/{owner}/{name}/versions/{version}/unyank", summary="Un-yank")
 def unyank(request: Request, owner: str, name: str, version: str) -> dict[str, Any]:
-    v = hub_of(request).set_yanked(principal_sync(request), owner, name, version, False)
+    v = hub_of(request).management.set_yanked(principal_sync(request), owner, name, version, False)
     return {"version": v.version, "yanked": False}
 
 
@@ -204,7 +208,7 @@ def unyank(request: Request, owner: str, name: str, version: str) -> dict[str, A
     summary="Delete a version (its file names are never reused)",
 )
 def delete_version(request: Request, owner: str, name: str, version: str) -> dict[str, Any]:
-    v = hub_of(request).delete_version(principal_sync(request), owner, name, version)
+    v = hub_of(request).management.delete_version(principal_sync(request), owner, name, version)
     return {"deleted": v.version}
 
 
@@ -218,7 +222,7 @@ class TokenRequest(BaseModel):
 @router.post("/tokens", summary="Create a token for yourself (shown once)", status_code=201)
 def create_token(request: Request, body: TokenRequest) -> dict[str, Any]:
     p = principal_sync(request)
-    tok, plain = hub_of(request).mint_token(
+    tok, plain = hub_of(request).accounts.mint_token(
         p, body.scope, body.environment, body.name, body.expires_in_days
     )
     return {"id": tok.id, "token": plain, "scope": tok.scope, "environment": tok.environment}
@@ -239,7 +243,7 @@ def list_tokens(request: Request) -> dict[str, Any]:
                 "created_at": iso(t.created_at),
                 "revoked": t.revoked_at is not None,
             }
-            for t in hub_of(request).list_tokens(p.user.slug)
+            for t in hub_of(request).accounts.list_tokens(p.user.slug)
         ]
     }
 
@@ -252,7 +256,7 @@ def revoke_token(request: Request, token_id: int) -> dict[str, Any]:
     p = principal_sync(request)
     if p.user is None:
         raise Unauthorized("no API token given")
-    ids = hub_of(request).revoke_token(token_id, by=p)
+    ids = hub_of(request).accounts.revoke_token(token_id, by=p)
     return {"revoked": token_id, "revoked_ids": ids}
 
 
@@ -275,11 +279,11 @@ class StageRequest(BaseModel):
 def stage(request: Request, owner: str, name: str, body: StageRequest) -> dict[str, Any]:
     hub = hub_of(request)
     p = principal_sync(request)
-    env, _ = hub.ensure_environment(p, owner, name, body.visibility)
+    env, _ = hub.publishing.ensure_environment(p, owner, name, body.visibility)
     out = []
     for f in body.files:
         kind = "wheel" if f.filename.endswith(".whl") else "sdist"
-        pending = hub.create_pending(
+        pending = hub.staging.create_pending(
             p,
             env,
             kind=kind,
@@ -311,8 +315,8 @@ class CompleteRequest(BaseModel):
 def complete(request: Request, owner: str, name: str, body: CompleteRequest) -> JSONResponse:
     hub = hub_of(request)
     p = principal_sync(request)
-    env = hub.get_environment(p, owner, name)
-    pendings = [hub.get_pending(i) for i in body.upload_ids]
+    env = hub.queries.get_environment(p, owner, name)
+    pendings = [hub.staging.get_pending(i) for i in body.upload_ids]
     if any(x.environment_id != env.id for x in pendings):
         raise BadRequest("an upload id belongs to another environment")
     result = staged.publish_pending(hub, p, env, pendings)
@@ -323,7 +327,7 @@ def complete(request: Request, owner: str, name: str, body: CompleteRequest) -> 
 
 @router.get("/orgs/{org}/members", summary="Members of an organisation (members only)")
 def list_members(request: Request, org: str) -> dict[str, Any]:
-    rows = hub_of(request).members(principal_sync(request), org)
+    rows = hub_of(request).accounts.members(principal_sync(request), org)
     return {"members": [{"username": u, "role": r} for u, r in rows]}
 
 
@@ -333,11 +337,11 @@ class MemberBody(BaseModel):
 
 @router.put("/orgs/{org}/members/{user}", summary="Add a member or change a role (org owners)")
 def put_member(request: Request, org: str, user: str, body: MemberBody) -> dict[str, Any]:
-    hub_of(request).set_member(org, user, body.role, by=principal_sync(request))
+    hub_of(request).accounts.set_member(org, user, body.role, by=principal_sync(request))
     return {"username": user, "role": body.role}
 
 
 @router.delete("/orgs/{org}/members/{user}", summary="Remove a member (org owners)")
 def delete_member(request: Request, org: str, user: str) -> dict[str, Any]:
-    hub_of(request).set_member(org, user, None, by=principal_sync(request))
+    hub_of(request).accounts.set_member(org, user, None, by=principal_sync(request))
     return {"removed": user}

@@ -67,7 +67,7 @@ def _scope_view(p: Principal) -> dict[str, dict[str, bool]]:
 @router.get("/user/teams")
 def teams(request: Request, offset: int = 0, limit: int = 100) -> dict[str, Any]:
     p = _need_user(principal_sync(request))
-    orgs = hub_of(request).owner_names(p)
+    orgs = hub_of(request).accounts.owner_names(p)
     data = [
         {
             "teamId": str(o["id"]),
@@ -159,7 +159,7 @@ def _owner_from(hub: Hub, p: Principal, body: ResolveBody) -> str:
     if body.owner_slug or body.team_slug:
         return body.owner_slug or body.team_slug or ""
     if body.team_id:
-        for o in hub.owner_names(p):
+        for o in hub.accounts.owner_names(p):
             if str(o["id"]) == body.team_id or o["slug"] == body.team_id:
                 return str(o["slug"])
         raise NotFound(f"no team {body.team_id!r} for this user")
@@ -171,7 +171,7 @@ def resolve(request: Request, body: ResolveBody) -> dict[str, Any]:
     hub = hub_of(request)
     p = _need_user(principal_sync(request))
     owner = _owner_from(hub, p, body)
-    env, created = hub.ensure_environment(p, owner, body.name, body.visibility)
+    env, created = hub.publishing.ensure_environment(p, owner, body.name, body.visibility)
     return {
         "data": {
             "id": str(env.id),
@@ -196,14 +196,14 @@ def lookup(request: Request, body: LookupBody) -> dict[str, Any]:
 def _env_by_id(request: Request, env_id: str) -> Environment:
     if not env_id.isdigit():
         raise NotFound(f"environment {env_id} not found")
-    return hub_of(request).get_environment_by_id(principal_sync(request), int(env_id))
+    return hub_of(request).queries.get_environment_by_id(principal_sync(request), int(env_id))
 
 
 @router.get("/environmentshub/{owner}/{name}/status")
 def status(request: Request, owner: str, name: str) -> dict[str, Any]:
     hub = hub_of(request)
-    env = hub.get_environment(principal_sync(request), owner, name)
-    latest = hub.latest_version(env)
+    env = hub.queries.get_environment(principal_sync(request), owner, name)
+    latest = hub.queries.latest_version(env)
     return {
         "data": {
             "name": env.name,
@@ -243,8 +243,8 @@ def _url_deps(deps: list[str]) -> list[str]:
 @router.get("/environmentshub/{owner}/{name}/@{ref}")
 def get_ref(request: Request, owner: str, name: str, ref: str) -> dict[str, Any]:
     hub = hub_of(request)
-    env = hub.get_environment(principal_sync(request), owner, name)
-    v = hub.find_version(env, ref)
+    env = hub.queries.get_environment(principal_sync(request), owner, name)
+    v = hub.queries.find_version(env, ref)
     base = base_url(request)
     files_base = f"{base}/files/{env.owner.slug}/{normalize(env.name)}"
     wheel = next((f for f in v.files if f.kind == "wheel"), None)
@@ -261,7 +261,7 @@ def get_ref(request: Request, owner: str, name: str, ref: str) -> dict[str, Any]
         "sha256": wheel.sha256 if wheel else None,
         "created_at": iso(v.created_at),
         "yanked": v.yanked,
-        "latest_version": _latest_view(hub.latest_version(env)),
+        "latest_version": _latest_view(hub.queries.latest_version(env)),
         "metadata": {
             "description": env.description,
             "tags": [t.tag for t in env.tags],
@@ -283,8 +283,8 @@ def get_ref(request: Request, owner: str, name: str, ref: str) -> dict[str, Any]
 @router.get("/environmentshub/{owner}/{name}/versions")
 def versions(request: Request, owner: str, name: str) -> dict[str, Any]:
     hub = hub_of(request)
-    env = hub.get_environment(principal_sync(request), owner, name)
-    return {"data": {"versions": [_version_view(v) for v in hub.versions(env)]}}
+    env = hub.queries.get_environment(principal_sync(request), owner, name)
+    return {"data": {"versions": [_version_view(v) for v in hub.queries.versions(env)]}}
 
 
 def _version_view(v: Version) -> dict[str, Any]:
@@ -311,13 +311,13 @@ def _version_view(v: Version) -> dict[str, Any]:
 
 @router.delete("/environmentshub/{owner}/{name}/@{ref}")
 def delete_ref(request: Request, owner: str, name: str, ref: str) -> dict[str, Any]:
-    v = hub_of(request).delete_version(principal_sync(request), owner, name, ref)
+    v = hub_of(request).management.delete_version(principal_sync(request), owner, name, ref)
     return {"data": {"success": True, "message": f"deleted version {v.version}"}}
 
 
 @router.delete("/environmentshub/{owner}/{name}")
 def delete_env(request: Request, owner: str, name: str) -> dict[str, Any]:
-    hub_of(request).delete_environment(principal_sync(request), owner, name)
+    hub_of(request).management.delete_environment(principal_sync(request), owner, name)
     return {"data": {"success": True, "message": f"deleted {owner}/{name}"}}
 
 
@@ -333,7 +333,7 @@ class ArtifactBody(BaseModel):
 
 def _check_new_version(hub: Hub, env: Environment, body: ArtifactBody) -> None:
     want = parse_version(body.semantic_version)
-    for v in hub.versions(env):
+    for v in hub.queries.versions(env):
         if body.content_hash and v.content_hash == body.content_hash:
             raise Conflict(
                 f"Version with content hash {body.content_hash[:12]} already exists "
@@ -367,7 +367,7 @@ def announce_wheel(request: Request, env_id: str, body: ArtifactBody) -> dict[st
 
 def _stage(hub: Any, principal: Any, env: Any, body: ArtifactBody, kind: str) -> Any:
     """Record an announced artifact as pending until its bytes are PUT and finalized."""
-    return hub.create_pending(
+    return hub.staging.create_pending(
         principal,
         env,
         kind=kind,
@@ -384,12 +384,12 @@ def _finalize_one(request: Request, env_id: str, upload_id: str) -> None:
     hub = hub_of(request)
     _need_user(principal_sync(request))
     env = _env_by_id(request, env_id)
-    pending = hub.get_pending(upload_id)
+    pending = hub.staging.get_pending(upload_id)
     if pending.environment_id != env.id:
         raise NotFound("no such upload for this environment")
     with WorkDir(hub) as work:  # check the bytes now, so a bad PUT is reported at once
         staged.verify_staged(hub, pending, work)
-    hub.mark_pending(upload_id, "uploaded")
+    hub.staging.mark_pending(upload_id, "uploaded")
 
 
 @router.post("/environmentshub/{env_id}/wheels/{wheel_id}/finalize")
@@ -414,11 +414,11 @@ def finalize_version(request: Request, env_id: str, version_id: str) -> dict[str
     p = _need_user(principal_sync(request))
     _finalize_one(request, env_id, version_id)
     env = _env_by_id(request, env_id)
-    source = hub.get_pending(version_id)
+    source = hub.staging.get_pending(version_id)
     assert p.user is not None
     wheels = [
         x
-        for x in hub.pending_for(env.id, source.version, p.user.id)
+        for x in hub.staging.pending_for(env.id, source.version, p.user.id)
         if x.kind == "wheel" and x.state == "uploaded"
     ]
     if not wheels:
@@ -430,7 +430,7 @@ def finalize_version(request: Request, env_id: str, version_id: str) -> dict[str
     result = staged.publish_pending(hub, p, env, [wheel, source], description=desc, tags=tags)
     stale = [x.id for x in wheels if x.id != wheel.id]
     if stale:
-        hub.drop_pending(stale)
+        hub.staging.drop_pending(stale)
     return {
         "data": {
             "success": True,

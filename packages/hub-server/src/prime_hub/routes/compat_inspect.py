@@ -86,8 +86,8 @@ def inspect_source(
     max_bytes: int = Query(default=100_000, ge=1, le=MAX_BYTES),
 ) -> dict[str, Any]:
     hub = hub_of(request)
-    env = hub.get_environment(principal_sync(request), owner, name)  # the read-access check
-    version = hub.find_version(env, ref)
+    env = hub.queries.get_environment(principal_sync(request), owner, name)  # the read-access check
+    version = hub.queries.find_version(env, ref)
     archive = open_archive(hub.storage, source_file(version))
     rel = _clean(path)
     base: dict[str, Any] = {"path": rel, "version_id": str(version.id), "version": version.version}

@@ -27,7 +27,7 @@ async def _legacy(request: Request, owner: str | None) -> JSONResponse:
         tok_env = principal.token.environment if principal.token else None
         owner = tok_env.partition("/")[0] if tok_env else principal.user.slug
     # the project name is inside the body; the owner and the token's rights are not
-    await run_in_threadpool(hub.check_may_upload, principal, owner, None)
+    await run_in_threadpool(hub.publishing.check_may_upload, principal, owner, None)
     with SpoolDir(hub.settings) as spool:
         form = await receive_form(
             request, spool, file_limit=hub.settings.max_upload_bytes, max_files=2, max_fields=200

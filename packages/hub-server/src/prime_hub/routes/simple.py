@@ -41,7 +41,7 @@ def _project_page(
     answer = route(hub, principal, owner, name)
     if isinstance(answer, Upstream):
         return Page(b"", media_type, "", 302, location=answer.url)
-    data = hub.index_data(principal, answer.owner, name)
+    data = hub.queries.index_data(principal, answer.owner, name)
     order = {v: PkgVersion(v) for v in {r.version for r in data.rows}}
     rows = sorted(data.rows, key=lambda r: (order[r.version], r.filename))  # oldest first
     files = [
@@ -71,7 +71,7 @@ def _project_page(
 def _root_page(
     hub: Hub, principal: Principal, owner: str | None, fmt: str, media_type: str
 ) -> Page:
-    names = hub.index_projects(principal, owner)
+    names = hub.queries.index_projects(principal, owner)
     prefix = f"/{owner}/simple/" if owner else "/simple/"
     body = (
         simple.root_page_json([normalize(n) for n in names], hub.settings.upstream is not None)
@@ -162,12 +162,12 @@ def _lookup(
 ) -> DownloadInfo | bytes:
     """The file's record, or for ``<file>.metadata`` the PEP 658 metadata bytes."""
     if filename.endswith(".metadata"):
-        f = hub.file_for_download(principal, owner, name, filename[: -len(".metadata")])
-        meta = hub.core_metadata(f.id) if f.metadata_sha256 else None
+        f = hub.queries.file_for_download(principal, owner, name, filename[: -len(".metadata")])
+        meta = hub.queries.core_metadata(f.id) if f.metadata_sha256 else None
         if meta is None:
             raise NotFound("this file has no separate metadata")
         return meta
-    return hub.file_for_download(principal, owner, name, filename)
+    return hub.queries.file_for_download(principal, owner, name, filename)
 
 
 @router.get("/files/{owner}/{name}/{filename}", summary="Download a file (or its .metadata)")

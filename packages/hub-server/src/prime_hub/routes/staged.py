@@ -33,7 +33,9 @@ def upload_url(request: Request, pending: PendingUpload) -> str:
 @upload_route
 async def receive(request: Request, upload_id: str) -> dict[str, object]:
     hub = hub_of(request)
-    pending = await run_in_threadpool(hub.get_pending, upload_id)  # the id is the credential
+    pending = await run_in_threadpool(
+        hub.staging.get_pending, upload_id
+    )  # the id is the credential
     # never more than the limit, nor more than was announced
     limit = min(hub.settings.max_upload_bytes, pending.size or hub.settings.max_upload_bytes)
     with SpoolDir(hub.settings) as work:
@@ -45,7 +47,7 @@ async def receive(request: Request, upload_id: str) -> dict[str, object]:
                 f"announced {pending.sha256}"
             )
         await run_in_threadpool(hub.storage.put_file, pending.staging_key, path)
-    await run_in_threadpool(hub.mark_pending, upload_id, "uploaded")
+    await run_in_threadpool(hub.staging.mark_pending, upload_id, "uploaded")
     return {"upload_id": upload_id, "size": size, "sha256": pending.sha256}
 
 
@@ -99,7 +101,7 @@ def publish_pending(
     with SpoolDir(hub.settings) as work:
         artifacts = [(verify_staged(hub, p, work), work / p.id) for p in pendings]
         content_hash = next((p.content_hash for p in pendings if p.content_hash), None)
-        result = hub.publish(
+        result = hub.publishing.publish(
             principal,
             env.owner.slug,
             env.name,
@@ -108,5 +110,5 @@ def publish_pending(
             tags=tags,
             content_hash=content_hash,
         )
-    hub.drop_pending(p.id for p in pendings)
+    hub.staging.drop_pending(p.id for p in pendings)
     return result

@@ -153,7 +153,7 @@ def home(
     hub = hub_of(request)
     principal = web_principal(request)
     mark_cacheable(request)
-    envs, total = hub.list_environments_with_latest(
+    envs, total = hub.queries.list_environments_with_latest(
         principal,
         search=q or None,
         tags=tag,
@@ -225,7 +225,7 @@ def _tokens(
 ) -> HTMLResponse:
     assert principal.user is not None
     tokens = sorted(
-        hub_of(request).list_tokens(principal.user.slug), key=lambda t: t.id, reverse=True
+        hub_of(request).accounts.list_tokens(principal.user.slug), key=lambda t: t.id, reverse=True
     )
     current = principal.token.id if principal.token else None
     return _render(
@@ -260,7 +260,7 @@ def create_token(
     except ValueError:
         return _tokens(request, principal, error="expiry must be a number of days", status=400)
     try:  # the same rule as the JSON API: at most the rights of the signed-in token
-        _, plain = hub_of(request).mint_token(
+        _, plain = hub_of(request).accounts.mint_token(
             principal,
             scope=scope,
             environment=environment.strip() or None,
@@ -279,7 +279,7 @@ def revoke_token(request: Request, token_id: int, csrf: str = Form("")) -> Respo
         return principal
     check_csrf(request, csrf)
     try:  # the same rule as the JSON API: at most the rights of the signed-in token
-        hub_of(request).revoke_token(token_id, by=principal)
+        hub_of(request).accounts.revoke_token(token_id, by=principal)
     except HubError as e:
         return _tokens(request, principal, error=e.detail, status=e.status_code)
     return RedirectResponse("/settings/tokens", status_code=303)
@@ -294,7 +294,7 @@ def owner_page(request: Request, owner: str, page: int = Query(default=1, ge=1))
     if account is None:
         raise NotFound(f"no user or organisation named {owner}")
     mark_cacheable(request)
-    envs, total = hub.list_environments_with_latest(
+    envs, total = hub.queries.list_environments_with_latest(
         principal,
         owner=owner,
         sort="name",
@@ -317,9 +317,9 @@ def owner_page(request: Request, owner: str, page: int = Query(default=1, ge=1))
 def environment_page(request: Request, owner: str, name: str) -> HTMLResponse:
     hub = hub_of(request)
     principal = web_principal(request)
-    env = hub.get_environment(principal, owner, name)
-    versions = hub.versions(env)
-    latest = hub.latest_version(env)
+    env = hub.queries.get_environment(principal, owner, name)
+    versions = hub.queries.versions(env)
+    latest = hub.queries.latest_version(env)
     evals = [eval_view(e) for e in EvalResults(hub).list(principal, owner, name)]
     index = f"{base_url(request)}/{env.owner.slug}/simple/"
     return _render(
@@ -344,8 +344,8 @@ def source_page(
 ) -> HTMLResponse:
     hub = hub_of(request)
     principal = web_principal(request)
-    env = hub.get_environment(principal, owner, name)
-    ver = hub.find_version(env, version)
+    env = hub.queries.get_environment(principal, owner, name)
+    ver = hub.queries.find_version(env, version)
     archive_file = source_file(ver)
     archive = open_archive(hub.storage, archive_file)
     ctx: dict[str, Any] = {

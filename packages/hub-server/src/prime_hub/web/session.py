@@ -33,7 +33,7 @@ def web_principal(request: Request) -> Principal:
 def authenticate_or_anonymous(request: Request, token: str | None) -> Principal:
     """A revoked or expired token browses as nobody instead of locking every page."""
     try:
-        return hub_of(request).authenticate(token)
+        return hub_of(request).accounts.authenticate(token)
     except Unauthorized:
         return Principal()
 

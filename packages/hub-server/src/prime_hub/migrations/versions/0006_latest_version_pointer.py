@@ -20,7 +20,7 @@ depends_on = None
 
 
 def _latest(rows: list[Any]) -> int | None:
-    """`core.base._latest_of` with pre-releases counted, restated here: a migration must
+    """`core.latest._latest_of` with pre-releases counted, restated here: a migration must
     keep doing what it did when it was written, whatever the code later becomes."""
     live = []
     for r in rows:
