@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 from mini_swe_agent_plus import SENTINEL, load_environment
 
-import verifiers as vf
-from verifiers.testing import Reply, ScriptedServer
+from verifiers.testing import Reply, evaluate_against_script
 from verifiers.testing.responders import message_text
 
 SAMPLE = Path(__file__).resolve().parent.parent / "mini_swe_agent_plus" / "data" / "sample.jsonl"
@@ -298,13 +297,7 @@ def graded():
 
     async def run():
         env = load_environment(source=rows, max_turns=8, command_timeout=20, pool_size=4)
-        async with ScriptedServer(scripted_agent) as srv:
-            client = vf.OpenAIClient(srv.base_url, api_key="x", retry_base_delay=0.01)
-            try:
-                out = await env.evaluate(client, "m", state_columns=["grading"])
-            finally:
-                await client.close()
-                await env.teardown()
+        out = await evaluate_against_script(env, scripted_agent, state_columns=["grading"])
         return {r["info"]["instance_id"].split("@", 1)[1]: r for r in out["outputs"]}
 
     return asyncio.run(run())

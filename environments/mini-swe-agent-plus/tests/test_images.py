@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 from mini_swe_agent_plus import SENTINEL, images, load_environment, task_from_row
 
-import verifiers as vf
 from verifiers import ConfigError
 from verifiers.sandbox import (
     ImageProvider,
@@ -28,7 +27,7 @@ from verifiers.sandbox import (
     ProcessProvider,
     host_programs,
 )
-from verifiers.testing import Reply, ScriptedServer
+from verifiers.testing import Reply, evaluate_against_script
 from verifiers.testing.responders import message_text
 
 pytestmark = pytest.mark.skipif(
@@ -165,13 +164,7 @@ def row(image: str, scenario: str, kind: str) -> dict:
 
 
 async def evaluate(env):
-    async with ScriptedServer(agent) as srv:
-        client = vf.OpenAIClient(srv.base_url, api_key="x", retry_base_delay=0.01)
-        try:
-            out = await env.evaluate(client, "m", state_columns=["grading"])
-        finally:
-            await client.close()
-            await env.teardown()
+    out = await evaluate_against_script(env, agent, state_columns=["grading"])
     return {r["info"]["instance_id"]: r for r in out["outputs"]}
 
 

@@ -265,6 +265,7 @@ PINNED: dict[str, list[str]] = {
         "encode",
         "encode_chat",
         "encode_completion",
+        "evaluate_against_script",
         "jsonl_rows",
         "judged_environment",
         "key_recording_judge",

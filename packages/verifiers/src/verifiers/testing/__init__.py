@@ -8,6 +8,7 @@ CLI: ``python -m verifiers.testing serve --port 0`` prints ``READY <base_url>``.
 
 from verifiers.testing.environments import (
     assert_replies_scored,
+    evaluate_against_script,
     jsonl_rows,
     key_recording_judge,
     offline_hub,
@@ -63,6 +64,7 @@ __all__ = [
     "encode",
     "encode_chat",
     "encode_completion",
+    "evaluate_against_script",
     "jsonl_rows",
     "judged_environment",
     "key_recording_judge",

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "assert_replies_scored",
+    "evaluate_against_script",
     "jsonl_rows",
     "key_recording_judge",
     "offline_hub",
@@ -190,6 +191,23 @@ def offline_hub(
         (c, s): [{**row, "question": f"{c}-{s} problem"}] for c in configs for s in split_names
     }
     return write_hub_dataset(tmp_path / "hub", tables)
+
+
+async def evaluate_against_script(
+    env: Any, responder: Callable[[dict[str, Any]], Any], **evaluate_args: Any
+) -> Any:
+    """``env.evaluate(client, "m", **evaluate_args)`` with a client of a `ScriptedServer`
+    answering with `responder` (retries after 10 ms, not seconds); then the client is closed
+    and `env` torn down, whatever happened. Returns what `evaluate` returned."""
+    from verifiers.client import OpenAIClient
+
+    async with ScriptedServer(responder) as server:
+        client = OpenAIClient(server.base_url, api_key="x", retry_base_delay=0.01)
+        try:
+            return await env.evaluate(client, "m", **evaluate_args)
+        finally:
+            await client.close()
+            await env.teardown()
 
 
 def scripted_eval(
