@@ -26,18 +26,23 @@ def output_record(state: State, state_columns: list[str] | None = None) -> Rollo
     metrics = own(state, "metrics") or {}
     usage = own(state, "usage")
     source = own(state, "input")
+    prompt = field(state, "prompt")
+    completion = own(state, "completion")
+    reward = own(state, "reward")
+    error = own(state, "error")
     end = now()
     out: RolloutOutput = {
         "example_id": field(state, "example_id", 0),
         "rollout_index": source.get("rollout_index", 0) if source else 0,
-        "prompt": _or_empty(field(state, "prompt")),
-        "completion": _or_empty(own(state, "completion")),
+        # text stays text ("" included); None is []
+        "prompt": prompt if prompt or isinstance(prompt, str) else [],
+        "completion": completion if completion or isinstance(completion, str) else [],
         "answer": field(state, "answer", ""),
         "info": field(state, "info") or {},
-        "reward": _float(own(state, "reward")),
+        "reward": math.nan if reward is None else float(reward),
         "advantage": own(state, "advantage"),
         "metrics": metrics,
-        "error": error_info(own(state, "error")),
+        "error": None if error is None else error_info(error),
         "is_completed": bool(own(state, "is_completed")),
         "is_truncated": bool(own(state, "is_truncated")),
         "stop_condition": own(state, "stop_condition"),
@@ -84,17 +89,6 @@ def _output_timing(timing: dict[str, Any], total: float) -> dict[str, float]:
         "scoring_ms": scoring * 1000.0,
         "total_ms": total * 1000.0,
     }
-
-
-def _or_empty(value: Any) -> Any:
-    """A prompt or completion as recorded: text stays text ("" included); None is []."""
-    return value if isinstance(value, str) or value else []
-
-
-def _float(value: Any) -> float:
-    if value is None:
-        return math.nan
-    return float(value)
 
 
 def _step_record(step: dict[str, Any]) -> dict[str, Any]:
