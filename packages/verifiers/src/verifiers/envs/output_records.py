@@ -26,17 +26,21 @@ def output_record(state: State, state_columns: list[str] | None = None) -> Rollo
     metrics = own(state, "metrics") or {}
     usage = own(state, "usage")
     source = own(state, "input")
-    prompt = field(state, "prompt")
-    completion = own(state, "completion")
+    prompt: Any = field(state, "prompt")
+    completion: Any = own(state, "completion")
+    # a prompt or completion as recorded: text stays text ("" included); None is []
+    if not prompt and not isinstance(prompt, str):
+        prompt = []
+    if not completion and not isinstance(completion, str):
+        completion = []
     reward = own(state, "reward")
     error = own(state, "error")
     end = now()
     out: RolloutOutput = {
         "example_id": field(state, "example_id", 0),
         "rollout_index": source.get("rollout_index", 0) if source else 0,
-        # text stays text ("" included); None is []
-        "prompt": prompt if prompt or isinstance(prompt, str) else [],
-        "completion": completion if completion or isinstance(completion, str) else [],
+        "prompt": prompt,
+        "completion": completion,
         "answer": field(state, "answer", ""),
         "info": field(state, "info") or {},
         "reward": math.nan if reward is None else float(reward),
