@@ -321,6 +321,8 @@ _SOURCES: dict[str, tuple[str, ...]] = {
 }
 _SOURCE_OF = {name: module for module, names in _SOURCES.items() for name in names}
 
+__version__: str  # the installed distribution's, read on first use (`__getattr__`)
+
 # The subpackages `dir(verifiers)` shows (the public module paths; the package once imported
 # them all). Reaching one as an attribute (classic ``vf.rubrics.math_rubric.X``) loads the
 # whole API first, so that whatever deeper attribute code reached before is still bound.
