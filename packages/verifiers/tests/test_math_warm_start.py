@@ -29,6 +29,7 @@ GRADING_MODULES = {
     "verifiers.utils.fork_server",
     "verifiers.utils.math_grading",
     "verifiers.utils.math_warm",
+    "verifiers.utils.pool_errors",
     "verifiers.utils.pool_workers",
     "verifiers.utils.process_pool",
 }

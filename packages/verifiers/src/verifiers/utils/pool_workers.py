@@ -16,6 +16,7 @@ from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any, cast
 
 from verifiers.utils.fork_server import ForkedProcess, ForkServer
+from verifiers.utils.pool_errors import PoolError
 
 __all__ = [
     "MINIMAL_FORKSERVER",
@@ -37,7 +38,6 @@ def worker_main(
     conn: Connection, preload: Sequence[str], initializer: Callable[[], Any] | None
 ) -> None:
     """Import, initialize, report ready, then serve one call at a time until told to stop."""
-    from verifiers.utils.process_pool import PoolError  # that module imports this one
 
     # Ctrl-C belongs to the parent, which kills workers itself; no tracebacks from here.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

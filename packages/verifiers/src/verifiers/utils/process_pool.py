@@ -44,7 +44,14 @@ from collections.abc import Callable, Sequence
 from multiprocessing.reduction import ForkingPickler
 from typing import Any, TypeVar
 
-from verifiers.errors import Error, InfraError
+from verifiers.utils.pool_errors import (
+    PoolClosedError,
+    PoolError,
+    PoolOverloadedError,
+    WorkerCrashedError,
+    WorkerStartError,
+    WorkerTimeoutError,
+)
 from verifiers.utils.pool_workers import (
     MINIMAL_FORKSERVER,
     START_TIMEOUT_S,
@@ -68,30 +75,6 @@ __all__ = [
 T = TypeVar("T")
 
 STOP_GRACE_S = 2.0  # an idle worker asked to exit gets this long before SIGKILL
-
-
-class PoolError(Error):
-    """Base class of process-pool failures."""
-
-
-class PoolClosedError(PoolError):
-    """The pool was closed before or while the call ran."""
-
-
-class PoolOverloadedError(PoolError, InfraError):
-    """Too many calls are already waiting for a worker."""
-
-
-class WorkerTimeoutError(PoolError, TimeoutError):
-    """The call ran past its hard timeout; its worker was killed and will be replaced."""
-
-
-class WorkerCrashedError(PoolError, InfraError):
-    """The worker process died during the call (segfault, ``os._exit``, OOM kill)."""
-
-
-class WorkerStartError(WorkerCrashedError):
-    """A worker could not be started or its initializer failed."""
 
 
 class _RemoteTraceback(Exception):
