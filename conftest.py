@@ -69,7 +69,6 @@ SLOW_TESTS = frozenset(
         "environments/i3-logic/tests/test_real_rows.py::test_vf_eval_over_the_default_rows_scores_the_scripted_replies",
         "environments/i3-math/tests/test_grading_table.py::test_sample_through_the_pool",
         "environments/i3-math/tests/test_i3_math.py::test_pathological_answer_times_out_without_stalling_others",
-        "environments/i3-math/tests/test_i3_math.py::test_vf_eval_against_scripted_server",
         "environments/i3-science/tests/test_grading_table.py::test_sample_through_the_pool",
         "environments/i3-science/tests/test_i3_science.py::test_grading_table",
         "environments/i3-science/tests/test_i3_science.py::test_pathological_answer_times_out_without_stalling_others",
