@@ -40,11 +40,7 @@ INSTRUCTION_PROMPT = (
     "Work out the math problem below step by step, then give the final answer inside \\boxed{}."
 )
 #: Where upstream's instruction is published: the INTELLECT-3 version of the environment.
-OFFICIAL_INSTRUCTION = vf.PromptSource(
-    url="https://raw.githubusercontent.com/PrimeIntellect-ai/research-environments/"
-    "b9cb04acef3b5608a0e05883af7f329c0c69dbaa/environments/i3_math/i3_math.py",
-    name="INSTRUCTION_PROMPT",
-)
+OFFICIAL_INSTRUCTION = vf.JudgedBoxedTask.intellect3_instruction("i3_math")
 SAMPLE = Path(__file__).parent / "data" / "sample.jsonl"
 
 
@@ -55,11 +51,6 @@ answer_parser = vf.boxed_answer_parser
 def prepare_dataset(dataset: Any, **options: Any) -> Any:
     """Validate rows, apply the pass-rate filter and build the environment's columns
     (`vf.JudgedBoxedTask.prepare_dataset`; by default our instruction and difficulty column)."""
-    options = {
-        "instruction_prompt": INSTRUCTION_PROMPT,
-        "difficulty_key": DEFAULT_DIFFICULTY_KEY,
-        **options,
-    }
     return _task().prepare_dataset(dataset, **options)
 
 
@@ -115,4 +106,5 @@ def _task() -> vf.JudgedBoxedTask:
         judge_prompt=JUDGE_PROMPT,
         rubric=HybridMathRubric,
         official_judge_prompts=[COMPASS_VERIFIER_COT],
+        difficulty_key=DEFAULT_DIFFICULTY_KEY,
     )

@@ -93,6 +93,28 @@ def test_judged_task_filters_by_pass_rate_and_shuffles_with_the_seed():
     assert sorted(one) == sorted(r["answer"] for r in ROWS)
 
 
+def test_judged_task_prepare_dataset_defaults_to_its_instruction_and_difficulty_key():
+    """i3-math's and i3-science's `prepare_dataset` leave both out; None is a value (no filter)."""
+    from datasets import Dataset
+
+    rows = Dataset.from_list(ROWS)
+    task = make_task(difficulty_key="rate")
+    hard = task.prepare_dataset(rows, max_avg_reward=0.5)
+    assert hard["question"] == ["Solve it.\n\nWhat is 3*3?"]
+    assert len(task.prepare_dataset(rows, difficulty_key=None)) == len(ROWS)
+    assert task.prepare_dataset(rows, instruction_prompt="Ours.")["question"][0].startswith("Ours.")
+    with pytest.raises(vf.ConfigError):  # a window on an unrated dataset is refused
+        make_task().prepare_dataset(rows, difficulty_key="missing", max_avg_reward=0.5)
+
+
+def test_intellect3_instruction_names_upstreams_module_at_the_pinned_commit():
+    source = vf.JudgedBoxedTask.intellect3_instruction("i3_math")
+    assert source.name == "INSTRUCTION_PROMPT"
+    assert source.url.endswith(
+        "/b9cb04acef3b5608a0e05883af7f329c0c69dbaa/environments/i3_math/i3_math.py"
+    )
+
+
 def test_judged_task_judge_prompt_and_instruction_arguments():
     task = make_task()
     judged = build(task, judge_model="j", judge_base_url="http://127.0.0.1:9/v1")

@@ -9,9 +9,10 @@ pool, see `MathVerifyJudgeRubric`) and, optionally, an LLM judge for what the ru
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from verifiers.envs.singleturn_env import SingleTurnEnv
 from verifiers.errors import ConfigError
@@ -122,12 +123,28 @@ class MathVerifyJudgeRubric(JudgeFallbackRubric):
         await super().teardown()
 
 
+#: INTELLECT-3's published environments (research-environments at the pinned commit), where
+#: upstream's instruction lines are read from.
+INTELLECT3_ENVIRONMENTS = (
+    "https://raw.githubusercontent.com/PrimeIntellect-ai/research-environments/"
+    "b9cb04acef3b5608a0e05883af7f329c0c69dbaa/environments"
+)
+
+
+class _Own(enum.Enum):
+    """A `JudgedBoxedTask.prepare_dataset` argument left out: the task's own value (None is a
+    value there: no difficulty column)."""
+
+    VALUE = "the task's own"
+
+
 @dataclass(frozen=True)
 class JudgedBoxedTask:
     """What one judge-backed boxed-answer environment is: its rows, words and rubric.
 
     ``sample`` is the bundled offline sample (``source="sample"``); ``official_instruction``
-    and ``official_judge_prompts`` are where ``"official"`` loads upstream's texts from."""
+    and ``official_judge_prompts`` are where ``"official"`` loads upstream's texts from;
+    ``difficulty_key`` is the pass-rate column `prepare_dataset` filters on by default."""
 
     name: str
     dataset_name: str
@@ -137,13 +154,23 @@ class JudgedBoxedTask:
     judge_prompt: str
     rubric: type[MathVerifyJudgeRubric]
     official_judge_prompts: list[PromptSource] = field(default_factory=list)
+    difficulty_key: str | None = None
+
+    @staticmethod
+    def intellect3_instruction(module: str) -> PromptSource:
+        """Where upstream's instruction line is published for INTELLECT-3 environment
+        ``module`` (e.g. "i3_math"): the ``INSTRUCTION_PROMPT`` constant of its module in
+        research-environments (`INTELLECT3_ENVIRONMENTS`)."""
+        return PromptSource(
+            url=f"{INTELLECT3_ENVIRONMENTS}/{module}/{module}.py", name="INSTRUCTION_PROMPT"
+        )
 
     def prepare_dataset(
         self,
         dataset: Any,
         *,
-        instruction_prompt: str,
-        difficulty_key: str | None,
+        instruction_prompt: str | None = None,
+        difficulty_key: str | Literal[_Own.VALUE] | None = _Own.VALUE,
         min_avg_reward: float = 0.0,
         max_avg_reward: float = 1.0,
         keep_unrated: bool = False,
@@ -152,9 +179,14 @@ class JudgedBoxedTask:
     ) -> Any:
         """Validate rows, apply the pass-rate filter and build the environment's columns:
         ``question`` (instruction + blank line + problem), ``answer``, ``task`` and ``info``
-        (see `vf.prepare_qa_dataset` for the errors)."""
+        (see `vf.prepare_qa_dataset` for the errors). Left out, ``instruction_prompt`` is the
+        task's ``instruction`` and ``difficulty_key`` the task's ``difficulty_key``."""
         from verifiers.dataset import prepare_qa_dataset
 
+        if instruction_prompt is None:
+            instruction_prompt = self.instruction
+        if difficulty_key is _Own.VALUE:
+            difficulty_key = self.difficulty_key
         pass_rate = PassRateFilter(difficulty_key, min_avg_reward, max_avg_reward, keep_unrated)
         return prepare_qa_dataset(
             dataset,
