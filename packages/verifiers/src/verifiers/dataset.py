@@ -42,6 +42,18 @@ def check_columns(columns: list[str], what: str = "dataset") -> None:
         )
 
 
+def with_example_ids(dataset: Any) -> tuple[Any, list[str]]:
+    """`dataset` with an integer `example_id` column (row numbers where it has none; a
+    non-integer one is kept as `src_id`), and its columns before that one was added."""
+    columns = list(dataset.column_names)
+    if "example_id" in columns and not _is_int_column(dataset, "example_id"):
+        dataset = dataset.rename_column("example_id", "src_id")
+        columns = list(dataset.column_names)
+    if "example_id" not in columns:
+        dataset = dataset.add_column("example_id", list(range(len(dataset))))
+    return dataset, columns
+
+
 def format_dataset(
     dataset: Any,
     system_prompt: str | None = None,
@@ -50,17 +62,11 @@ def format_dataset(
     what: str = "dataset",
 ) -> Any:
     """Give every row a chat `prompt` and an integer `example_id`."""
-    columns = list(dataset.column_names)
-    check_columns(columns, what)
+    check_columns(list(dataset.column_names), what)
     # Columns are rebuilt in Python and swapped in (no Dataset.map: no progress bars, no cache
     # files); `map_kwargs` is accepted for compatibility.
     del map_kwargs
-    if "example_id" in columns and not _is_int_column(dataset, "example_id"):
-        dataset = dataset.rename_column("example_id", "src_id")
-        columns = list(dataset.column_names)
-    if "example_id" not in columns:
-        dataset = dataset.add_column("example_id", list(range(len(dataset))))
-
+    dataset, columns = with_example_ids(dataset)
     if "prompt" not in columns:
         prompts = [build_prompt(q, system_prompt, few_shot) for q in dataset["question"]]
         dataset = dataset.add_column("prompt", prompts)

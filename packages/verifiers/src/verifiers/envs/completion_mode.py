@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from verifiers.dataset import check_columns
+from verifiers.dataset import check_columns, with_example_ids
 from verifiers.errors import ConfigError
 
 MESSAGE_TYPES = ("chat", "completion")
@@ -30,13 +30,8 @@ def check_message_type(message_type: Any, system_prompt: Any, few_shot: Any) -> 
 def format_text_dataset(dataset: Any, what: str = "dataset") -> Any:
     """Give every row a text `prompt` (the `question` when there is no prompt column) and an
     integer `example_id`."""
-    columns = list(dataset.column_names)
-    check_columns(columns, what)
-    if "example_id" in columns and not _is_int_column(dataset, "example_id"):
-        dataset = dataset.rename_column("example_id", "src_id")
-        columns = list(dataset.column_names)
-    if "example_id" not in columns:
-        dataset = dataset.add_column("example_id", list(range(len(dataset))))
+    check_columns(list(dataset.column_names), what)
+    dataset, columns = with_example_ids(dataset)
     if "prompt" not in columns:
         prompts = [_question_text(q) for q in dataset["question"]]
         return dataset.add_column("prompt", prompts)
@@ -73,8 +68,3 @@ def append_text(so_far: str, reply: Any) -> str:
 
 def _question_text(question: Any) -> str:
     return "" if question is None else str(question)
-
-
-def _is_int_column(dataset: Any, name: str) -> bool:
-    dtype = getattr(dataset.features[name], "dtype", "")
-    return str(dtype).startswith(("int", "uint"))

@@ -153,9 +153,10 @@ class SandboxEnv(StatefulToolEnv):
         resolved = resolve_provider(
             provider, images=wants_images(provider, docker_image, ignore_docker_image)
         )
-        self.sandbox_settings = SandboxSettings.from_classic(
-            resolved,
-            sandbox_name=sandbox_name,
+        if isinstance(advanced_configs, dict):
+            advanced_configs = AdvancedConfigs(**advanced_configs)
+        classic_request = CreateSandboxRequest(
+            name=sandbox_name,
             docker_image=docker_image,
             start_command=start_command,
             cpu_cores=cpu_cores,
@@ -166,7 +167,11 @@ class SandboxEnv(StatefulToolEnv):
             environment_vars=environment_vars,
             team_id=team_id,
             advanced_configs=advanced_configs,
-            labels=labels,
+            labels=list(labels or []),
+        )
+        self.sandbox_settings = SandboxSettings.from_classic(
+            resolved,
+            classic_request,
             spec=spec,
             runtime_packages=runtime_packages,
             pids_limit=pids_limit,

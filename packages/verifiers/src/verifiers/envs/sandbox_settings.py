@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
 
-from verifiers.envs.sandbox_client import IDLE_START_COMMANDS, AdvancedConfigs, CreateSandboxRequest
+from verifiers.envs.sandbox_client import IDLE_START_COMMANDS, CreateSandboxRequest
 from verifiers.envs.sandbox_images import image_source, pip_install_argv, start_phase
 from verifiers.errors import ConfigError
 from verifiers.sandbox.base import MiB, Provider, RuntimeSpec, SandboxSpec
@@ -64,45 +64,19 @@ class SandboxSettings:
     def from_classic(
         cls,
         provider: Provider | None,
+        request: CreateSandboxRequest,
         *,
-        sandbox_name: str,
-        docker_image: str,
-        start_command: str,
-        cpu_cores: float,
-        memory_gb: float,
-        disk_size_gb: float,
-        gpu_count: int,
-        timeout_minutes: float,
-        environment_vars: dict[str, str] | None,
-        team_id: str | None,
-        advanced_configs: Any,
-        labels: list[str] | None,
         spec: SandboxSpec | None,
         runtime_packages: Sequence[str],
         pids_limit: int,
         network: bool,
         **rest: Any,
     ) -> SandboxSettings:
-        """Settings from SandboxEnv's keywords and its resolved `provider` (None: the local
-        default, made later). `rest`: the fields of this class and of `CreationRetry` kept as
-        given. Raises ConfigError when the request cannot run here (at load time, not as an
-        infra error in every rollout)."""
-        if isinstance(advanced_configs, dict):
-            advanced_configs = AdvancedConfigs(**advanced_configs)
-        request = CreateSandboxRequest(
-            name=sandbox_name,
-            docker_image=docker_image,
-            start_command=start_command,
-            cpu_cores=cpu_cores,
-            memory_gb=memory_gb,
-            disk_size_gb=disk_size_gb,
-            gpu_count=gpu_count,
-            timeout_minutes=timeout_minutes,
-            environment_vars=environment_vars,
-            team_id=team_id,
-            advanced_configs=advanced_configs,
-            labels=list(labels or []),
-        )
+        """Settings from SandboxEnv's classic `request`, its other keywords and its resolved
+        `provider` (None: the local default, made later). `rest`: the fields of this class and
+        of `CreationRetry` kept as given. Raises ConfigError when the request cannot run here
+        (at load time, not as an infra error in every rollout)."""
+        docker_image = request.docker_image or ""
         ignore = bool(rest.get("ignore_docker_image", False))
         runs_images = not ignore and (
             getattr(provider, "supports_images", False)
@@ -119,13 +93,13 @@ class SandboxSettings:
                 runtime=RuntimeSpec()
                 if runs_images
                 else RuntimeSpec(packages=tuple(runtime_packages)),
-                image=docker_image,
-                cpu=float(cpu_cores),
-                memory=int(memory_gb * GiB),
+                image=request.docker_image,
+                cpu=float(request.cpu_cores),
+                memory=int(request.memory_gb * GiB),
                 pids=pids_limit,
-                disk=int(disk_size_gb * GiB),
-                lifetime=timeout_minutes * 60 if timeout_minutes else None,
-                env=dict(environment_vars or {}),
+                disk=int(request.disk_size_gb * GiB),
+                lifetime=request.timeout_minutes * 60 if request.timeout_minutes else None,
+                env=dict(request.environment_vars or {}),
                 network=network,
             ),
             runs_images=runs_images,
@@ -133,10 +107,10 @@ class SandboxSettings:
             retry=retry,
             **rest,
         )
-        settings._check(docker_image, start_command)
+        settings._check(docker_image, request.start_command)
         return settings
 
-    def _check(self, docker_image: str, start_command: str) -> None:
+    def _check(self, docker_image: str, start_command: str | None) -> None:
         why = self.unsupported_reason(self.request)
         if why is not None:
             raise ConfigError(why)
