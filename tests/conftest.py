@@ -5,11 +5,12 @@ from typing import Any
 
 import pytest
 
+from verifiers.testing import chromium
+
 sys.path.insert(0, str(Path(__file__).parent))
 
 from e2e_kit import (  # noqa: F401 - fixtures
     bytecode_cache,
-    chromium,
     hub,
     hub_client,
     make_venv,

@@ -22,7 +22,6 @@ from collections.abc import Iterator
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -158,32 +157,6 @@ def serving(
         finally:
             proc.terminate()
             proc.wait(10)
-
-
-@contextlib.contextmanager
-def chromium() -> Iterator[Any]:
-    """Debian's headless Chromium through its chromedriver (selenium)."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    binary, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    if not (binary and driver):
-        raise RuntimeError("chromium and chromedriver are required: run `make system-deps`")
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = binary
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-dev-shm-usage",
-        "--window-size=1280,1000",
-    ):
-        opts.add_argument(arg)
-    drv = webdriver.Chrome(service=Service(executable_path=driver), options=opts)
-    drv.set_page_load_timeout(30)
-    try:
-        yield drv
-    finally:
-        drv.quit()
 
 
 @contextlib.contextmanager

@@ -32,7 +32,6 @@ from e2e_kit import (
     Hub,
     StaticIndex,
     base_env,
-    chromium,
     free_port,
     running_hub,
     serving,
@@ -41,6 +40,8 @@ from e2e_kit import (
 )
 from selenium import webdriver
 from selenium.webdriver.common.by import By
+
+from verifiers.testing import chromium
 
 OWNER, LIB = "iso", "isolib"  # the environment's owner; another owner the env depends on
 ENV_NAME, HELPER, SHARED, ONLY = "ws-count", "ws-helper", "ws-shared", "ws-upstream-only"

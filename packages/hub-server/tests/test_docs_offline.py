@@ -7,7 +7,6 @@ request to a CDN fails: the pages must still render the API's operations.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from html.parser import HTMLParser
 
@@ -15,9 +14,10 @@ import httpx
 import pytest
 from prime_hub_testkit import HubServer
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
+
+from verifiers.testing import chromium
 
 PAGES = ("/docs", "/redoc")
 pytestmark = pytest.mark.parametrize("server", ["sqlite"], indirect=True)
@@ -59,22 +59,13 @@ def test_docs_pages_reference_only_assets_the_hub_serves(server: HubServer, page
 
 @pytest.fixture(scope="module")
 def offline_browser() -> Iterator[webdriver.Chrome]:
-    binary = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver = shutil.which("chromedriver")
-    if not (binary and driver):  # make test installs both (scripts/system-deps.sh)
-        raise RuntimeError("chromium and chromedriver are required: run `make system-deps`")
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = binary
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
-        opts.add_argument(arg)
-    # egress blocked: every host name fails to resolve except the loopback hub
-    opts.add_argument("--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1")
-    opts.add_argument("--window-size=1280,1000")
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # to see CSP refusals
-    drv = webdriver.Chrome(service=Service(executable_path=driver), options=opts)
-    drv.set_page_load_timeout(30)
-    yield drv
-    drv.quit()
+    # egress blocked: every host name fails to resolve except the loopback hub; the console
+    # log kept, to see CSP refusals
+    with chromium(
+        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+        capabilities={"goog:loggingPrefs": {"browser": "ALL"}},
+    ) as drv:
+        yield drv
 
 
 def _escaped(drv: webdriver.Chrome, hub: str) -> list[str]:

@@ -7,7 +7,6 @@ Screenshots of the main pages are written to ``test-artifacts/web/`` at the repo
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,11 +14,11 @@ import pytest
 from prime_hub_testkit import HubServer, make_sdist, make_wheel, publish, start_hub
 from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException, WebDriverException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from prime_hub.settings import Settings
+from verifiers.testing import chromium
 
 ROOT = Path(__file__).resolve().parents[3]
 SHOTS = Path(os.environ.get("PRIME_HUB_SCREENSHOTS") or ROOT / "test-artifacts" / "web")
@@ -45,26 +44,10 @@ env = vf.load_environment("drills")
 """
 
 
-def _chrome_paths() -> tuple[str, str]:
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver = shutil.which("chromedriver")
-    if not (browser and driver):  # make test installs both (scripts/system-deps.sh)
-        raise RuntimeError("chromium and chromedriver are required: run `make system-deps`")
-    return browser, driver
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[webdriver.Chrome]:
-    binary, driver_path = _chrome_paths()
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = binary
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
-        opts.add_argument(arg)
-    opts.add_argument("--window-size=1280,1000")
-    drv = webdriver.Chrome(service=Service(executable_path=driver_path), options=opts)
-    drv.set_page_load_timeout(30)
-    yield drv
-    drv.quit()
+    with chromium() as drv:
+        yield drv
 
 
 @pytest.fixture(scope="module")

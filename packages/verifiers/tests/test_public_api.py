@@ -261,6 +261,7 @@ PINNED: dict[str, list[str]] = {
         "UPSTREAM_JUDGED_DEFAULTS",
         "assert_replies_scored",
         "assert_scored",
+        "chromium",
         "decode",
         "encode",
         "encode_chat",

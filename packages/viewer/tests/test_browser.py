@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -23,14 +22,13 @@ from pathlib import Path
 import pytest
 from selenium import webdriver
 from selenium.common.exceptions import WebDriverException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 from verifiers_viewer.export import export
 from verifiers_viewer.local import LocalRuns
 from verifiers_viewer.server import ViewerServer
 
-from verifiers.testing import ArithmeticResponder, Reply, ScriptedServer
+from verifiers.testing import ArithmeticResponder, Reply, ScriptedServer, chromium
 from verifiers.testing.responders import last_text
 
 pytestmark = pytest.mark.e2e
@@ -132,20 +130,9 @@ def viewer(outputs) -> Iterator[ViewerServer]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[webdriver.Chrome]:
-    binary = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver = shutil.which("chromedriver")
-    if not (binary and driver):  # make test installs both (scripts/system-deps.sh)
-        raise RuntimeError("chromium and chromedriver are required: run `make system-deps`")
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = binary
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1280,1000", "--allow-file-access-from-files"):  # fmt: skip
-        opts.add_argument(arg)
-    drv = webdriver.Chrome(service=Service(executable_path=driver), options=opts)
-    drv.set_page_load_timeout(30)
     SHOTS.mkdir(parents=True, exist_ok=True)
-    yield drv
-    drv.quit()
+    with chromium("--allow-file-access-from-files") as drv:
+        yield drv
 
 
 def key_of(outputs: Path, model: str) -> str:

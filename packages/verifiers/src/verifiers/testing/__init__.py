@@ -6,6 +6,7 @@
 CLI: ``python -m verifiers.testing serve --port 0`` prints ``READY <base_url>``.
 """
 
+from verifiers.testing.browser import chromium
 from verifiers.testing.environments import (
     assert_replies_scored,
     evaluate_against_script,
@@ -60,6 +61,7 @@ __all__ = [
     "SequenceResponder",
     "assert_replies_scored",
     "assert_scored",
+    "chromium",
     "decode",
     "encode",
     "encode_chat",
