@@ -15,17 +15,14 @@ class RowReader:
 
     def page(
         self,
-        filters: Filters | None = None,
-        sort: str = "line",
-        descending: bool = False,
-        offset: int = 0,
-        limit: int = 50,
-        metrics: list[str] | None = None,
+        filters: Filters | None,
+        sort: str,
+        descending: bool,
+        offset: int,
+        limit: int,
+        metrics: list[str] | None,
     ) -> list[Row]:
-        """A page of rollouts, with the values of `metrics` (all of the run's, by default).
-
-        Rows with the sort value missing come last either way; ties follow the line in the
-        sort's direction (so the page is a walk along the column's index, never a sort)."""
+        """The page `RunIndex.rows` asks for (the defaults are its own)."""
         clauses, args = (filters or Filters()).clauses()
         direction = "DESC" if descending else "ASC"
         offset, limit = max(0, offset), max(0, limit)

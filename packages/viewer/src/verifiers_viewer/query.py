@@ -51,14 +51,7 @@ class Filters:
 
     def clauses(self) -> tuple[list[str], list[Any]]:
         """SQL conditions on ``r`` (joined with AND) and their arguments."""
-        clauses: list[str] = []
-        args: list[Any] = []
-        if self.reward_min is not None:
-            clauses.append("r.reward >= ?")
-            args.append(self.reward_min)
-        if self.reward_max is not None:
-            clauses.append("r.reward <= ?")
-            args.append(self.reward_max)
+        clauses, args = _within("r.reward", self.reward_min, self.reward_max)
         if self.error == "any":
             clauses.append("r.error IS NOT NULL")
         elif self.error == "none":
@@ -77,17 +70,24 @@ class Filters:
             clauses.append("r.member = ?")
             args.append(self.member)
         if self.metric:
-            cond = ["name = ?"]
-            margs: list[Any] = [self.metric]
-            if self.metric_min is not None:
-                cond.append("value >= ?")
-                margs.append(self.metric_min)
-            if self.metric_max is not None:
-                cond.append("value <= ?")
-                margs.append(self.metric_max)
+            cond, margs = _within("value", self.metric_min, self.metric_max)
+            cond.insert(0, "name = ?")
             clauses.append(f"r.line IN (SELECT line FROM metrics WHERE {' AND '.join(cond)})")
-            args.extend(margs)
+            args += [self.metric, *margs]
         return clauses, args
+
+
+def _within(column: str, low: float | None, high: float | None) -> tuple[list[str], list[Any]]:
+    """SQL conditions keeping `column` within the bounds given (either may be None: open)."""
+    clauses: list[str] = []
+    args: list[Any] = []
+    if low is not None:
+        clauses.append(f"{column} >= ?")
+        args.append(low)
+    if high is not None:
+        clauses.append(f"{column} <= ?")
+        args.append(high)
+    return clauses, args
 
 
 def where(clauses: list[str]) -> str:
