@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from verifiers.errors import ConfigError
+from verifiers.utils.config_files import read_toml, reject_unknown_fields
 
 # The fields a config may set: the command line's options, by their upstream TOML names.
 FIELDS = frozenset(
@@ -39,12 +40,7 @@ CHAT_TEMPLATE_KEYS = ("reasoning_effort", "enable_thinking")
 
 def load_eval_config(path: Path) -> list[dict[str, Any]]:
     """The evaluations a config file describes, each a flat dict of fields (see FIELDS)."""
-    try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"TOML config file not found: {path}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path} is not valid TOML: {e}") from None
+    data = read_toml(path, "TOML config file")
     evals, ablations = data.get("eval", []), data.get("ablation", [])
     for key, value in (("eval", evals), ("ablation", ablations)):
         if not isinstance(value, list):
@@ -52,14 +48,14 @@ def load_eval_config(path: Path) -> list[dict[str, Any]]:
     if not evals and not ablations:
         raise ConfigError(f"{path} has no [[eval]] or [[ablation]] section")
     defaults = {k: v for k, v in data.items() if k not in ("eval", "ablation")}
-    _check_fields(defaults, FIELDS - {"name"}, f"{path}: top level")
+    reject_unknown_fields(defaults, FIELDS - {"name"}, f"{path}: top level")
     defaults = _normalize(_id_alias(defaults, "top level"), "top level")
 
     configs = []
     for i, table in enumerate(evals):
         section = f"{path}: [[eval]] #{i + 1}"
         table = _id_alias(_table(table, section), section)
-        _check_fields(table, FIELDS, section)
+        reject_unknown_fields(table, FIELDS, section)
         table = _normalize(table, section)
         configs.append(_env_args(_over(defaults, table), section))
     for i, table in enumerate(ablations):
@@ -94,14 +90,6 @@ def _table(value: Any, section: str) -> dict[str, Any]:
     if not isinstance(value, Mapping):
         raise ConfigError(f"{section} must be a table, got {type(value).__name__}")
     return dict(value)
-
-
-def _check_fields(table: Mapping[str, Any], allowed: frozenset[str], section: str) -> None:
-    unknown = sorted(set(table) - allowed)
-    if unknown:
-        raise ConfigError(
-            f"{section}: unknown field(s) {', '.join(unknown)}; valid: {', '.join(sorted(allowed))}"
-        )
 
 
 def _id_alias(table: dict[str, Any], section: str) -> dict[str, Any]:
@@ -183,13 +171,13 @@ def _expand(ablation: dict[str, Any], defaults: dict[str, Any], section: str) ->
     """One eval config per combination of the sweep's values."""
     sweep = _id_alias(_table(ablation.pop("sweep", {}), f"{section}.sweep"), f"{section}.sweep")
     ablation = _id_alias(ablation, section)
-    _check_fields(ablation, FIELDS, section)
+    reject_unknown_fields(ablation, FIELDS, section)
     ablation = _normalize(ablation, section)
     arg_sweeps = {
         **_table(sweep.pop("env_args", {}), f"{section}.sweep.env_args"),
         **_table(sweep.pop("args", {}), f"{section}.sweep.args"),
     }
-    _check_fields(sweep, FIELDS, f"{section}.sweep")
+    reject_unknown_fields(sweep, FIELDS, f"{section}.sweep")
     dims: list[tuple[str, bool, list[Any]]] = []
     for key, values in sweep.items():
         dims.append((key, False, values))

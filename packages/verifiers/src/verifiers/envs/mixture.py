@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 import random
-import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -32,6 +31,7 @@ from verifiers.dataset import parse_info
 from verifiers.envs.env_group import EnvGroup
 from verifiers.envs.environment import Environment
 from verifiers.errors import ConfigError
+from verifiers.utils.config_files import read_toml, reject_unknown_fields
 
 POOLS = ("easy", "normal", "hard")
 RATE_INFO_KEY = "avg_reward"  # where prepare_qa_dataset keeps a row's pass rate
@@ -88,13 +88,7 @@ class PoolSpec:
 
     @classmethod
     def from_mapping(cls, table: Mapping[str, Any], where: str) -> PoolSpec:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(table) - known)
-        if unknown:
-            raise ConfigError(
-                f"{where}: unknown pool field(s) {', '.join(unknown)}; valid: "
-                f"{', '.join(sorted(known))}"
-            )
+        reject_unknown_fields(table, (f.name for f in fields(cls)), where, "pool")
         return cls(**table)
 
     def rate(self, row: Mapping[str, Any]) -> float | None:
@@ -349,21 +343,11 @@ def read_mixture_config(config: str | Path | Mapping[str, Any]) -> MixtureConfig
     else:
         path = Path(config)
         where = str(path)
-        try:
-            data = tomllib.loads(path.read_text())
-        except FileNotFoundError:
-            raise ConfigError(f"mixture config not found: {path}") from None
-        except tomllib.TOMLDecodeError as e:
-            raise ConfigError(f"{path} is not valid TOML: {e}") from None
+        data = read_toml(path, "mixture config")
         if not isinstance(data.get("mixture"), Mapping):
             raise ConfigError(f"{path} has no [mixture] table")
         table = dict(data["mixture"])
-    unknown = sorted(set(table) - MIXTURE_FIELDS)
-    if unknown:
-        raise ConfigError(
-            f"{where}: unknown [mixture] field(s) {', '.join(unknown)}; valid: "
-            f"{', '.join(sorted(MIXTURE_FIELDS))}"
-        )
+    reject_unknown_fields(table, MIXTURE_FIELDS, where, "[mixture]")
     sources = table.get("env")
     if not isinstance(sources, list) or not sources:
         raise ConfigError(f"{where}: needs at least one [[mixture.env]] table")

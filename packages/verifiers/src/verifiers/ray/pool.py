@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from verifiers.errors import ConfigError, WorkerLostError
+from verifiers.utils.config_files import reject_unknown_fields
 
 logger = logging.getLogger("verifiers.ray")
 #: seconds the workers get to release their environments (sandboxes, say) when the pool closes
@@ -50,13 +51,7 @@ class Placement:
             raise ConfigError("num_cpus and resources must not be negative")
 
     def with_overrides(self, overrides: Mapping[str, Any], where: str) -> Placement:
-        known = {f.name for f in fields(self)}
-        unknown = sorted(set(overrides) - known)
-        if unknown:
-            raise ConfigError(
-                f"{where}: unknown placement field(s) {', '.join(unknown)}; valid: "
-                f"{', '.join(sorted(known))}"
-            )
+        reject_unknown_fields(overrides, (f.name for f in fields(self)), where, "placement")
         return replace(self, **overrides)
 
     def fits_on(self, node: Mapping[str, Any]) -> int:
