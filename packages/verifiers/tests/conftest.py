@@ -36,6 +36,24 @@ def server():
 
 
 @pytest.fixture
+async def client_for():
+    """`client_for(server)`: a `vf.OpenAIClient` on a scripted server, retrying at once; every
+    client made is closed after the test."""
+    import verifiers as vf
+
+    clients: list[vf.OpenAIClient] = []
+
+    def open_client(srv) -> vf.OpenAIClient:
+        client = vf.OpenAIClient(srv.base_url, api_key="x", retry_base_delay=0.01)
+        clients.append(client)
+        return client
+
+    yield open_client
+    for client in clients:
+        await client.aclose()
+
+
+@pytest.fixture
 def run_vf_eval(vf_eval_in_process):
     """`run_vf_eval(tmp_path, env_id, base_url, *args) -> (rows, metadata)`: vf-eval's `main` in
     this process (the root conftest's `vf_eval_in_process`); test_vf_eval*.py run the command."""

@@ -70,22 +70,6 @@ def dataset(*commands):
     return Dataset.from_list([{"question": c, "answer": ""} for c in commands])
 
 
-def client_for(srv):
-    client = vf.OpenAIClient(srv.base_url, api_key="x", retry_base_delay=0.01)
-    CLIENTS.append(client)
-    return client
-
-
-CLIENTS: list = []
-
-
-@pytest.fixture(autouse=True)
-async def _close_clients():
-    yield
-    while CLIENTS:
-        await CLIENTS.pop().aclose()
-
-
 async def file_reward(state) -> float:
     """Reward functions still reach the sandbox: it is released after scoring."""
     box = state["sandbox"]
@@ -102,7 +86,7 @@ def make_env(provider, commands, **kw):
     )
 
 
-async def test_rollouts_get_fresh_sandboxes_rewards_use_them_and_all_close():
+async def test_rollouts_get_fresh_sandboxes_rewards_use_them_and_all_close(client_for):
     provider = Counting(BwrapProvider())
     cmd = "test -e out.txt && echo reused > out.txt || echo fresh > out.txt; cat out.txt"
     env = make_env(provider, [cmd, cmd, cmd])
@@ -118,7 +102,7 @@ async def test_rollouts_get_fresh_sandboxes_rewards_use_them_and_all_close():
     await env.teardown()
 
 
-async def test_sandbox_is_acquired_while_the_first_model_call_runs():
+async def test_sandbox_is_acquired_while_the_first_model_call_runs(client_for):
     events: list[str] = []
 
     class Recording(Counting):
@@ -153,7 +137,7 @@ async def test_sandbox_is_acquired_while_the_first_model_call_runs():
     await env.teardown()
 
 
-async def test_creation_failures_retry_with_backoff_then_mark_infra_error():
+async def test_creation_failures_retry_with_backoff_then_mark_infra_error(client_for):
     provider = Counting(BwrapProvider(), fail=2)
     env = make_env(provider, ["echo fresh > out.txt"], max_retries=3, base_delay=0.01, pool_size=0)
     with ScriptedServer(bash_responder()) as srv:
@@ -171,7 +155,7 @@ async def test_creation_failures_retry_with_backoff_then_mark_infra_error():
     await env.teardown()
 
 
-async def test_dead_sandbox_is_an_infra_error_and_is_released():
+async def test_dead_sandbox_is_an_infra_error_and_is_released(client_for):
     provider = Counting(BwrapProvider())
     env = make_env(provider, ["kill -9 $PPID"], pool_size=0)
     with ScriptedServer(bash_responder()) as srv:
@@ -182,7 +166,7 @@ async def test_dead_sandbox_is_an_infra_error_and_is_released():
     await env.teardown()
 
 
-async def test_command_timeout_is_reported_to_the_model():
+async def test_command_timeout_is_reported_to_the_model(client_for):
     env = make_env(BwrapProvider(), ["sleep 30"], timeout_per_command_seconds=0.5, pool_size=0)
     with ScriptedServer(bash_responder()) as srv:
         out = await env.evaluate(client_for(srv), "m", num_examples=1)
@@ -190,7 +174,7 @@ async def test_command_timeout_is_reported_to_the_model():
     await env.teardown()
 
 
-async def test_cancelled_generate_leaves_no_sandbox():
+async def test_cancelled_generate_leaves_no_sandbox(client_for):
     provider = Counting(BwrapProvider())
     env = make_env(provider, ["echo fresh > out.txt; sleep 30"] * 3)
     with ScriptedServer(bash_responder()) as srv:
@@ -207,7 +191,7 @@ async def test_cancelled_generate_leaves_no_sandbox():
     await env.teardown()
 
 
-async def test_teardown_closes_sandboxes_of_rollouts_never_scored():
+async def test_teardown_closes_sandboxes_of_rollouts_never_scored(client_for):
     provider = Counting(BwrapProvider())
     env = make_env(provider, ["echo fresh > out.txt"], pool_size=0)
     with ScriptedServer(bash_responder()) as srv:
@@ -252,7 +236,7 @@ def python_responder(cells):
     return respond
 
 
-async def test_python_env_keeps_state_between_calls_not_rollouts():
+async def test_python_env_keeps_state_between_calls_not_rollouts(client_for):
     from verifiers.envs.python_env import PythonEnv
 
     cells = [
@@ -286,7 +270,9 @@ async def test_python_env_keeps_state_between_calls_not_rollouts():
     await env.teardown()
 
 
-async def test_rewards_get_the_sandbox_without_tool_calls_and_unavailable_is_not_retried():
+async def test_rewards_get_the_sandbox_without_tool_calls_and_unavailable_is_not_retried(
+    client_for,
+):
     async def sandbox_reward(state) -> float:
         r = await state["sandbox"].exec("echo up")
         return 1.0 if r.stdout == "up\n" else 0.0
@@ -396,7 +382,7 @@ def procs_in_groups_of(owner: int) -> list[int]:
     return found
 
 
-async def test_rollout_timeout_still_scores_then_releases():
+async def test_rollout_timeout_still_scores_then_releases(client_for):
     async def sandbox_alive(state) -> float:
         return 1.0 if state["sandbox"] is not None and state["sandbox"].alive else 0.0
 

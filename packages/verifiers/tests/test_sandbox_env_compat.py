@@ -35,24 +35,22 @@ def local_provider():
     return BwrapProvider() if BwrapProvider.unavailable_reason() is None else ProcessProvider()
 
 
-CLIENTS: list = []
-
-
-@pytest.fixture(autouse=True)
-async def _close_clients():
-    yield
-    while CLIENTS:
-        await CLIENTS.pop().aclose()
-
-
-def client_for(srv):
-    client = vf.OpenAIClient(srv.base_url, api_key="x", retry_base_delay=0.01)
-    CLIENTS.append(client)
-    return client
-
-
 def rows(*questions, **info):
     return Dataset.from_list([{"question": q, "answer": "", "info": info} for q in questions])
+
+
+def small_env(env_class=SandboxEnv, **arguments):
+    """`env_class` on the local provider over one row, with small limits and no warm pool;
+    `arguments` add to or replace these."""
+    defaults = dict(
+        provider=local_provider(), dataset=rows("q"), memory_gb=0.25, disk_size_gb=0.02, pool_size=0
+    )
+    return env_class(**(defaults | arguments))
+
+
+async def started(env, **input):
+    """A rollout's state after `env.setup_state` (its sandbox created), for an empty prompt."""
+    return await env.setup_state(vf.State(input={"prompt": [], "answer": "", **input}))
 
 
 async def say_done(body):
@@ -69,7 +67,7 @@ def exec_reward(state) -> float:
     return 1.0 if state.get("exec_result", {}).get("returncode") == 0 else 0.0
 
 
-async def test_post_rollout_grades_through_sandbox_client(tmp_path):
+async def test_post_rollout_grades_through_sandbox_client(tmp_path, client_for):
     """upstream 0.1.12 / 0.3.1 legacy/envs/sandbox_env.py as tensor_puzzles uses it: a
     post_rollout that uploads a helper, then `wait_for_creation` and `execute_command(id, cmd,
     timeout=60)`, reading `.exit_code`, `.stdout`, `.stderr`."""
@@ -91,14 +89,7 @@ async def test_post_rollout_grades_through_sandbox_client(tmp_path):
                 "stderr": result.stderr,
             }
 
-    env = Graded(
-        provider=local_provider(),
-        dataset=rows("q"),
-        rubric=vf.Rubric(funcs=[exec_reward]),
-        memory_gb=0.25,
-        disk_size_gb=0.02,
-        pool_size=0,
-    )
+    env = small_env(Graded, rubric=vf.Rubric(funcs=[exec_reward]))
     with ScriptedServer(say_done) as srv:
         out = await env.evaluate(
             client_for(srv), "m", num_examples=1, state_columns=["exec_result"]
@@ -115,15 +106,8 @@ async def test_client_files_timeouts_and_errors(tmp_path):
     download_file round trips, a nonzero exit is a result not an error, a timeout raises
     CommandTimeoutError, an unknown id is an APIError, and bash reports a timeout as
     "Error: Command timed out after Ns" recording the timeout as its execution time."""
-    env = SandboxEnv(
-        provider=local_provider(),
-        dataset=rows("q"),
-        timeout_per_command_seconds=1,
-        memory_gb=0.25,
-        disk_size_gb=0.02,
-        pool_size=0,
-    )
-    state = await env.setup_state(vf.State(input={"prompt": [], "answer": ""}))
+    env = small_env(timeout_per_command_seconds=1)
+    state = await started(env)
     sid, client = state["sandbox_id"], env.sandbox_client
     try:
         info = await client.get(sid)
@@ -185,16 +169,8 @@ async def test_timeout_errors_match_prime_sandboxes_classes_when_imported(monkey
     prime.SandboxNotRunningError = PrimeNotRunning
     monkeypatch.setitem(sys.modules, "prime_sandboxes", prime)
 
-    env = SandboxEnv(
-        provider=local_provider(),
-        dataset=rows("q"),
-        docker_image="registry.example/swe:1",
-        ignore_docker_image=True,
-        memory_gb=0.25,
-        disk_size_gb=0.02,
-        pool_size=0,
-    )
-    state = await env.setup_state(vf.State(input={"prompt": [], "answer": ""}))
+    env = small_env(docker_image="registry.example/swe:1", ignore_docker_image=True)
+    state = await started(env)
     try:
         with pytest.raises(PrimeTimeout) as caught:
             await env.sandbox_client.execute_command(state["sandbox_id"], "sleep 5", timeout=0.3)
@@ -213,7 +189,7 @@ async def test_timeout_errors_match_prime_sandboxes_classes_when_imported(monkey
     await env.teardown()
 
 
-async def test_destroy_sandbox_from_a_stop_condition_runs_post_rollout_once():
+async def test_destroy_sandbox_from_a_stop_condition_runs_post_rollout_once(client_for):
     """upstream 0.3.1 legacy/envs/sandbox_env.py `destroy_sandbox(state)` (post_rollout, then
     delete), called by transformerpuzzles and llm_training_puzzles from a @vf.stop condition.
     Upstream's cleanup would run post_rollout a second time on the deleted sandbox; ours runs
@@ -236,14 +212,7 @@ async def test_destroy_sandbox_from_a_stop_condition_runs_post_rollout_once():
     async def graded(state) -> float:
         return 1.0 if state.get("graded") == "42" else 0.0
 
-    env = Puzzles(
-        provider=local_provider(),
-        dataset=rows("echo 42 > answer.txt"),
-        rubric=vf.Rubric(funcs=[graded]),
-        memory_gb=0.25,
-        disk_size_gb=0.02,
-        pool_size=0,
-    )
+    env = small_env(Puzzles, dataset=rows("echo 42 > answer.txt"), rubric=vf.Rubric(funcs=[graded]))
     with ScriptedServer(bash_then_done) as srv:
         out = await env.evaluate(client_for(srv), "m", num_examples=1)
     assert out["outputs"][0]["reward"] == 1.0, out["outputs"][0].get("error")
@@ -252,7 +221,7 @@ async def test_destroy_sandbox_from_a_stop_condition_runs_post_rollout_once():
     await env.teardown()
 
 
-async def test_own_setup_state_creates_through_the_client_and_is_released():
+async def test_own_setup_state_creates_through_the_client_and_is_released(client_for):
     """upstream 0.1.12 mini_swe_agent_plus / deepswe: setup_state (not calling super) creates
     its sandbox with `sandbox_client.create(self.sandbox_request)`, stores `sandbox.id` in
     `state["sandbox_id"]`, recreates with `destroy_sandbox(sandbox_id)` (the 0.1.6-0.1.7
@@ -286,13 +255,7 @@ async def test_own_setup_state_creates_through_the_client_and_is_released():
             seen.update(polls=polls, exit=status.exit_code, stdout=status.stdout, log=log.stdout)
             seen["labels"] = (await self.sandbox_client.get(sid)).labels
 
-    env = OwnSetup(
-        provider=local_provider(),
-        dataset=rows("q"),
-        memory_gb=0.25,
-        disk_size_gb=0.02,
-        pool_size=0,
-    )
+    env = small_env(OwnSetup)
     with ScriptedServer(say_done) as srv:
         out = await env.evaluate(client_for(srv), "m", num_examples=1)
     assert out["outputs"][0].get("error") is None, out["outputs"][0]["error"]
@@ -305,13 +268,7 @@ async def test_own_setup_state_creates_through_the_client_and_is_released():
 async def test_bulk_delete_by_id_and_label():
     """upstream 0.3.1 AsyncSandboxClient.bulk_delete(sandbox_ids=..., labels=...) and
     SandboxEnv.bulk_delete_sandboxes(global_ids)."""
-    env = SandboxEnv(
-        provider=local_provider(),
-        dataset=rows("q"),
-        memory_gb=0.25,
-        disk_size_gb=0.02,
-        pool_size=0,
-    )
+    env = small_env()
     client = env.sandbox_client
     tagged = [
         await client.create(env.sandbox_request.model_copy(update={"labels": ["a", "b"]}))
@@ -362,10 +319,12 @@ async def test_constructor_arguments_become_local_limits_and_request():
     assert isinstance(req, CreateSandboxRequest) and req.name == "polars-env"
     assert req.team_id == "team-1" and req.labels == ["x"] and req.advanced_configs.shm == "1g"
     assert env.get_sandbox_spec(vf.State()) == spec  # unchanged request: the env's spec (pool)
-    bigger = env.sandbox_settings.spec_for_request(req.model_copy(update={"memory_gb": 1, "cpu_cores": 1}))
+    bigger = env.sandbox_settings.spec_for_request(
+        req.model_copy(update={"memory_gb": 1, "cpu_cores": 1})
+    )
     assert (bigger.memory, bigger.cpu) == (GiB, 1.0)
 
-    state = await env.setup_state(vf.State(input={"prompt": [], "answer": ""}))
+    state = await started(env)
     try:
         assert set(state["sandbox_state"]) == set(SandboxState.__annotations__)
         res = await env.sandbox_client.execute_command(state["sandbox_id"], "echo $GREETING")
@@ -400,7 +359,7 @@ def test_images_and_gpus_that_cannot_run_locally_are_refused_at_load():
         SandboxEnv(dataset=rows("q"), gpu_count=1, provider=RemoteLike())
 
 
-async def test_post_rollout_in_its_0_1_7_form_gets_the_conversation():
+async def test_post_rollout_in_its_0_1_7_form_gets_the_conversation(client_for):
     """upstream 0.1.7 SandboxEnv: `post_rollout(self, messages, state, **kwargs)` (humaneval
     still overrides it so), called with the conversation once the rollout is done."""
     got: dict = {}
@@ -411,13 +370,7 @@ async def test_post_rollout_in_its_0_1_7_form_gets_the_conversation():
             res = await self.sandbox_client.execute_command(state["sandbox_id"], "echo ran")
             got.update(answer=answer["content"], ran=res.stdout, first=messages[0]["role"])
 
-    env = OldStyle(
-        provider=local_provider(),
-        dataset=rows("q"),
-        memory_gb=0.25,
-        disk_size_gb=0.02,
-        pool_size=0,
-    )
+    env = small_env(OldStyle)
     with ScriptedServer(say_done) as srv:
         out = await env.evaluate(client_for(srv), "m", num_examples=1)
     assert out["outputs"][0].get("error") is None
@@ -429,17 +382,10 @@ async def test_python_env_python_state_and_upstream_cell_format():
     """upstream 0.1.12 / 0.3.1 legacy/envs/python_env.py: `state["python_state"]` (ready,
     execution_count, ready_wait_time), the tool's hidden arguments, and the cell layout:
     stdout, `stderr:` block, the traceback of a failing cell without a header, `Out[n]`."""
-    env = PythonEnv(
-        pip_install_packages="",
-        provider=local_provider(),
-        dataset=rows("q"),
-        memory_gb=0.5,
-        disk_size_gb=0.02,
-        pool_size=0,
-    )
+    env = small_env(PythonEnv, pip_install_packages="", memory_gb=0.5)
     assert set(env.tool_defs[0]["parameters"]["properties"]) == {"code"}
     assert env.sandbox_request.name == "python-env"
-    state = await env.setup_state(vf.State(input={"prompt": [], "answer": ""}))
+    state = await started(env)
     try:
         assert state["python_state"] == {
             "ready": False,
@@ -486,16 +432,8 @@ async def test_tool_definitions_and_per_rollout_request_as_upstream():
             level = state["info"]["level"]
             return self.sandbox_request.model_copy(update={"environment_vars": {"LEVEL": level}})
 
-    env = PerRollout(
-        provider=local_provider(),
-        dataset=rows("q", level="hard"),
-        memory_gb=0.25,
-        disk_size_gb=0.02,
-        pool_size=0,
-    )
-    state = await env.setup_state(
-        vf.State(input={"prompt": [], "answer": "", "info": {"level": "hard"}})
-    )
+    env = small_env(PerRollout, dataset=rows("q", level="hard"))
+    state = await started(env, info={"level": "hard"})
     try:
         await env._wait_for_sandbox_ready(state["sandbox_state"], state["sandbox_id"])
         assert state["sandbox_state"]["ready"] is True
@@ -534,7 +472,7 @@ def test_requests_of_other_clients_are_read_by_their_fields():
     assert req.disk_size_gb == 5  # unset there: the classic default
 
 
-async def test_failing_post_rollout_is_recorded_and_releases_the_sandbox():
+async def test_failing_post_rollout_is_recorded_and_releases_the_sandbox(client_for):
     """upstream 0.3.1 legacy/envs/sandbox_env.py + multiturn_env.py: an exception in
     post_rollout (run by the destroy_sandbox cleanup) propagates out of the rollout. Ours
     records it as the rollout's error (reward NaN, never a silent 0) and closes the sandbox
@@ -544,13 +482,7 @@ async def test_failing_post_rollout_is_recorded_and_releases_the_sandbox():
         async def post_rollout(self, state):
             raise RuntimeError("grader bug")
 
-    env = Broken(
-        provider=local_provider(),
-        dataset=rows("q"),
-        memory_gb=0.25,
-        disk_size_gb=0.02,
-        pool_size=0,
-    )
+    env = small_env(Broken)
     with ScriptedServer(say_done) as srv:
         client = client_for(srv)
         state = await env.rollout(env.eval_inputs(1)[0], client, "m")
