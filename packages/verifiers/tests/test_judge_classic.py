@@ -13,25 +13,12 @@ from pydantic import BaseModel
 import verifiers as vf
 from verifiers.rubrics.judge_rubric import JudgeError, JudgeRubric
 from verifiers.state import State
-from verifiers.testing import Fault, ScriptedServer
+from verifiers.testing import Fault, ScriptedServer, rollout_state
 from verifiers.testing.responders import last_text
 
 
 def make_state(completion: str = "4", answer: str = "4") -> State:
-    prompt = [{"role": "user", "content": "What is 2 + 2?"}]
-    return State(
-        input={"prompt": prompt, "answer": answer, "example_id": 0},
-        prompt=prompt,
-        completion=[{"role": "assistant", "content": completion}],
-        answer=answer,
-        info={},
-        task=None,
-        example_id=0,
-        trajectory=[],
-        metrics={},
-        error=None,
-        usage={"input_tokens": 0, "output_tokens": 0},
-    )
+    return State(rollout_state("What is 2 + 2?", completion, answer, task="default"), trajectory=[])
 
 
 def says_yes_if_equal(body) -> str:

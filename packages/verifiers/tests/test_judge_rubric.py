@@ -12,7 +12,7 @@ from openai import AsyncOpenAI
 import verifiers as vf
 from verifiers.rubrics.judge_rubric import DEFAULT_JUDGE_PROMPT, JudgeError, JudgeRubric
 from verifiers.state import State
-from verifiers.testing import Fault, ScriptedServer
+from verifiers.testing import Fault, ScriptedServer, rollout_state
 from verifiers.testing import tokenizer as tok
 from verifiers.testing.responders import last_text
 
@@ -58,20 +58,7 @@ def fast_client(srv, **kw) -> vf.OpenAIClient:
 
 
 def make_state(question="What is 2 + 2?", completion="The answer is \\boxed{4}.", answer="4"):
-    prompt = [{"role": "user", "content": question}]
-    return State(
-        input={"prompt": prompt, "answer": answer, "example_id": 0},
-        prompt=prompt,
-        completion=[{"role": "assistant", "content": completion}],
-        answer=answer,
-        info={},
-        task=None,
-        example_id=0,
-        trajectory=[],
-        metrics={},
-        error=None,
-        usage={"input_tokens": 0, "output_tokens": 0},
-    )
+    return State(rollout_state(question, completion, answer, task="default"), trajectory=[])
 
 
 @pytest.fixture

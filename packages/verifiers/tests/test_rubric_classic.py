@@ -11,23 +11,12 @@ import pytest
 
 import verifiers as vf
 from verifiers.state import State
+from verifiers.testing import rollout_state
 from verifiers.types import RolloutScores
 
 
 def make_state(text: str = "4", answer: str = "4") -> State:
-    prompt = [{"role": "user", "content": "2+2?"}]
-    return State(
-        input={"prompt": prompt, "answer": answer, "example_id": 0},
-        prompt=prompt,
-        completion=[{"role": "assistant", "content": text}],
-        answer=answer,
-        info={},
-        task="default",
-        example_id=0,
-        trajectory=[],
-        metrics={},
-        error=None,
-    )
+    return State(rollout_state("2+2?", text, answer, task="default"), trajectory=[])
 
 
 def exact(completion, answer) -> float:
