@@ -1,4 +1,5 @@
 import os
+import socket
 import sys
 from pathlib import Path
 
@@ -33,6 +34,17 @@ def server():
 
     with ScriptedServer() as srv:
         yield srv
+
+
+@pytest.fixture
+def unreachable_hub(monkeypatch):
+    """HF_ENDPOINT at a closed local port: a hub that cannot be reached."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
 
 
 @pytest.fixture

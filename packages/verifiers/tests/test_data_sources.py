@@ -1,5 +1,4 @@
 import json
-import socket
 
 import pytest
 
@@ -94,17 +93,6 @@ def test_rows_of_mixed_types_name_the_column(tmp_path):
         vf.load_dataset_source(None, source=path)
     mixed_numbers = [{"x": 1}, {"x": 2.5}, {"x": None}]  # ints and floats do fit one column
     assert vf.load_dataset_source(None, source=mixed_numbers)["x"] == [1.0, 2.5, None]
-
-
-@pytest.fixture
-def unreachable_hub(monkeypatch):
-    """HF_ENDPOINT at a closed local port: a hub that cannot be reached."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
 
 
 def test_auto_falls_back_to_sample_when_hub_unreachable(sample, unreachable_hub, caplog):

@@ -2,8 +2,6 @@
 rows of each example dataset are given as a local copy in the hub dataset's own columns
 (``source=``); everything after loading is the real path."""
 
-import socket
-
 import pytest
 from datasets import Dataset, DatasetDict
 
@@ -211,17 +209,6 @@ def test_unknown_name_and_split():
             "validation",
             source=DatasetDict({"test": Dataset.from_list([{"question": "q", "answer": "a"}])}),
         )
-
-
-@pytest.fixture
-def unreachable_hub(monkeypatch):
-    """HF_ENDPOINT at a closed local port: a hub that cannot be reached."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
 
 
 def test_offline_is_a_clear_error(unreachable_hub):
