@@ -18,14 +18,12 @@ import tempfile
 from pathlib import Path
 
 from verifiers.sandbox import cgroups, contract
-from verifiers.sandbox.agent_client import READ_LIMIT, AgentSandbox
+from verifiers.sandbox.agent_client import AgentSandbox
 from verifiers.sandbox.base import (
-    Provider,
-    ProviderUnavailableError,
     SandboxCreationError,
     SandboxSpec,
 )
-from verifiers.sandbox.live import LiveSandboxes
+from verifiers.sandbox.child_agent import ChildAgentProvider
 from verifiers.sandbox.support import AGENT_SRC, SANDBOX_UID
 
 _counter = itertools.count()
@@ -71,14 +69,11 @@ def _interpreter(spec: SandboxSpec) -> str:
     return spec.runtime.python if Path(spec.runtime.python).exists() else sys.executable
 
 
-class ProcessProvider(Provider):
+class ProcessProvider(ChildAgentProvider[ProcessSandbox]):
     name = "process (weak: no namespaces)"
 
     def __init__(self, uid: int = SANDBOX_UID, start_timeout: float = 30.0) -> None:
-        self.uid = uid
-        self.start_timeout = start_timeout
-        self._dir: Path | None = None
-        self._live: LiveSandboxes[ProcessSandbox] = LiveSandboxes()
+        super().__init__(uid, start_timeout)
 
     @staticmethod
     def unavailable_reason() -> str | None:
@@ -98,11 +93,7 @@ class ProcessProvider(Provider):
         return self._dir
 
     async def create(self, spec: SandboxSpec | None = None) -> ProcessSandbox:
-        spec = spec or SandboxSpec()
-        reason = self.unavailable_reason()
-        if reason:
-            raise ProviderUnavailableError(reason)
-        await self._live.close_with_loop()
+        spec = await self._admit(spec)
         if spec.runtime.packages:
             raise SandboxCreationError("the process tier does not support runtime packages")
         base = self._base()
@@ -110,13 +101,7 @@ class ProcessProvider(Provider):
         ws = base / f"ws-{n}"
         ws.mkdir(mode=0o700)
         os.chown(ws, self.uid, self.uid)
-        try:
-            cg = cgroups.Cgroup.create(
-                cgroups.group_name(f"p{n}"), spec.memory, spec.pids, spec.cpu
-            )
-        except cgroups.CgroupUnavailable as e:
-            shutil.rmtree(ws, ignore_errors=True)
-            raise SandboxCreationError(str(e)) from e
+        cg = self._cgroup(cgroups.group_name(f"p{n}"), spec.memory, spec.pids, spec.cpu, ws)
         procs, uid, disk = cg.join_files(), self.uid, spec.disk
 
         def child_setup() -> None:
@@ -132,28 +117,10 @@ class ProcessProvider(Provider):
         # for home and temporary files; no sweep: its /proc is the host's
         env = contract.sandbox_environ(spec, home=str(ws), tmp=str(ws), sweep=False)
         python = _interpreter(spec)
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                python, "-u", "-I", "-S", str(base / "agent.py"),
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.DEVNULL,
-                cwd=str(ws),
-                env=env,
-                preexec_fn=child_setup,
-                start_new_session=True,
-                limit=READ_LIMIT,
-            )  # fmt: skip
-        except (OSError, RuntimeError) as e:
-            cgroups.remove(cg)
-            shutil.rmtree(ws, ignore_errors=True)
-            raise SandboxCreationError(f"cannot start the agent: {e}") from e
+        proc = await self._start_agent(
+            [python, "-u", "-I", "-S", str(base / "agent.py")],
+            cwd=ws, env=env, child_setup=child_setup, cg=cg, scratch=ws, what="the agent",
+        )  # fmt: skip
         box = ProcessSandbox(f"proc-{os.getpid()}-{n}", spec, proc)
         box.cgroup, box.workspace = cg, ws
         return await self._live.track(box).started(self.start_timeout)
-
-    async def close(self) -> None:
-        await self._live.close_and_reclaim()
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None

@@ -19,15 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from verifiers.sandbox import cgroups, contract
-from verifiers.sandbox.agent_client import READ_LIMIT, AgentSandbox
+from verifiers.sandbox.agent_client import AgentSandbox
 from verifiers.sandbox.base import (
     MiB,
-    Provider,
-    ProviderUnavailableError,
     SandboxCreationError,
     SandboxSpec,
 )
-from verifiers.sandbox.live import LiveSandboxes
+from verifiers.sandbox.child_agent import ChildAgentProvider
 from verifiers.sandbox.support import AGENT_BOOT, SANDBOX_UID, make_support_dir
 
 logger = logging.getLogger("verifiers.sandbox")
@@ -80,14 +78,11 @@ class RunscSandbox(AgentSandbox):
             shutil.rmtree(self.bundle, ignore_errors=True)
 
 
-class RunscProvider(Provider):
+class RunscProvider(ChildAgentProvider[RunscSandbox]):
     name = "runsc (gVisor, ptrace platform)"
 
     def __init__(self, uid: int = SANDBOX_UID, start_timeout: float = 60.0) -> None:
-        self.uid = uid
-        self.start_timeout = start_timeout
-        self._dir: Path | None = None
-        self._live: LiveSandboxes[RunscSandbox] = LiveSandboxes()
+        super().__init__(uid, start_timeout)
 
     @staticmethod
     def unavailable_reason() -> str | None:
@@ -155,11 +150,7 @@ class RunscProvider(Provider):
         }  # fmt: skip
 
     async def create(self, spec: SandboxSpec | None = None) -> RunscSandbox:
-        spec = spec or SandboxSpec()
-        reason = self.unavailable_reason()
-        if reason:
-            raise ProviderUnavailableError(reason)
-        await self._live.close_with_loop()
+        spec = await self._admit(spec)
         if spec.runtime.packages or spec.network:
             raise SandboxCreationError(
                 "the runsc tier supports neither runtime packages nor network"
@@ -169,16 +160,13 @@ class RunscProvider(Provider):
         sid = f"vf-{os.getpid()}-{n}"
         bundle = Path(tempfile.mkdtemp(prefix=f"{sid}-", dir=base))
         (bundle / "config.json").write_text(json.dumps(self.config(spec)))
-        try:
-            cg = cgroups.Cgroup.create(
-                cgroups.group_name(f"g{n}"),
-                spec.memory + HOST_MEMORY_HEADROOM,
-                max(HOST_PIDS, spec.pids),
-                spec.cpu,
-            )
-        except cgroups.CgroupUnavailable as e:
-            shutil.rmtree(bundle, ignore_errors=True)
-            raise SandboxCreationError(str(e)) from e
+        cg = self._cgroup(
+            cgroups.group_name(f"g{n}"),
+            spec.memory + HOST_MEMORY_HEADROOM,
+            max(HOST_PIDS, spec.pids),
+            spec.cpu,
+            bundle,
+        )
         procs = cg.join_files()
 
         def child_setup() -> None:
@@ -186,30 +174,15 @@ class RunscProvider(Provider):
 
         argv = ["runsc", "--root", str(base / "state"), "--network=none", "--ignore-cgroups",
                 "--platform=ptrace", "run", "--bundle", str(bundle), sid]  # fmt: skip
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.DEVNULL,
-                cwd=str(bundle),
-                env=RUNSC_ENV,
-                preexec_fn=child_setup,
-                start_new_session=True,
-                limit=READ_LIMIT,
-            )
-        except BaseException as e:
-            cgroups.remove(cg)
-            shutil.rmtree(bundle, ignore_errors=True)
-            if isinstance(e, Exception):
-                raise SandboxCreationError(f"cannot start runsc: {e}") from e
-            raise
+        proc = await self._start_agent(
+            argv,
+            cwd=bundle,
+            env=RUNSC_ENV,
+            child_setup=child_setup,
+            cg=cg,
+            scratch=bundle,
+            what="runsc",
+        )
         box = RunscSandbox(sid, spec, proc)
         box.cgroup, box.bundle, box.provider = cg, bundle, self
         return await self._live.track(box).started(self.start_timeout)
-
-    async def close(self) -> None:
-        await self._live.close_and_reclaim()
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None
