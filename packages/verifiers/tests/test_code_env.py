@@ -157,41 +157,27 @@ async def test_sandbox_failures_retry_then_mask_and_kills_are_the_solutions_faul
     good = "```python\nprint(sum(map(int, input().split())))\n```"
     spec = SandboxSpec(memory=256 * 2**20, disk=16 * 2**20)
     bwrap = BwrapProvider()
+
+    def one_row(provider, **settings):
+        dataset = Dataset.from_list([{"question": "q", "answer": ""}])
+        return CodeEnv(dataset=dataset, provider=provider, spec=spec, pool_size=0, **settings)
+
     try:
         # two creation failures, then a real sandbox: graded normally
         flaky = FlakyProvider(bwrap, fail=2)
-        env = CodeEnv(
-            dataset=Dataset.from_list([{"question": "q", "answer": ""}]),
-            provider=flaky,
-            spec=spec,
-            pool_size=0,
-            sandbox_retries=2,
-        )
+        env = one_row(flaky, sandbox_retries=2)
         state = await _grade(env, good, tests)
         assert state["reward"] == 1.0 and state.get("error") is None and flaky.calls == 3
         await env.teardown()
         # a provider that never starts: an infra error (masked), reward NaN, never a fake 0
         broken = FlakyProvider(None, fail=0)
-        env = CodeEnv(
-            dataset=Dataset.from_list([{"question": "q", "answer": ""}]),
-            provider=broken,
-            spec=spec,
-            pool_size=0,
-            sandbox_retries=1,
-        )
+        env = one_row(broken, sandbox_retries=1)
         state = await _grade(env, good, tests)
         assert state["error"]["infra"] is True and broken.calls == 2
         assert state["reward"] != state["reward"]  # NaN
         await env.teardown()
         # a solution that kills its sandbox (agent included) fails that test, not masked
-        env = CodeEnv(
-            dataset=Dataset.from_list([{"question": "q", "answer": ""}]),
-            provider=bwrap,
-            spec=spec,
-            pool_size=0,
-            stop_after_timeout=True,
-            timeout_per_test=1.0,
-        )
+        env = one_row(bwrap, stop_after_timeout=True, timeout_per_test=1.0)
         killer = "```python\nimport os, signal\nif input() == '2 2': os.kill(-1, signal.SIGKILL)\nprint(3)\n```"
         state = await _grade(env, killer, tests)
         assert state.get("error") is None and state["reward"] == 0.0
