@@ -48,35 +48,34 @@ class ChildAgentProvider(Provider, Generic[B]):
         return spec
 
     @staticmethod
-    def _cgroup(name: str, memory: int, pids: int, cpu: float, scratch: Path) -> cgroups.Cgroup:
-        """A new cgroup with these limits; the sandbox's `scratch` folder goes when none can
-        be made."""
+    def _cgroup(name: str, memory: int, pids: int, cpu: float, folder: Path) -> cgroups.Cgroup:
+        """A new cgroup with these limits; the sandbox's own `folder` goes when none can be
+        made."""
         try:
             return cgroups.Cgroup.create(name, memory, pids, cpu)
         except cgroups.CgroupUnavailable as e:
-            shutil.rmtree(scratch, ignore_errors=True)
+            shutil.rmtree(folder, ignore_errors=True)
             raise SandboxCreationError(str(e)) from e
 
     @staticmethod
     async def _start_agent(
         argv: Sequence[str],
-        *,
-        cwd: Path,
+        folder: Path,
         env: Mapping[str, str],
         child_setup: Callable[[], None],
         cg: cgroups.Cgroup,
-        scratch: Path,
         what: str,
     ) -> asyncio.subprocess.Process:
-        """The agent's process, talking on its stdin/stdout; when it cannot start (or the start
-        is cancelled) its cgroup and `scratch` folder go, and `what` names it in the error."""
+        """The agent's process, run in the sandbox's own `folder` and talking on its stdin and
+        stdout; when it cannot start (or the start is cancelled) its cgroup and `folder` go,
+        and `what` names it in the error."""
         try:
             return await asyncio.create_subprocess_exec(
                 *argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.DEVNULL,
-                cwd=str(cwd),
+                cwd=str(folder),
                 env=env,
                 preexec_fn=child_setup,
                 start_new_session=True,
@@ -84,7 +83,7 @@ class ChildAgentProvider(Provider, Generic[B]):
             )
         except BaseException as e:
             cgroups.remove(cg)
-            shutil.rmtree(scratch, ignore_errors=True)
+            shutil.rmtree(folder, ignore_errors=True)
             if isinstance(e, Exception):
                 raise SandboxCreationError(f"cannot start {what}: {e}") from e
             raise

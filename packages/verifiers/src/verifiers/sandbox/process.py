@@ -117,10 +117,8 @@ class ProcessProvider(ChildAgentProvider[ProcessSandbox]):
         # for home and temporary files; no sweep: its /proc is the host's
         env = contract.sandbox_environ(spec, home=str(ws), tmp=str(ws), sweep=False)
         python = _interpreter(spec)
-        proc = await self._start_agent(
-            [python, "-u", "-I", "-S", str(base / "agent.py")],
-            cwd=ws, env=env, child_setup=child_setup, cg=cg, scratch=ws, what="the agent",
-        )  # fmt: skip
+        argv = [python, "-u", "-I", "-S", str(base / "agent.py")]
+        proc = await self._start_agent(argv, ws, env, child_setup, cg, "the agent")
         box = ProcessSandbox(f"proc-{os.getpid()}-{n}", spec, proc)
         box.cgroup, box.workspace = cg, ws
         return await self._live.track(box).started(self.start_timeout)

@@ -174,15 +174,7 @@ class RunscProvider(ChildAgentProvider[RunscSandbox]):
 
         argv = ["runsc", "--root", str(base / "state"), "--network=none", "--ignore-cgroups",
                 "--platform=ptrace", "run", "--bundle", str(bundle), sid]  # fmt: skip
-        proc = await self._start_agent(
-            argv,
-            cwd=bundle,
-            env=RUNSC_ENV,
-            child_setup=child_setup,
-            cg=cg,
-            scratch=bundle,
-            what="runsc",
-        )
+        proc = await self._start_agent(argv, bundle, RUNSC_ENV, child_setup, cg, "runsc")
         box = RunscSandbox(sid, spec, proc)
         box.cgroup, box.bundle, box.provider = cg, bundle, self
         return await self._live.track(box).started(self.start_timeout)
