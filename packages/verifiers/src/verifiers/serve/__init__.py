@@ -31,44 +31,20 @@ from verifiers.serve.server.env_server import EnvServer
 from verifiers.serve.server.env_worker import EnvWorker
 from verifiers.serve.server.zmq_env_server import ZMQEnvServer
 from verifiers.serve.spawn import SpawnedServer, spawn_env_server
-from verifiers.serve.types import (
-    BaseRequest,
-    BaseResponse,
-    HealthRequest,
-    HealthResponse,
-    PendingRequest,
-    RunGroupRequest,
-    RunGroupResponse,
-    RunRolloutRequest,
-    RunRolloutResponse,
-    ServerError,
-    ServerState,
-    ServerTimeoutError,
-)
+from verifiers.serve.types import *  # noqa: F403 - the protocol's models, all public
+from verifiers.serve.types import __all__ as _protocol_names
 from verifiers.serve.wire import get_free_port, make_ipc_address
 
 __all__ = [
     "API_KEYS_VAR",
     "SECRET_VAR",
     "ApiKeyPolicy",
-    "BaseRequest",
-    "BaseResponse",
     "EnvClient",
     "EnvClientPool",
     "EnvRouter",
     "EnvServer",
     "EnvWorker",
-    "HealthRequest",
-    "HealthResponse",
-    "PendingRequest",
     "ResponseError",
-    "RunGroupRequest",
-    "RunGroupResponse",
-    "RunRolloutRequest",
-    "RunRolloutResponse",
-    "ServerError",
-    "ServerState",
-    "ServerTimeoutError",
     "SpawnedServer",
     "ZMQEnvClient",
     "ZMQEnvServer",
@@ -77,4 +53,5 @@ __all__ = [
     "is_loopback",
     "make_ipc_address",
     "spawn_env_server",
+    *_protocol_names,
 ]
