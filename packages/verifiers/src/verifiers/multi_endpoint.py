@@ -73,30 +73,9 @@ class MultiEndpointClient(Client):
         urls = ", ".join(c.base_url for c in self.clients)
         return EndpointUnreachableError(f"every endpoint refuses connections ({urls})")
 
-    async def respond(
-        self,
-        start: int,
-        messages: Messages,
-        model: str,
-        *,
-        tools: Sequence[dict[str, Any]] | None = None,
-        sampling_args: SamplingArgs | None = None,
-    ) -> ModelResponse:
-        """The reply of the first live endpoint from `start` that accepts the connection."""
-        return await self._first_live(
-            start,
-            lambda c: c.get_response(messages, model, tools=tools, sampling_args=sampling_args),
-        )
-
-    async def respond_text(
-        self, start: int, prompt: str, model: str, sampling_args: SamplingArgs | None
-    ) -> ModelResponse:
-        """`respond` for a text completion."""
-        return await self._first_live(
-            start, lambda c: c.get_text_response(prompt, model, sampling_args=sampling_args)
-        )
-
-    async def _first_live(self, start: int, call: Callable[[Client], Any]) -> ModelResponse:
+    async def first_live(self, start: int, call: Callable[[Client], Any]) -> ModelResponse:
+        """`call`'s reply from the first live endpoint from `start` that accepts the
+        connection (each that refuses is marked down)."""
         for i in self.live(start):
             try:
                 return await call(self.clients[i])
@@ -113,13 +92,18 @@ class MultiEndpointClient(Client):
         sampling_args: SamplingArgs | None = None,
     ) -> ModelResponse:
         start, self._turn = self._turn, self._turn + 1
-        return await self.respond(start, messages, model, tools=tools, sampling_args=sampling_args)
+        return await self.first_live(
+            start,
+            lambda c: c.get_response(messages, model, tools=tools, sampling_args=sampling_args),
+        )
 
     async def get_text_response(
         self, prompt: str, model: str, *, sampling_args: SamplingArgs | None = None
     ) -> ModelResponse:
         start, self._turn = self._turn, self._turn + 1
-        return await self.respond_text(start, prompt, model, sampling_args)
+        return await self.first_live(
+            start, lambda c: c.get_text_response(prompt, model, sampling_args=sampling_args)
+        )
 
     async def check_connection(self) -> list[EndpointUnreachableError]:
         found = await asyncio.gather(
@@ -188,14 +172,17 @@ class _GroupClient(Client):
         tools: Sequence[dict[str, Any]] | None = None,
         sampling_args: SamplingArgs | None = None,
     ) -> ModelResponse:
-        return await self._parent.respond(
-            self._index, messages, model, tools=tools, sampling_args=sampling_args
+        return await self._parent.first_live(
+            self._index,
+            lambda c: c.get_response(messages, model, tools=tools, sampling_args=sampling_args),
         )
 
     async def get_text_response(
         self, prompt: str, model: str, *, sampling_args: SamplingArgs | None = None
     ) -> ModelResponse:
-        return await self._parent.respond_text(self._index, prompt, model, sampling_args)
+        return await self._parent.first_live(
+            self._index, lambda c: c.get_text_response(prompt, model, sampling_args=sampling_args)
+        )
 
     async def check_connection(self) -> list[EndpointUnreachableError]:
         return await self._parent.check_connection()
