@@ -14,7 +14,7 @@ import pytest
 from datasets import Dataset
 
 import verifiers as vf
-from verifiers.generation import RUN_GC_THRESHOLD, rollout_gc
+from verifiers.generation import GC_ALLOCATIONS_PER_ROLLOUT, RUN_GC_THRESHOLD, rollout_gc
 from verifiers.testing import GateResponder, ScriptedServer
 
 
@@ -129,3 +129,21 @@ async def test_rollout_stream_holds_the_settings_until_it_is_drained(pristine_gc
     assert len(groups) == 3 and len(seen) == 6
     assert all(t[0] >= RUN_GC_THRESHOLD[0] for t, _, _ in seen)
     assert gc_state() == before
+
+
+@pytest.mark.parametrize("max_concurrent, in_flight", [(-1, 1_000 * 2), (300, 300)])
+async def test_rollout_stream_scales_young_collections_with_its_bound(
+    pristine_gc, max_concurrent, in_flight
+):
+    """As `evaluate` does with `max_concurrent`: a stream's bound on rollouts in flight (its
+    groups times their size, or `max_concurrent` when lower) sets the young threshold."""
+    seen: list = []
+    env = recording_env(2, seen)
+    async with ScriptedServer() as srv:
+        stream = vf.RolloutStream(
+            env, srv.base_url, "m", env.get_dataset(), rollouts_per_example=2,
+            max_in_flight=1_000, max_concurrent=max_concurrent, filter_zero_variance=False,
+        )  # fmt: skip
+        groups = [g async for g in stream]
+    assert len(groups) == 2
+    assert {t[0] for t, _, _ in seen} == {GC_ALLOCATIONS_PER_ROLLOUT * in_flight}

@@ -320,7 +320,10 @@ class RolloutStream:
         if not self._checked:
             self.env.rubric.check_parameters(row.keys())
             self.env.executor  # noqa: B018 - worker threads for sync user code, created once
-            self._gc.enter_context(rollout_gc())
+            in_flight = self.max_in_flight * self.rollouts_per_example
+            if self._slots is not None:
+                in_flight = min(in_flight, self._slots.limit)
+            self._gc.enter_context(rollout_gc(in_flight))
             self._checked = True
         index = next(self._group_index)
         client = self._client.for_group(index)
