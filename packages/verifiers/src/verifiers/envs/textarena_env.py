@@ -35,12 +35,10 @@ class TextArenaEnv(_TextArenaEnv):
         self.fresh_env = make_game(ta, self.game, reset=False)
         self.fresh_memo = self.build_shared_memo(self.fresh_env)
 
-    async def setup_state(self, state: State, **kwargs: Any) -> State:
+    async def _fresh_game(self) -> Any:
         game = await self.run_sync(deepcopy, self.fresh_env, dict(self.fresh_memo))
         await self.run_sync(game.reset, num_players=1)
-        game.state.game_state["secret_word"] = state["answer"]
-        state["ta_env"] = game
-        return state
+        return game
 
     async def env_response(self, messages: Messages, state: State, **kwargs: Any) -> Messages:
         game = state["ta_env"]

@@ -107,10 +107,14 @@ class TextArenaEnv(MultiTurnEnv):
         return dataset, eval_dataset
 
     async def setup_state(self, state: State, **kwargs: Any) -> State:
-        game = await self.run_sync(deepcopy, self.ta_env, dict(self.shared_memo))
+        game = await self._fresh_game()
         game.state.game_state["secret_word"] = state["answer"]
         state["ta_env"] = game
         return state
+
+    async def _fresh_game(self) -> Any:
+        """The rollout's private copy of the game (its secret not yet set)."""
+        return await self.run_sync(deepcopy, self.ta_env, dict(self.shared_memo))
 
     async def env_response(self, messages: Messages, state: State, **kwargs: Any) -> Messages:
         game = state["ta_env"]
