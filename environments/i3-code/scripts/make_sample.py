@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from verifiers.testing import write_jsonl
+
 OUT = Path(__file__).resolve().parents[1] / "i3_code" / "data" / "sample.jsonl"
 rng = random.Random(20261129)
 
@@ -204,8 +206,7 @@ problem(
 
 
 def main() -> None:
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text("".join(json.dumps(row) + "\n" for row in PROBLEMS))
+    write_jsonl(OUT, PROBLEMS)
     print(f"wrote {len(PROBLEMS)} problems to {OUT}")
 
 

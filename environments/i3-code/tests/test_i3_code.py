@@ -21,8 +21,8 @@ from i3_code import (
 )
 
 import verifiers as vf
-from verifiers.sandbox import BwrapProvider, Provider, SandboxCreationError
-from verifiers.testing import ScriptedServer, jsonl_rows, run_vf_eval
+from verifiers.sandbox import Provider, SandboxCreationError
+from verifiers.testing import ScriptedServer, bwrap_provider, jsonl_rows, row_state, run_vf_eval
 from verifiers.testing.responders import last_text
 
 SAMPLE_ROWS = jsonl_rows(SAMPLE)
@@ -152,19 +152,8 @@ def test_missing_columns_are_named():
 
 
 # -- grading in sandboxes ---------------------------------------------------------------------
-# The sandbox tests need the local bwrap provider (root, bubblewrap, cgroups); they fail, not
-# skip, where it cannot run. The vf-eval tests use whatever `default_provider()` picks.
-REASON = BwrapProvider.unavailable_reason()
-
-
-def state_for(row, text):
-    return {
-        "prompt": row["prompt"],
-        "completion": [{"role": "assistant", "content": text}],
-        "answer": row["answer"],
-        "info": row["info"],
-        "task": row["task"],
-    }
+# The sandbox tests need the local bwrap provider (`bwrap_provider`: they fail, not skip,
+# where it cannot run). The vf-eval tests use whatever `default_provider()` picks.
 
 
 async def grade(env, states):
@@ -174,11 +163,8 @@ async def grade(env, states):
 
 @pytest.fixture
 async def provider():
-    assert REASON is None, f"the local bwrap sandbox cannot run here: {REASON}"
-    p = BwrapProvider()
-    yield p
-    await p.close()
-    assert p.live == 0
+    async with bwrap_provider() as p:
+        yield p
 
 
 async def test_right_and_wrong_solutions(provider):
@@ -188,8 +174,8 @@ async def test_right_and_wrong_solutions(provider):
     for row in rows:
         raw = row["prompt"][0]["content"].split("\n\n", 1)[1]
         sol = SOLUTIONS[raw]
-        states.append(state_for(row, fence(sol["correct"])))
-        states.append(state_for(row, "<think>hmm</think>" + fence(sol["wrong"], "py")))
+        states.append(row_state(row, fence(sol["correct"])))
+        states.append(row_state(row, "<think>hmm</think>" + fence(sol["wrong"], "py")))
     await grade(env, states)
     for i, s in enumerate(states):
         detail = (i // 2, s.get("error"), s.get("test_results"))
@@ -235,8 +221,8 @@ async def test_bad_programs_and_malformed_output(provider):
         "d = defaultdict(int)\nd[0] = total(list(map(int, sys.stdin.read().split())))\n"
         "print(d[0])\n"
     )
-    states = [state_for(row, text) for text, _ in cases.values()]
-    ok = state_for(row, uses_prelude)
+    states = [row_state(row, text) for text, _ in cases.values()]
+    ok = row_state(row, uses_prelude)
     await grade(env, [*states, ok])
     assert ok["reward"] == 1.0, ok["test_results"]
     for (name, (_, status)), s in zip(cases.items(), states, strict=True):
@@ -278,7 +264,7 @@ async def test_hidden_files_and_network_are_out_of_reach(provider):
     env = load_environment(source="sample", timeout_per_test=5, provider=provider, pool_size=1)
     row = next(iter(env.get_dataset()))
     code = CONTAINED.replace("HOST_FILE", repr(str(SAMPLE)))
-    (s,) = await grade(env, [state_for(row, fence(code))])
+    (s,) = await grade(env, [row_state(row, fence(code))])
     # the test files and expected outputs never enter the sandbox; host files and the
     # network are unreachable, so the program answers normally
     assert s["reward"] == 1.0, s["test_results"]
@@ -292,9 +278,9 @@ async def test_infinite_loop_is_cut_at_the_timeout_without_stalling_others(provi
     )
     rows = list(env.get_dataset())
     primes = next(r for r in rows if r["info"]["num_test_cases"] == 15)
-    loop = state_for(primes, fence("while True:\n    pass\n"))
+    loop = row_state(primes, fence("while True:\n    pass\n"))
     add = rows[0]  # a + b, 5 tests
-    right = state_for(
+    right = row_state(
         add, fence(SOLUTIONS[add["prompt"][0]["content"].split("\n\n", 1)[1]]["correct"])
     )
     t0 = time.perf_counter()
@@ -330,7 +316,7 @@ async def test_sandbox_that_cannot_start_is_an_infra_error_not_a_zero():
     env = load_environment(source="sample", provider=broken, pool_size=0, sandbox_retries=2)
     row = next(iter(env.get_dataset()))
     sol = SOLUTIONS[row["prompt"][0]["content"].split("\n\n", 1)[1]]
-    (s,) = await grade(env, [state_for(row, fence(sol["wrong"]))])
+    (s,) = await grade(env, [row_state(row, fence(sol["wrong"]))])
     assert s["error"]["infra"] is True and "sandbox" in s["error"]["message"]
     assert math.isnan(s["reward"]) and broken.calls == 3
     await env.teardown()

@@ -11,7 +11,12 @@ import pytest
 from i3_math import answer_parser, load_environment, parse_verdict, prepare_dataset
 
 import verifiers as vf
-from verifiers.testing import judged_environment, score_completion, scripted_eval
+from verifiers.testing import (
+    environment_fixture,
+    judged_environment,
+    score_completion,
+    scripted_eval,
+)
 from verifiers.testing.responders import last_text
 
 PATHOLOGICAL = "10^{10^{10}}"
@@ -20,11 +25,7 @@ PATHOLOGICAL = "10^{10^{10}}"
 score = functools.partial(score_completion, task="i3-math")
 
 
-@pytest.fixture(scope="module")
-def env():
-    e = load_environment(source="sample", math_verify_workers=2)
-    yield e
-    asyncio.run(e.rubric.teardown())
+env = environment_fixture(load_environment, source="sample", math_verify_workers=2)
 
 
 # -- grading table: pairs checked with math-verify 0.9.0 (PyPI), where we differ commented ----

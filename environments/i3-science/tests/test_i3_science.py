@@ -12,7 +12,13 @@ from i3_science import check_answer, load_environment, parse_verdict
 from i3_science.answers import choice_letter
 
 import verifiers as vf
-from verifiers.testing import ScriptedServer, judged_environment, score_completion, verdict_judge
+from verifiers.testing import (
+    ScriptedServer,
+    environment_fixture,
+    judged_environment,
+    score_completion,
+    verdict_judge,
+)
 from verifiers.testing.responders import last_text
 
 CHOICES = "Which one?\n\nA. iron\nB. neon\nC. argon\nD. tin"
@@ -22,11 +28,7 @@ PAREN_CHOICES = "Which one?\n(A) iron\n(B) neon\n(C) argon\n(D) tin"
 score = functools.partial(score_completion, task="i3-science")
 
 
-@pytest.fixture(scope="module")
-def env():
-    e = load_environment(source="sample", math_verify_workers=2)
-    yield e
-    asyncio.run(e.rubric.teardown())
+env = environment_fixture(load_environment, source="sample", math_verify_workers=2)
 
 
 # -- grading table --------------------------------------------------------------------------

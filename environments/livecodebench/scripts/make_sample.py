@@ -18,6 +18,8 @@ from pathlib import Path
 
 from livecodebench import encode_private_tests
 
+from verifiers.testing import write_jsonl
+
 OUT = Path(__file__).resolve().parents[1] / "livecodebench" / "data" / "sample.jsonl"
 rng = random.Random(1129)
 ROWS: list[dict] = []
@@ -176,8 +178,7 @@ add(
 
 
 def main() -> None:
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text("".join(json.dumps(row) + "\n" for row in ROWS))
+    write_jsonl(OUT, ROWS)
     print(f"wrote {len(ROWS)} problems to {OUT}")
 
 

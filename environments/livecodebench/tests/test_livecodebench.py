@@ -26,8 +26,8 @@ from livecodebench import (
 )
 
 import verifiers as vf
-from verifiers.sandbox import BwrapProvider, Provider, SandboxCreationError
-from verifiers.testing import ScriptedServer, jsonl_rows, run_vf_eval
+from verifiers.sandbox import Provider, SandboxCreationError
+from verifiers.testing import ScriptedServer, bwrap_provider, jsonl_rows, row_state, run_vf_eval
 from verifiers.testing.responders import last_text
 
 SAMPLE_ROWS = jsonl_rows(SAMPLE)
@@ -256,28 +256,14 @@ def test_missing_columns_are_named():
 
 
 # -- grading in sandboxes -------------------------------------------------------------------
-# The sandbox tests need the local bwrap provider (root, bubblewrap, cgroups); they fail, not
-# skip, where it cannot run. The vf-eval tests use whatever `default_provider()` picks.
-REASON = BwrapProvider.unavailable_reason()
-
-
-def state_for(row, text):
-    return {
-        "prompt": row["prompt"],
-        "completion": [{"role": "assistant", "content": text}],
-        "answer": "",
-        "info": row["info"],
-        "task": row["task"],
-    }
+# The sandbox tests need the local bwrap provider (`bwrap_provider`: they fail, not skip,
+# where it cannot run). The vf-eval tests use whatever `default_provider()` picks.
 
 
 @pytest.fixture
 async def provider():
-    assert REASON is None, f"the local bwrap sandbox cannot run here: {REASON}"
-    p = BwrapProvider()
-    yield p
-    await p.close()
-    assert p.live == 0
+    async with bwrap_provider() as p:
+        yield p
 
 
 async def test_right_and_wrong_solutions(provider):
@@ -288,8 +274,8 @@ async def test_right_and_wrong_solutions(provider):
     states = []
     for row in rows:
         sol = SOLUTIONS[row["info"]["question_id"]]
-        states.append(state_for(row, fence(sol["correct"])))
-        states.append(state_for(row, fence(sol["wrong"])))
+        states.append(row_state(row, fence(sol["correct"])))
+        states.append(row_state(row, fence(sol["wrong"])))
     await asyncio.gather(*(env.rubric.score_rollout(s) for s in states))
     for i, s in enumerate(states):
         detail = (rows[i // 2]["info"]["question_id"], s.get("error"), s.get("test_results"))
@@ -311,7 +297,7 @@ async def test_strictness_loops_and_crashes(provider):
     }
     # starter-code style with no imports of its own: the prelude provides List and friends
     func_row = next(r for r in env.get_eval_dataset() if r["info"]["question_id"] == "lc2001")
-    prelude_user = state_for(
+    prelude_user = row_state(
         func_row,
         fence(
             "class Solution:\n    def maxProfit(self, prices: List[int]) -> int:\n"
@@ -319,7 +305,7 @@ async def test_strictness_loops_and_crashes(provider):
             "        return max(p - lo for p, lo in zip(prices, lows))\n"
         ),
     )
-    states = [state_for(row, text) for text, _ in cases.values()]
+    states = [row_state(row, text) for text, _ in cases.values()]
     t0 = time.perf_counter()
     await asyncio.gather(*(env.rubric.score_rollout(s) for s in [*states, prelude_user]))
     elapsed = time.perf_counter() - t0
@@ -341,7 +327,7 @@ class BrokenProvider(Provider):
 async def test_sandbox_that_cannot_start_is_masked():
     env = load_environment(source="sample", provider=BrokenProvider(), pool_size=0)
     row = next(iter(env.get_eval_dataset()))
-    s = state_for(row, fence(SOLUTIONS[row["info"]["question_id"]]["wrong"]))
+    s = row_state(row, fence(SOLUTIONS[row["info"]["question_id"]]["wrong"]))
     await env.rubric.score_rollout(s)
     assert s["error"]["infra"] is True and math.isnan(s["reward"])
     await env.teardown()

@@ -235,3 +235,14 @@ def test_serve_folder_serves_files_then_closes_its_port(tmp_path):
     port = int(base.rsplit(":", 1)[1])
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
         pass
+
+
+def test_write_jsonl_writes_what_jsonl_rows_reads_making_the_folder(tmp_path):
+    """The make_sample.py scripts of i3-code and livecodebench write their samples with it."""
+    from verifiers.testing import jsonl_rows, write_jsonl
+
+    rows = [{"question": "ü?", "rate": 0.5}, {"question": "", "rate": None}]
+    path = tmp_path / "data" / "sample.jsonl"
+    write_jsonl(path, rows)
+    assert jsonl_rows(path) == rows
+    assert path.read_text().count("\n") == len(rows)

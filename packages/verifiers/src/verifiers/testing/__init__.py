@@ -9,17 +9,22 @@ CLI: ``python -m verifiers.testing serve --port 0`` prints ``READY <base_url>``.
 from verifiers.testing.browser import chromium
 from verifiers.testing.environments import (
     assert_replies_scored,
+    bwrap_provider,
+    environment_fixture,
     evaluate_against_script,
+    grade_program_table,
     jsonl_rows,
     key_recording_judge,
     offline_hub,
     point_at_local_copy,
     published_files,
     rollout_state,
+    row_state,
     score_completion,
     score_rollouts,
     scripted_eval,
     serve_app,
+    write_jsonl,
 )
 from verifiers.testing.evalrun import run_vf_eval
 from verifiers.testing.file_server import serve_folder
@@ -35,6 +40,7 @@ from verifiers.testing.judged_tasks import (
     table_messages,
     verdict_judge,
 )
+from verifiers.testing.ports import free_port, wait_listening
 from verifiers.testing.programs import assert_scored, score_fenced_programs
 from verifiers.testing.responders import (
     ArithmeticResponder,
@@ -61,12 +67,16 @@ __all__ = [
     "SequenceResponder",
     "assert_replies_scored",
     "assert_scored",
+    "bwrap_provider",
     "chromium",
     "decode",
     "encode",
     "encode_chat",
     "encode_completion",
+    "environment_fixture",
     "evaluate_against_script",
+    "free_port",
+    "grade_program_table",
     "jsonl_rows",
     "judged_environment",
     "key_recording_judge",
@@ -75,6 +85,7 @@ __all__ = [
     "problems_of",
     "published_files",
     "rollout_state",
+    "row_state",
     "run_vf_eval",
     "score_completion",
     "score_fenced_programs",
@@ -86,5 +97,7 @@ __all__ = [
     "signature_defaults",
     "table_messages",
     "verdict_judge",
+    "wait_listening",
     "write_hub_dataset",
+    "write_jsonl",
 ]

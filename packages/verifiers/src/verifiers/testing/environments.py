@@ -1,7 +1,9 @@
 """What environment packages' tests need again and again: a finished rollout's state to score,
-upstream's published files served on loopback (for `vf.PromptSource` arguments), an aiohttp
-app on loopback, a judge endpoint that records the key it was sent, and a hub dataset read
-offline. Each is the real thing on 127.0.0.1; nothing here stands in for the SDK."""
+an environment loaded once per test module, the local bubblewrap sandbox provider, an attack
+table of programs graded by a code environment, upstream's published files served on loopback
+(for `vf.PromptSource` arguments), an aiohttp app on loopback, a judge endpoint that records
+the key it was sent, and a hub dataset read offline. Each is the real thing on 127.0.0.1;
+nothing here stands in for the SDK."""
 
 from __future__ import annotations
 
@@ -25,23 +27,35 @@ if TYPE_CHECKING:
 
 __all__ = [
     "assert_replies_scored",
+    "bwrap_provider",
+    "environment_fixture",
     "evaluate_against_script",
+    "grade_program_table",
     "jsonl_rows",
     "key_recording_judge",
     "offline_hub",
     "point_at_local_copy",
     "published_files",
     "rollout_state",
+    "row_state",
     "score_completion",
     "score_rollouts",
     "scripted_eval",
     "serve_app",
+    "write_jsonl",
 ]
 
 
 def jsonl_rows(path: Path) -> list[dict[str, Any]]:
     """The rows of a JSON-lines file (a bundled sample, a table of rows), blank lines skipped."""
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
+    """Write `rows` to `path` as JSON lines (its folder made if missing): how an environment's
+    ``scripts/make_sample.py`` writes the bundled sample that `jsonl_rows` reads back."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(dict(row)) + "\n" for row in rows))
 
 
 def assert_replies_scored(
@@ -79,6 +93,76 @@ def rollout_state(
         "error": None,
         "usage": {"input_tokens": 0, "output_tokens": 0},
     }
+
+
+def row_state(row: Mapping[str, Any], completion: str) -> dict[str, Any]:
+    """A finished rollout of a dataset row of an environment (its ``prompt``, ``answer``,
+    ``task`` and ``info``) whose model answered `completion`, for `rubric.score_rollout`."""
+    return rollout_state(
+        row["prompt"], completion, row["answer"], task=row["task"], info=row["info"]
+    )
+
+
+def environment_fixture(load_environment: Callable[..., Any], **args: Any) -> Any:
+    """A module-scoped pytest fixture (assign it to the fixture's name): the environment
+    ``load_environment(**args)``, built once for the module, its rubric torn down (the grading
+    pool stopped) after the module's last test."""
+    import pytest
+
+    @pytest.fixture(scope="module")
+    def environment() -> Iterator[Any]:
+        env = load_environment(**args)
+        yield env
+        asyncio.run(env.rubric.teardown())
+
+    return environment
+
+
+@asynccontextmanager
+async def bwrap_provider() -> AsyncIterator[Any]:
+    """The local bubblewrap sandbox provider, closed after, with every sandbox it started
+    gone. Where it cannot run (root, bubblewrap, cgroups) the test fails, naming why: sandbox
+    tests fail there, they do not skip."""
+    from verifiers.sandbox import BwrapProvider
+
+    reason = BwrapProvider.unavailable_reason()
+    assert reason is None, f"the local bwrap sandbox cannot run here: {reason}"
+    provider = BwrapProvider()
+    try:
+        yield provider
+    finally:
+        await provider.close()
+    assert provider.live == 0
+
+
+def grade_program_table(
+    table: Sequence[tuple[Any, ...]],
+    *,
+    at_least: int,
+    environment: Callable[[Any], Any],
+    name_of: Callable[[dict[str, Any]], str],
+    eval_split: bool = False,
+) -> dict[str, dict[str, Any]]:
+    """An attack table of a code environment graded once: `table` has rows ``(name, tests,
+    program, expected reward, ...)``, at least `at_least` of them, each named once;
+    ``environment(provider)`` builds the environment over the table's rows on the local bwrap
+    provider, and ``name_of(row)`` reads a dataset row's table name back. Every program is
+    scored at once in real sandboxes (`score_fenced_programs`); returns each name's state."""
+    from verifiers.testing.programs import score_fenced_programs
+
+    names = [row[0] for row in table]
+    assert len(table) >= at_least and len(set(names)) == len(table), "rows missing or renamed"
+    programs = {row[0]: row[2] for row in table}
+
+    async def grade() -> dict[str, dict[str, Any]]:
+        async with bwrap_provider() as provider:
+            env = environment(provider)
+            rows = env.get_eval_dataset() if eval_split else env.get_dataset()
+            return await score_fenced_programs(
+                env, rows, lambda row: (name_of(row), programs[name_of(row)])
+            )
+
+    return asyncio.run(grade())
 
 
 async def score_completion(
