@@ -374,12 +374,9 @@ class BwrapProvider(Provider):
     async def _create_exec(self, spec: SandboxSpec, venv: Path | None) -> BwrapSandbox:
         """A sandbox started by exec'ing bwrap (and a fresh interpreter)."""
         sid = f"{os.getpid()}-{next(_counter)}"
-        try:
-            cg = cgroups.Cgroup.create(
-                cgroups.group_name(str(next(_counter))), spec.memory, spec.pids, spec.cpu
-            )
-        except cgroups.CgroupUnavailable as e:
-            raise SandboxCreationError(str(e)) from e
+        cg = cgroups.for_sandbox(
+            cgroups.group_name(str(next(_counter))), spec.memory, spec.pids, spec.cpu
+        )
         procs = cg.join_files()
         uid = self.uid
 
@@ -461,12 +458,9 @@ class BwrapProvider(Provider):
         """A sandbox forked from the zygote: fresh cgroups, namespaces and mounts, no exec."""
         sid = f"{os.getpid()}-{next(_counter)}"
         marks = [("create", time.monotonic())] if self.trace else None
-        try:
-            cg = cgroups.Cgroup.create(
-                cgroups.group_name(str(next(_counter))), spec.memory, spec.pids, spec.cpu
-            )
-        except cgroups.CgroupUnavailable as e:
-            raise SandboxCreationError(str(e)) from e
+        cg = cgroups.for_sandbox(
+            cgroups.group_name(str(next(_counter))), spec.memory, spec.pids, spec.cpu
+        )
         if marks is not None:
             marks.append(("cgroup_made", time.monotonic()))
         req = {

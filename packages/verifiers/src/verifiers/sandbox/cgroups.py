@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from verifiers.sandbox.base import SandboxCreationError
+
 ROOT = Path("/sys/fs/cgroup")
 V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct", "freezer")
 PREFIX = "vf-sbx"
@@ -245,6 +247,15 @@ def join(files: list[str]) -> None:
 
 def group_name(tag: str) -> str:
     return f"{PREFIX}-{os.getpid()}-{tag}"
+
+
+def for_sandbox(name: str, memory: int, pids: int, cpu: float) -> Cgroup:
+    """`Cgroup.create` for a sandbox being made: where none can be made, that sandbox cannot
+    be (`SandboxCreationError`)."""
+    try:
+        return Cgroup.create(name, memory, pids, cpu)
+    except CgroupUnavailable as e:
+        raise SandboxCreationError(str(e)) from e
 
 
 def existing(prefix: str = PREFIX) -> list[Path]:

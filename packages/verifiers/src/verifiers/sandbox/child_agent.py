@@ -52,10 +52,10 @@ class ChildAgentProvider(Provider, Generic[B]):
         """A new cgroup with these limits; the sandbox's own `folder` goes when none can be
         made."""
         try:
-            return cgroups.Cgroup.create(name, memory, pids, cpu)
-        except cgroups.CgroupUnavailable as e:
+            return cgroups.for_sandbox(name, memory, pids, cpu)
+        except SandboxCreationError:
             shutil.rmtree(folder, ignore_errors=True)
-            raise SandboxCreationError(str(e)) from e
+            raise
 
     @staticmethod
     async def _start_agent(

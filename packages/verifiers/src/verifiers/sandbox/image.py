@@ -357,12 +357,9 @@ class ImageProvider(BwrapProvider):
         self, spec: SandboxSpec, lower: Path, image: Image | None, venv: Path | None
     ) -> BwrapSandbox:
         sid = f"{os.getpid()}-i{next(_counter)}"
-        try:
-            cg = cgroups.Cgroup.create(
-                cgroups.group_name(str(next(_counter))), spec.memory, spec.pids, spec.cpu
-            )
-        except cgroups.CgroupUnavailable as e:
-            raise SandboxCreationError(str(e)) from e
+        cg = cgroups.for_sandbox(
+            cgroups.group_name(str(next(_counter))), spec.memory, spec.pids, spec.cpu
+        )
         procs, uid = cg.join_files(), self.uid
         stage, lower_s, disk = str(self.store.stage), str(lower), spec.disk
         upper_mode = 0o755
