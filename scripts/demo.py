@@ -23,12 +23,13 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from verifiers.testing import free_port, wait_listening
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -43,24 +44,6 @@ EVALUATED = ("i3-math", "i3-science", "i3-logic", "aime", "gpqa", "mmlu-pro", "i
 
 def step(text: str) -> None:
     print(f"\n\033[1m==> {text}\033[0m", flush=True)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port: int, proc: subprocess.Popen, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"demo: a server exited with {proc.returncode} before listening")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise SystemExit(f"demo: nothing listens on port {port} after {timeout}s")
 
 
 class Demo:
@@ -193,7 +176,10 @@ def main() -> int:
         else:
             hub = d.start_detached(work / "hub.log", *serve)
             (work / "hub.pid").write_text(str(hub.pid))
-        wait_port(port, hub)
+        try:
+            wait_listening(port, hub, timeout=60)
+        except (RuntimeError, TimeoutError) as e:
+            raise SystemExit(f"demo: the hub did not start: {e}") from None
         d.env["PRIME_HUB_URL"] = f"http://127.0.0.1:{port}"
         d.run(BIN / "prime", "login", "--token", token)
 

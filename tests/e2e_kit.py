@@ -13,10 +13,8 @@ import hashlib
 import io
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 import zipfile
 from collections.abc import Iterator
 from contextlib import redirect_stderr, redirect_stdout
@@ -26,28 +24,12 @@ from pathlib import Path
 import httpx
 import pytest
 
+from verifiers.testing import free_port, wait_listening
+
 ROOT = Path(__file__).resolve().parents[1]
 ENV = "e2e-arith"  # the environment every test installs
 REF = f"alice/{ENV}"
 BIN = Path(sys.executable).parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port: int, proc: subprocess.Popen, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"process exited ({proc.returncode}) before listening on {port}")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise TimeoutError(f"nothing listens on {port}")
 
 
 def uv() -> str:
@@ -152,7 +134,7 @@ def serving(
     with open(log, "wb") if log else contextlib.nullcontext(subprocess.DEVNULL) as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, **popen)  # type: ignore[call-overload]
         try:
-            wait_port(port, proc)
+            wait_listening(port, proc, timeout=60)
             yield proc
         finally:
             proc.terminate()

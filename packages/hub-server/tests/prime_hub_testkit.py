@@ -15,7 +15,6 @@ import sys
 import tarfile
 import tempfile
 import threading
-import time
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,24 +26,7 @@ import uvicorn
 from prime_hub.app import build_hub, create_asgi
 from prime_hub.service import Hub
 from prime_hub.settings import Settings
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port: int, timeout: float = 20.0, proc: subprocess.Popen | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"process exited with {proc.returncode} before listening on {port}")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout}s")
+from verifiers.testing import free_port, wait_listening
 
 
 # ------------------------------------------------------------------ PostgreSQL
@@ -155,7 +137,7 @@ def moto_server() -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        wait_port(port, 30, proc)
+        wait_listening(port, proc, timeout=30)
         yield f"http://127.0.0.1:{port}"
     finally:
         proc.terminate()
@@ -277,7 +259,7 @@ def stand_in_index(root: Path, names: tuple[str, ...] = ()) -> Iterator[StandInI
         stderr=subprocess.DEVNULL,
     )
     try:
-        wait_port(port, 30, proc)
+        wait_listening(port, proc, timeout=30)
         index = StandInIndex(f"http://127.0.0.1:{port}/simple/", root, log)
         for name in names:
             index.serve(name)
@@ -327,7 +309,7 @@ def start_hub(name: str, settings: Settings, env: dict[str, str]) -> HubServer:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    wait_port(port)
+    wait_listening(port)
     return HubServer(name, settings, hub, f"http://127.0.0.1:{port}", env, None, server, thread)
 
 

@@ -54,7 +54,7 @@ def test_serve_help_lists_every_setting_with_its_variable_default_and_meaning():
 
 @pytest.mark.parametrize("command", [["migrate"], ["admin", "create-user", "x"]])
 def test_an_unreachable_database_is_one_clear_line_not_a_traceback(command, tmp_path):
-    from prime_hub_testkit import free_port
+    from verifiers.testing import free_port
 
     url = f"postgresql+psycopg://hub:s3cret@127.0.0.1:{free_port()}/hub"  # nothing listens
     env = {"PATH": "/usr/bin:/bin", "PRIME_HUB_DATABASE_URL": url, "HOME": str(tmp_path)}

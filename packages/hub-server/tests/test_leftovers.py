@@ -21,11 +21,12 @@ from pathlib import Path
 import boto3
 import httpx
 import pytest
-from prime_hub_testkit import free_port, make_sdist, make_wheel, publish, wait_port
+from prime_hub_testkit import make_sdist, make_wheel, publish
 from sqlalchemy import select
 
 from prime_hub.db.models import File
 from prime_hub.errors import Conflict
+from verifiers.testing import free_port, wait_listening
 
 
 def _serve(server, **overrides: str) -> tuple[subprocess.Popen, str]:
@@ -37,7 +38,7 @@ def _serve(server, **overrides: str) -> tuple[subprocess.Popen, str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    wait_port(port, 30, proc)
+    wait_listening(port, proc, timeout=30)
     return proc, f"http://127.0.0.1:{port}"
 
 

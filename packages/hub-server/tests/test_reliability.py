@@ -12,7 +12,9 @@ import time
 import uuid
 
 import httpx
-from prime_hub_testkit import free_port, make_wheel, publish, publish_to, row_counts, wait_port
+from prime_hub_testkit import make_wheel, publish, publish_to, row_counts
+
+from verifiers.testing import free_port, wait_listening
 
 
 def _serve(server) -> tuple[subprocess.Popen, str]:
@@ -33,7 +35,7 @@ def _serve(server) -> tuple[subprocess.Popen, str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    wait_port(port, 30, proc)
+    wait_listening(port, proc, timeout=30)
     return proc, f"http://127.0.0.1:{port}"
 
 
@@ -163,7 +165,7 @@ def test_serve_runs_migrations_on_a_fresh_database(tmp_path):
         stderr=subprocess.DEVNULL,
     )
     try:
-        wait_port(port, 30, proc)
+        wait_listening(port, proc, timeout=30)
         deadline = time.monotonic() + 20
         while True:
             try:

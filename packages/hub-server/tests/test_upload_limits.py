@@ -20,7 +20,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from prime_hub_testkit import free_port, make_wheel, wait_port
+from prime_hub_testkit import make_wheel
+
+from verifiers.testing import free_port, wait_listening
 
 CHUNK = 64 * 1024
 TOTAL = 96 * 1024 * 1024  # what the client would send if nobody stopped it
@@ -47,7 +49,7 @@ def proc(server, tmp_path_factory) -> Iterator[Proc]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        wait_port(port, 30, p)
+        wait_listening(port, p, timeout=30)
         yield Proc(
             f"http://127.0.0.1:{port}",
             host_tmp,

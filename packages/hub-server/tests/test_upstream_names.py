@@ -23,7 +23,9 @@ import base64
 from urllib.parse import quote
 
 import pytest
-from prime_hub_testkit import free_port, make_wheel, publish, row_counts
+from prime_hub_testkit import make_wheel, publish, row_counts
+
+from verifiers.testing import free_port
 
 JSON = "application/vnd.pypi.simple.v1+json"
 API = "/api/v1/environmentshub"
