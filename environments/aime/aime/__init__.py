@@ -25,9 +25,8 @@ __all__ = [
     "normalize_answer",
 ]
 
-logger = logging.getLogger("aime")
-
 DATA_DIR = Path(__file__).parent / "data"
+logger = logging.getLogger("aime")
 #: The instruction after each problem, in our words. Upstream's own line (the INTELLECT-3
 #: evaluation prompt) is loaded at run time with ``instruction_prompt_post="official"``.
 INSTRUCTION = "Think the problem through step by step, then give the final answer inside \\boxed{}."

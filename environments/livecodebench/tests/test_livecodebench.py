@@ -31,8 +31,8 @@ from verifiers.testing import ScriptedServer, bwrap_provider, jsonl_rows, row_st
 from verifiers.testing.responders import last_text
 
 SAMPLE_ROWS = jsonl_rows(SAMPLE)
-SOLUTIONS = {r["question_id"]: json.loads(r["metadata"])["solutions"] for r in SAMPLE_ROWS}
 ALL_DATES = {"start_date": None, "end_date": None}
+SOLUTIONS = {r["question_id"]: json.loads(r["metadata"])["solutions"] for r in SAMPLE_ROWS}
 
 
 def fence(code: str, lang: str = "python") -> str:

@@ -343,7 +343,6 @@ def load_environment(
         return extract(text, LETTERS[: int(info.get("num_options") or len(LETTERS))])
 
     parser = vf.Parser(extract_fn=extract)
-    rubric = vf.letter_rubric(parser, letter)
 
     from datasets import Dataset
 
@@ -351,6 +350,6 @@ def load_environment(
         dataset=Dataset.from_list(rows),
         system_prompt=system_prompt,
         parser=parser,
-        rubric=rubric,
+        rubric=vf.letter_rubric(parser, letter),
         sampling_args=sampling_args,
     )
