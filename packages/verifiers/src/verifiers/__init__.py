@@ -40,27 +40,18 @@ if _TYPE_CHECKING:  # what type checkers and IDEs read; `_SOURCES` is the same, 
         teardown,
         update,
     )
-    from verifiers.envs import (
-        BrowserEnv,
-        CodeEnv,
-        EnvGroup,
-        Environment,
-        GymEnv,
-        HarborEnv,
-        MCPEnv,
-        MultiTurnEnv,
-        OpenEnvEnv,
-        PythonEnv,
-        ReasoningGymEnv,
-        SandboxEnv,
-        SingleTurnEnv,
-        StatefulToolEnv,
-        TextArenaEnv,
-        ToolEnv,
-    )
     from verifiers.envs.choice import letter_rubric, name_list
     from verifiers.envs.code_compare import INT_LITERAL, Comparison, parse_number, values_equal
-    from verifiers.envs.code_env import FENCE, extract_code
+    from verifiers.envs.code_env import FENCE, CodeEnv, extract_code
+    from verifiers.envs.env_group import EnvGroup
+    from verifiers.envs.environment import Environment
+    from verifiers.envs.experimental.gym_env import GymEnv
+    from verifiers.envs.experimental.harbor_env import HarborEnv
+    from verifiers.envs.experimental.mcp_env import MCPEnv
+    from verifiers.envs.integrations.browser_env import BrowserEnv
+    from verifiers.envs.integrations.openenv_env import OpenEnvEnv
+    from verifiers.envs.integrations.reasoninggym_env import ReasoningGymEnv
+    from verifiers.envs.integrations.textarena_env import TextArenaEnv
     from verifiers.envs.judged import (
         JudgedBoxedTask,
         MathVerifyJudgeRubric,
@@ -68,8 +59,13 @@ if _TYPE_CHECKING:  # what type checkers and IDEs read; `_SOURCES` is the same, 
         grade_judge_prompt,
     )
     from verifiers.envs.mixture import Mixture, PoolSpec
+    from verifiers.envs.multiturn_env import MultiTurnEnv
     from verifiers.envs.program_prelude import with_prelude
-    from verifiers.envs.sandbox_env import configured_provider, default_provider
+    from verifiers.envs.python_env import PythonEnv
+    from verifiers.envs.sandbox_env import SandboxEnv, configured_provider, default_provider
+    from verifiers.envs.singleturn_env import SingleTurnEnv
+    from verifiers.envs.stateful_tool_env import StatefulToolEnv
+    from verifiers.envs.tool_env import ToolEnv
     from verifiers.errors import (
         ClusterError,
         ClusterUnreachableError,
@@ -97,18 +93,12 @@ if _TYPE_CHECKING:  # what type checkers and IDEs read; `_SOURCES` is the same, 
     from verifiers.parsers import MaybeThinkParser, Parser, ThinkParser, XMLParser
     from verifiers.parsers.parser import content_text
     from verifiers.pass_rate import PassRateFilter
-    from verifiers.rubrics import (
-        COMPASS_VERIFIER_COT,
-        DEFAULT_JUDGE_PROMPT,
-        JudgeError,
-        JudgeFallbackRubric,
-        JudgeRubric,
-        MathRubric,
-        Rubric,
-        RubricGroup,
-        ToolRubric,
-    )
-    from verifiers.rubrics.math_rubric import grade_math_answer, strict_boxed_answer
+    from verifiers.rubrics.judge_fallback_rubric import COMPASS_VERIFIER_COT, JudgeFallbackRubric
+    from verifiers.rubrics.judge_rubric import DEFAULT_JUDGE_PROMPT, JudgeError, JudgeRubric
+    from verifiers.rubrics.math_rubric import MathRubric, grade_math_answer, strict_boxed_answer
+    from verifiers.rubrics.rubric import Rubric
+    from verifiers.rubrics.rubric_group import RubricGroup
+    from verifiers.rubrics.tool_rubric import ToolRubric
     from verifiers.sandbox import SandboxCreationError, SandboxDeadError
     from verifiers.state import State, error_record
     from verifiers.tools import ToolSpec, build_tool
@@ -192,27 +182,18 @@ _SOURCES: dict[str, tuple[str, ...]] = {
         "teardown",
         "update",
     ),
-    "verifiers.envs": (
-        "BrowserEnv",
-        "CodeEnv",
-        "EnvGroup",
-        "Environment",
-        "GymEnv",
-        "HarborEnv",
-        "MCPEnv",
-        "MultiTurnEnv",
-        "OpenEnvEnv",
-        "PythonEnv",
-        "ReasoningGymEnv",
-        "SandboxEnv",
-        "SingleTurnEnv",
-        "StatefulToolEnv",
-        "TextArenaEnv",
-        "ToolEnv",
-    ),
     "verifiers.envs.choice": ("letter_rubric", "name_list"),
     "verifiers.envs.code_compare": ("INT_LITERAL", "Comparison", "parse_number", "values_equal"),
-    "verifiers.envs.code_env": ("FENCE", "extract_code"),
+    "verifiers.envs.code_env": ("FENCE", "CodeEnv", "extract_code"),
+    "verifiers.envs.env_group": ("EnvGroup",),
+    "verifiers.envs.environment": ("Environment",),
+    "verifiers.envs.experimental.gym_env": ("GymEnv",),
+    "verifiers.envs.experimental.harbor_env": ("HarborEnv",),
+    "verifiers.envs.experimental.mcp_env": ("MCPEnv",),
+    "verifiers.envs.integrations.browser_env": ("BrowserEnv",),
+    "verifiers.envs.integrations.openenv_env": ("OpenEnvEnv",),
+    "verifiers.envs.integrations.reasoninggym_env": ("ReasoningGymEnv",),
+    "verifiers.envs.integrations.textarena_env": ("TextArenaEnv",),
     "verifiers.envs.judged": (
         "JudgedBoxedTask",
         "MathVerifyJudgeRubric",
@@ -220,8 +201,13 @@ _SOURCES: dict[str, tuple[str, ...]] = {
         "grade_judge_prompt",
     ),
     "verifiers.envs.mixture": ("Mixture", "PoolSpec"),
+    "verifiers.envs.multiturn_env": ("MultiTurnEnv",),
     "verifiers.envs.program_prelude": ("with_prelude",),
-    "verifiers.envs.sandbox_env": ("configured_provider", "default_provider"),
+    "verifiers.envs.python_env": ("PythonEnv",),
+    "verifiers.envs.sandbox_env": ("SandboxEnv", "configured_provider", "default_provider"),
+    "verifiers.envs.singleturn_env": ("SingleTurnEnv",),
+    "verifiers.envs.stateful_tool_env": ("StatefulToolEnv",),
+    "verifiers.envs.tool_env": ("ToolEnv",),
     "verifiers.errors": (
         "ClusterError",
         "ClusterUnreachableError",
@@ -249,18 +235,12 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "verifiers.parsers": ("MaybeThinkParser", "Parser", "ThinkParser", "XMLParser"),
     "verifiers.parsers.parser": ("content_text",),
     "verifiers.pass_rate": ("PassRateFilter",),
-    "verifiers.rubrics": (
-        "COMPASS_VERIFIER_COT",
-        "DEFAULT_JUDGE_PROMPT",
-        "JudgeError",
-        "JudgeFallbackRubric",
-        "JudgeRubric",
-        "MathRubric",
-        "Rubric",
-        "RubricGroup",
-        "ToolRubric",
-    ),
-    "verifiers.rubrics.math_rubric": ("grade_math_answer", "strict_boxed_answer"),
+    "verifiers.rubrics.judge_fallback_rubric": ("COMPASS_VERIFIER_COT", "JudgeFallbackRubric"),
+    "verifiers.rubrics.judge_rubric": ("DEFAULT_JUDGE_PROMPT", "JudgeError", "JudgeRubric"),
+    "verifiers.rubrics.math_rubric": ("MathRubric", "grade_math_answer", "strict_boxed_answer"),
+    "verifiers.rubrics.rubric": ("Rubric",),
+    "verifiers.rubrics.rubric_group": ("RubricGroup",),
+    "verifiers.rubrics.tool_rubric": ("ToolRubric",),
     "verifiers.sandbox": ("SandboxCreationError", "SandboxDeadError"),
     "verifiers.state": ("State", "error_record"),
     "verifiers.tools": ("ToolSpec", "build_tool"),
