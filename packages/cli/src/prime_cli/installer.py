@@ -155,11 +155,8 @@ def fetch(client: HubClient, art: Artifact, progress: Progress | None = None) ->
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as f:
-        while chunk := f.read(1024 * 1024):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def wheel_requirements(wheel: Path) -> list[Requirement]:

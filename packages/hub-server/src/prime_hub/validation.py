@@ -46,11 +46,8 @@ class ArtifactInfo:
 
 
 def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1024 * 1024):
-            h.update(chunk)
-    return h.hexdigest()
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def parse_version(value: str) -> Version:

@@ -62,32 +62,24 @@ _HOSTED_ONLY = (
 )
 
 
-@router.api_route(
-    "/api/v1/environmentshub/{env_id:int}/secrets",
-    methods=["GET", "POST"],
-    include_in_schema=False,
-)
-@router.api_route(
-    "/api/v1/environmentshub/{env_id:int}/secrets/{rest:path}",
-    methods=["GET", "POST", "PATCH", "DELETE"],
-    include_in_schema=False,
-)
-def secrets(env_id: int, rest: str = "") -> None:
-    raise NotOffered(_HOSTED_ONLY.format(what="secrets"))
+def _refuse_hosted_only(what: str) -> None:
+    """`prime env secret|var` on `what` (the list, and each item): a plain refusal."""
+
+    def refuse(env_id: int, rest: str = "") -> None:
+        raise NotOffered(_HOSTED_ONLY.format(what=what))
+
+    base = f"/api/v1/environmentshub/{{env_id:int}}/{what}"
+    router.add_api_route(base, refuse, methods=["GET", "POST"], include_in_schema=False)
+    router.add_api_route(
+        f"{base}/{{rest:path}}",
+        refuse,
+        methods=["GET", "POST", "PATCH", "DELETE"],
+        include_in_schema=False,
+    )
 
 
-@router.api_route(
-    "/api/v1/environmentshub/{env_id:int}/variables",
-    methods=["GET", "POST"],
-    include_in_schema=False,
-)
-@router.api_route(
-    "/api/v1/environmentshub/{env_id:int}/variables/{rest:path}",
-    methods=["GET", "POST", "PATCH", "DELETE"],
-    include_in_schema=False,
-)
-def variables(env_id: int, rest: str = "") -> None:
-    raise NotOffered(_HOSTED_ONLY.format(what="variables"))
+_refuse_hosted_only("secrets")
+_refuse_hosted_only("variables")
 
 
 @router.post("/api/v1/environmentshub/{owner}/{name}/fork", include_in_schema=False)
