@@ -12,7 +12,9 @@ and a walker that accepts only literals (numbers, strings, lists, tuples).
 from __future__ import annotations
 
 import ast
+import random
 import re
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +46,14 @@ MAX_ANSWER_CHARS = 4000
 ANSWER_INSTRUCTION = (
     "Write your final answer inside <answer></answer> tags at the end of your reply."
 )
+#: `ANSWER_INSTRUCTION` inside a sentence, as the alternative to a family's own answer format:
+#: ``(Or: write your final answer ...)``.
+ANSWER_INSTRUCTION_INLINE = ANSWER_INSTRUCTION[0].lower() + ANSWER_INSTRUCTION[1:]
+
+
+def trace_id(rng: random.Random) -> str:
+    """A puzzle's ``trace_id``: uuid4-shaped, drawn from its seeded `rng` (same seed, same id)."""
+    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
 
 class AnswerError(ValueError):
@@ -231,6 +241,21 @@ _CELL = re.compile(r"-?\d+")
 _ROW_LABEL = re.compile(r"^\s*(?:row\s*\d+|r\d+)\s*[:.)=-]?\s*", re.IGNORECASE)
 
 
+def literal_rows(text: str) -> list[list[Any]] | None:
+    """The rows of a grid written as a nested list literal; None when `text` is no literal
+    (e.g. one ``[1, 2, 3]`` list per line: the caller reads it line by line), `AnswerError`
+    when it is one but not a list of rows."""
+    try:
+        value = parse_literal(text)
+    except AnswerError:
+        return None
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(r, list) for r in value):
+        raise AnswerError("grid must be a list of rows")
+    return value
+
+
 def parse_grid(text: str, rows: int, cols: int) -> list[list[int]]:
     """A ``rows`` x ``cols`` integer grid, as it is commonly written: a nested list literal, or
     one row per line (or rows separated by ``;`` on one line), cells separated by anything
@@ -242,13 +267,8 @@ def parse_grid(text: str, rows: int, cols: int) -> list[list[int]]:
     text = text.strip()
     grid: list[Any] | None = None
     if text.startswith("["):
-        try:
-            value = parse_literal(text)
-        except AnswerError:
-            value = None  # e.g. one [1, 2, 3] list per line: read line by line below
+        value = literal_rows(text)
         if value is not None:
-            if not isinstance(value, list) or not all(isinstance(r, list) for r in value):
-                raise AnswerError("grid must be a list of rows")
             # [["1", "2"], ...]: digit strings are the digits they spell.
             grid = [
                 [int(v) if isinstance(v, str) and v.isascii() and v.isdigit() else v for v in r]

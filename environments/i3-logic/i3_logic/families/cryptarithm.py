@@ -23,7 +23,6 @@ from __future__ import annotations
 import random
 import re
 import string
-import uuid
 
 from i3_logic.answers import answer_block, clean
 from i3_logic.puzzle import (
@@ -33,6 +32,7 @@ from i3_logic.puzzle import (
     Puzzle,
     PuzzleDataError,
     require,
+    trace_id,
 )
 
 NAME = "cryptarithm"
@@ -79,7 +79,7 @@ def generate(rng: random.Random, difficulty: int) -> Puzzle:
         f"{ANSWER_INSTRUCTION}"
     )
     metadata = {
-        "trace_id": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+        "trace_id": trace_id(rng),
         "numbers": [*addends, total],
         "letter_words": words,
         "operators": operators,

@@ -21,7 +21,6 @@ value scores 0 (the upstream SynLogic checker compared the result with itself).
 from __future__ import annotations
 
 import random
-import uuid
 from fractions import Fraction
 from typing import Any
 
@@ -33,6 +32,7 @@ from i3_logic.puzzle import (
     Puzzle,
     PuzzleDataError,
     require,
+    trace_id,
 )
 
 NAME = "game_of_24"
@@ -123,7 +123,7 @@ def generate(rng: random.Random, difficulty: int) -> Puzzle:
         f"{ANSWER_INSTRUCTION}"
     )
     metadata = {
-        "trace_id": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+        "trace_id": trace_id(rng),
         "numbers": numbers,
         "solutions": [solution],
         "candidates": list(range(1, top + 1)),

@@ -16,17 +16,16 @@ from __future__ import annotations
 import json
 import random
 import re
-import uuid
-from typing import Any
 
 from i3_logic.answers import clean, list_answer_block
 from i3_logic.puzzle import (
-    ANSWER_INSTRUCTION,
+    ANSWER_INSTRUCTION_INLINE,
     AnswerError,
     Puzzle,
     PuzzleDataError,
-    parse_literal,
+    literal_rows,
     require,
+    trace_id,
 )
 
 NAME = "kukurasu"
@@ -57,13 +56,8 @@ def read_grid(block: str, rows: int, cols: int) -> list[list[int]]:
     block = clean(block)
     tokens: list[list[str]] | None = None
     if block.startswith("["):
-        try:
-            value: Any = parse_literal(block)
-        except AnswerError:
-            value = None  # e.g. one [1, 0, 1] list per line: read line by line below
+        value = literal_rows(block)  # None: e.g. one [1, 0, 1] list per line, read below
         if value is not None:
-            if not isinstance(value, list) or not all(isinstance(r, list) for r in value):
-                raise AnswerError("grid must be a list of rows")
             tokens = [[str(v) for v in r] for r in value]
     if tokens is None:
         lines = block.splitlines()
@@ -131,10 +125,10 @@ def generate(rng: random.Random, difficulty: int) -> Puzzle:
         f"its clue, col_sums = {col_sums}.\n\n{shown}\n\n"
         'Output the finished grid as a Python list of lists of "1" and "X" strings, e.g. '
         '[["X", "1"], ["1", "X"]] for a 2 x 2 grid. '
-        f"(Or: {ANSWER_INSTRUCTION[0].lower()}{ANSWER_INSTRUCTION[1:]})"
+        f"(Or: {ANSWER_INSTRUCTION_INLINE})"
     )
     metadata = {
-        "trace_id": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+        "trace_id": trace_id(rng),
         "grid": blank,
         "row_sums": row_sums,
         "col_sums": col_sums,

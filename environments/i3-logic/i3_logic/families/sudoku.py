@@ -14,12 +14,11 @@ a solver still finds exactly one solution. SynLogic's own puzzles are all 9x9.
 from __future__ import annotations
 
 import random
-import uuid
 from typing import Any
 
 from i3_logic.answers import clean, list_answer_block
 from i3_logic.puzzle import (
-    ANSWER_INSTRUCTION,
+    ANSWER_INSTRUCTION_INLINE,
     MAX_ANSWER_CHARS,
     AnswerError,
     Puzzle,
@@ -28,6 +27,7 @@ from i3_logic.puzzle import (
     parse_grid,
     parse_literal,
     require,
+    trace_id,
 )
 
 NAME = "sudoku"
@@ -138,10 +138,10 @@ def generate(rng: random.Random, difficulty: int) -> Puzzle:
         f"contain each digit from 1 to {n} exactly once.\n\n"
         "Give the completed grid at the end of your reply as a tuple of row tuples in a Python "
         f"code block, for example ```python\n{example}\n```\n"
-        f"(or: {ANSWER_INSTRUCTION[0].lower()}{ANSWER_INSTRUCTION[1:]})"
+        f"(or: {ANSWER_INSTRUCTION_INLINE})"
     )
     metadata = {
-        "trace_id": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+        "trace_id": trace_id(rng),
         "original_sudoku": puzzle,
         "complete_sudoku": solution,
         "difficulty": difficulty,
