@@ -229,11 +229,11 @@ def load_environment(
     else:
         rubric = vf.JudgeRubric(
             parser=parser,
+            **_judge_endpoint(judge_base_url, judge_api_key_var),
             judge_model=judge_model,
             judge_timeout=judge_timeout,
             judge_max_retries=judge_max_retries,
             judge_max_concurrent=judge_max_concurrent,
-            **_judge_endpoint(judge_base_url, judge_api_key_var),
         )
         rubric.add_reward_func(judge_reward, weight=1.0)
     rubric.add_reward_func(redundancy_penalty, weight=-float(redundancy_penalty_weight))
