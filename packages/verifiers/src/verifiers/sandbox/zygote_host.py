@@ -99,11 +99,9 @@ class Zygote:
             ours.send(json.dumps(self.config()).encode())
             hello = ours.recv(4096)
         except OSError as e:
-            self.stop()
-            raise ZygoteError(f"the sandbox zygote did not start: {e}") from e
+            raise self._stopped(f"the sandbox zygote did not start: {e}") from e
         if not hello:
-            self.stop()
-            raise ZygoteError("the sandbox zygote exited at start-up")
+            raise self._stopped("the sandbox zygote exited at start-up")
         ours.settimeout(10.0)
         self.starts += 1
 
@@ -117,6 +115,12 @@ class Zygote:
                 self.proc.kill()
             self.proc.wait()
             self.proc = None
+
+    def _stopped(self, why: str) -> ZygoteError:
+        """Stop the zygote (a half-answering one would fail every later request too) and say
+        why, to be raised."""
+        self.stop()
+        return ZygoteError(why)
 
     @property
     def running(self) -> bool:
@@ -135,11 +139,9 @@ class Zygote:
                 )
                 msg, anc, _, _ = self.sock.recvmsg(4096, socket.CMSG_SPACE(4))
             except OSError as e:
-                self.stop()
-                raise ZygoteError(f"the sandbox zygote stopped answering: {e}") from e
+                raise self._stopped(f"the sandbox zygote stopped answering: {e}") from e
             if not msg:
-                self.stop()
-                raise ZygoteError("the sandbox zygote exited")
+                raise self._stopped("the sandbox zygote exited")
         got = array.array("i")
         for level, kind, data in anc:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
