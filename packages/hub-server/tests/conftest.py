@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import boto3
@@ -23,8 +23,11 @@ from prime_hub_testkit import (
     Postgres,
     StandInIndex,
     TcpProxy,
+    make_sdist,
+    make_wheel,
     moto_server,
     postgres_server,
+    publish,
     stand_in_index,
     start_hub,
 )
@@ -113,6 +116,30 @@ def uid(request: pytest.FixtureRequest) -> str:
     import hashlib
 
     return "e" + hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:8]
+
+
+@pytest.fixture
+def env(server: HubServer, user: tuple[str, str], uid: str) -> tuple[str, str, str]:
+    """`(owner, token, name)` of a fresh environment published at 1.0.0 (a wheel and an sdist)
+    by `user`; a module that needs other versions defines its own."""
+    owner, token = user
+    r = publish(server, token, owner, uid, [make_wheel(uid, "1.0.0"), make_sdist(uid, "1.0.0")])
+    assert r.status_code == 201, r.text
+    return owner, token, uid
+
+
+@pytest.fixture
+def database_url(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[[str, str], str]:
+    """`database_url(backend, name)`: the URL of an empty database, a SQLite file or a new
+    PostgreSQL database called `name`, for tests that run migrations themselves."""
+
+    def empty(backend: str, name: str) -> str:
+        if backend == "sqlite":
+            return f"sqlite:///{tmp_path / name}.db"
+        pg: Postgres = request.getfixturevalue("pg")
+        return pg.new_database(name)
+
+    return empty
 
 
 def pytest_configure(config: pytest.Config) -> None:

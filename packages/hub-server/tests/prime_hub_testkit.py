@@ -411,6 +411,19 @@ def publish(
         )
 
 
+def legacy_upload(
+    c: httpx.Client, token: str, name: str, version: str, file: tuple[str, bytes], **form: str
+) -> httpx.Response:
+    """`file` uploaded to /legacy/ as twine sends it (``:action=file_upload``, `name`,
+    `version`, and any other `form` fields)."""
+    return c.post(
+        "/legacy/",
+        auth=("__token__", token),
+        data={":action": "file_upload", "name": name, "version": version, **form},
+        files={"content": file},
+    )
+
+
 def publish_to(
     url: str, token: str, owner: str, name: str, files: list[tuple[str, bytes]]
 ) -> httpx.Response:

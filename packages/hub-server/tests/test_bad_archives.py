@@ -6,7 +6,14 @@ import io
 import zipfile
 
 import pytest
-from prime_hub_testkit import make_sdist, make_targz, make_wheel, publish, row_counts
+from prime_hub_testkit import (
+    legacy_upload,
+    make_sdist,
+    make_targz,
+    make_wheel,
+    publish,
+    row_counts,
+)
 
 
 def _zip(members: dict[str, bytes]) -> bytes:
@@ -134,24 +141,9 @@ def test_legacy_upload_rejects_contradicting_form(server, user, uid):
     _owner, token = user
     fn, data = make_wheel(uid, "1.0.0")
     with server.client() as c:
-        r = c.post(
-            "/legacy/",
-            auth=("__token__", token),
-            data={":action": "file_upload", "name": uid, "version": "9.9.9"},
-            files={"content": (fn, data)},
-        )
+        r = legacy_upload(c, token, uid, "9.9.9", (fn, data))
         assert r.status_code == 400 and "the upload says 9.9.9" in r.json()["detail"]
-        r = c.post(
-            "/legacy/",
-            auth=("__token__", token),
-            data={
-                ":action": "file_upload",
-                "name": uid,
-                "version": "1.0.0",
-                "sha256_digest": "0" * 64,
-            },
-            files={"content": (fn, data)},
-        )
+        r = legacy_upload(c, token, uid, "1.0.0", (fn, data), sha256_digest="0" * 64)
         assert r.status_code == 400 and "does not match" in r.json()["detail"]
         r = c.post("/legacy/", data={":action": "file_upload"}, files={"content": (fn, data)})
         assert r.status_code == 401

@@ -11,7 +11,7 @@ import zlib
 
 import orjson
 import pytest
-from prime_hub_testkit import make_sdist, make_wheel, publish
+from prime_hub_testkit import make_wheel, publish
 
 from prime_hub.db.models import EvalResult
 
@@ -57,14 +57,6 @@ def _jsonl(records: list[dict]) -> bytes:
 
 
 SUMMARY = {"model": "m-7b", "num_examples": 3, "rollouts_per_example": 2, "num_rollouts": 6}
-
-
-@pytest.fixture
-def env(server, user, uid):
-    owner, token = user
-    r = publish(server, token, owner, uid, [make_wheel(uid, "1.0.0"), make_sdist(uid, "1.0.0")])
-    assert r.status_code == 201, r.text
-    return owner, token, uid
 
 
 def _eval(server, token, owner, name) -> int:

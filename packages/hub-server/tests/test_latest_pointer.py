@@ -74,13 +74,9 @@ def test_adding_a_file_to_a_version_keeps_the_pointer(server, uid):
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
-def test_migration_backfills_the_pointer(backend, tmp_path, request):
+def test_migration_backfills_the_pointer(backend, database_url):
     """Versions published before 0006 (rows written at 0005) get the pointer the rule picks."""
-    if backend == "sqlite":
-        url = f"sqlite:///{tmp_path / 'b.db'}"
-    else:
-        url = request.getfixturevalue("pg").new_database("prime_hub_backfill")
-    engine = create_engine(url)
+    engine = create_engine(database_url(backend, "prime_hub_backfill"))
     try:
         upgrade(engine, "0005")
         published = {

@@ -19,12 +19,8 @@ def _diff(engine) -> list:
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
-def test_migrations_match_models(backend, tmp_path, request):
-    if backend == "sqlite":
-        url = f"sqlite:///{tmp_path / 'm.db'}"
-    else:
-        url = request.getfixturevalue("pg").new_database("prime_hub_migrations")
-    engine = create_engine(url)
+def test_migrations_match_models(backend, database_url):
+    engine = create_engine(database_url(backend, "prime_hub_migrations"))
     upgrade(engine)
     upgrade(engine)  # idempotent
     assert _diff(engine) == []

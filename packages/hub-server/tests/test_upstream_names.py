@@ -23,7 +23,7 @@ import base64
 from urllib.parse import quote
 
 import pytest
-from prime_hub_testkit import make_wheel, publish, row_counts
+from prime_hub_testkit import legacy_upload, make_wheel, publish, row_counts
 
 from verifiers.testing import free_port
 
@@ -84,15 +84,8 @@ def _via_api(server, token, owner, name) -> int:
 
 
 def _via_legacy(server, token, owner, name) -> int:  # twine, uv publish
-    fn, data = make_wheel(name, "1.0")
     with server.client() as c:
-        r = c.post(
-            "/legacy/",
-            auth=("__token__", token),
-            data={":action": "file_upload", "name": name, "version": "1.0"},
-            files={"content": (fn, data)},
-        )
-    return r.status_code
+        return legacy_upload(c, token, name, "1.0", make_wheel(name, "1.0")).status_code
 
 
 def _via_prime_cli(server, token, owner, name) -> int:  # `prime env push` creates it first

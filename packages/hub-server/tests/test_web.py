@@ -5,7 +5,6 @@ from __future__ import annotations
 from html.parser import HTMLParser
 
 import pytest
-from prime_hub_testkit import make_sdist, make_wheel, publish
 
 from prime_hub.errors import BadRequest
 from prime_hub.names import validate_slug
@@ -70,14 +69,6 @@ def test_reward_chart_plots_each_model_per_version():
 def test_owner_names_that_shadow_pages_are_reserved(slug):
     with pytest.raises(BadRequest, match="reserved"):
         validate_slug(slug)
-
-
-@pytest.fixture
-def env(server, user, uid):
-    owner, token = user
-    r = publish(server, token, owner, uid, [make_wheel(uid, "1.0.0"), make_sdist(uid, "1.0.0")])
-    assert r.status_code == 201, r.text
-    return owner, token, uid
 
 
 def test_pages_render_and_errors_are_pages(server, env):
