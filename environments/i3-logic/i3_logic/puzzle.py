@@ -46,9 +46,9 @@ MAX_ANSWER_CHARS = 4000
 ANSWER_INSTRUCTION = (
     "Write your final answer inside <answer></answer> tags at the end of your reply."
 )
-#: `ANSWER_INSTRUCTION` inside a sentence, as the alternative to a family's own answer format:
-#: ``(Or: write your final answer ...)``.
-ANSWER_INSTRUCTION_INLINE = ANSWER_INSTRUCTION[0].lower() + ANSWER_INSTRUCTION[1:]
+#: `ANSWER_INSTRUCTION` starting in lower case, for inside a sentence (the alternative to a
+#: family's own answer format): ``(Or: write your final answer ...)``.
+ANSWER_INSTRUCTION_LOWER = ANSWER_INSTRUCTION[0].lower() + ANSWER_INSTRUCTION[1:]
 
 
 def trace_id(rng: random.Random) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 
 from i3_logic.answers import clean, list_answer_block
 from i3_logic.puzzle import (
-    ANSWER_INSTRUCTION_INLINE,
+    ANSWER_INSTRUCTION_LOWER,
     AnswerError,
     Puzzle,
     PuzzleDataError,
@@ -187,7 +187,7 @@ def generate(rng: random.Random, difficulty: int) -> Puzzle:
         f"Current puzzle:\n{grid}\n\nInequality constraints:\n{signs}\n\n"
         "Write the solved grid row by row, numbers separated by spaces and rows by commas, "
         "inside double square brackets: a 3x3 grid\nA B C\nD E F\nG H I\nis written "
-        f"[[A B C,D E F,G H I]]. (Or: {ANSWER_INSTRUCTION_INLINE})"
+        f"[[A B C,D E F,G H I]]. (Or: {ANSWER_INSTRUCTION_LOWER})"
     )
     metadata = {
         "grid_size": n,

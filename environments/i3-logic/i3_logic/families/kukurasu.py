@@ -19,7 +19,7 @@ import re
 
 from i3_logic.answers import clean, list_answer_block
 from i3_logic.puzzle import (
-    ANSWER_INSTRUCTION_INLINE,
+    ANSWER_INSTRUCTION_LOWER,
     AnswerError,
     Puzzle,
     PuzzleDataError,
@@ -125,7 +125,7 @@ def generate(rng: random.Random, difficulty: int) -> Puzzle:
         f"its clue, col_sums = {col_sums}.\n\n{shown}\n\n"
         'Output the finished grid as a Python list of lists of "1" and "X" strings, e.g. '
         '[["X", "1"], ["1", "X"]] for a 2 x 2 grid. '
-        f"(Or: {ANSWER_INSTRUCTION_INLINE})"
+        f"(Or: {ANSWER_INSTRUCTION_LOWER})"
     )
     metadata = {
         "trace_id": trace_id(rng),

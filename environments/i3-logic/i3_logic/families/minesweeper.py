@@ -20,13 +20,7 @@ from __future__ import annotations
 import random
 
 from i3_logic.answers import list_answer_block, parse_cells
-from i3_logic.puzzle import (
-    ANSWER_INSTRUCTION_INLINE,
-    AnswerError,
-    Puzzle,
-    PuzzleDataError,
-    require,
-)
+from i3_logic.puzzle import ANSWER_INSTRUCTION_LOWER, AnswerError, Puzzle, PuzzleDataError, require
 
 NAME = "minesweeper"
 ALIASES = ()
@@ -211,7 +205,7 @@ def generate(rng: random.Random, difficulty: int) -> Puzzle:
         f"numbers.\n\n{_grid_text(revealed)}\n\n"
         "Give the cells as a Python list of (row, column) tuples, counting rows and columns "
         "from 0 at the top-left, at the end of your reply, for example:\n[(0, 1), (2, 3), (3, 0)]"
-        f"\n(Or: {ANSWER_INSTRUCTION_INLINE})"
+        f"\n(Or: {ANSWER_INSTRUCTION_LOWER})"
     )
     metadata = {
         "full_grid": full,

@@ -16,7 +16,7 @@ import random
 
 from i3_logic.answers import list_answer_block
 from i3_logic.puzzle import (
-    ANSWER_INSTRUCTION_INLINE,
+    ANSWER_INSTRUCTION_LOWER,
     AnswerError,
     Puzzle,
     PuzzleDataError,
@@ -74,7 +74,7 @@ def generate(rng: random.Random, difficulty: int) -> Puzzle:
         "Reason first if you like, then end your reply with a ```python code block that holds "
         "only the completed grid as a 2D list, one inner list per row, for example:\n"
         "```python\n[[1, 2], [2, 1]]\n```"
-        f"\n(Or: {ANSWER_INSTRUCTION_INLINE})"
+        f"\n(Or: {ANSWER_INSTRUCTION_LOWER})"
     )
     metadata = {"n": n, "solved_grid": solution, **clues}
     # SynLogic leaves ``answer`` empty; a generated puzzle keeps its solution there (unread).

@@ -21,13 +21,7 @@ import re
 import string
 
 from i3_logic.answers import answer_block, parse_cells
-from i3_logic.puzzle import (
-    ANSWER_INSTRUCTION_INLINE,
-    AnswerError,
-    Puzzle,
-    PuzzleDataError,
-    require,
-)
+from i3_logic.puzzle import ANSWER_INSTRUCTION_LOWER, AnswerError, Puzzle, PuzzleDataError, require
 
 NAME = "star_placement_puzzle"
 ALIASES = ()
@@ -95,7 +89,7 @@ def generate(rng: random.Random, difficulty: int) -> Puzzle:
         "cells as (row, column) tuples, counting from 1 at the top-left, regions in "
         "alphabetical order. End your reply with a ```python code block holding only that "
         "dictionary, like this:\n\n```python\n{'A': [(1, 1)], 'B': [(3, 2)], 'C': [(2, 3)]}\n```"
-        f"\n(Or: {ANSWER_INSTRUCTION_INLINE})"
+        f"\n(Or: {ANSWER_INSTRUCTION_LOWER})"
     )
     metadata = {"n": n, "k": 1, "region_nums": n, "region_grid": region, "solution": None}
     return Puzzle(NAME, question, _answer_text(stars, region), difficulty, metadata)

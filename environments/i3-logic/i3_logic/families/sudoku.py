@@ -18,7 +18,7 @@ from typing import Any
 
 from i3_logic.answers import clean, list_answer_block
 from i3_logic.puzzle import (
-    ANSWER_INSTRUCTION_INLINE,
+    ANSWER_INSTRUCTION_LOWER,
     MAX_ANSWER_CHARS,
     AnswerError,
     Puzzle,
@@ -138,7 +138,7 @@ def generate(rng: random.Random, difficulty: int) -> Puzzle:
         f"contain each digit from 1 to {n} exactly once.\n\n"
         "Give the completed grid at the end of your reply as a tuple of row tuples in a Python "
         f"code block, for example ```python\n{example}\n```\n"
-        f"(or: {ANSWER_INSTRUCTION_INLINE})"
+        f"(or: {ANSWER_INSTRUCTION_LOWER})"
     )
     metadata = {
         "trace_id": trace_id(rng),
