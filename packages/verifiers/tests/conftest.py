@@ -1,5 +1,4 @@
 import os
-import socket
 import sys
 from pathlib import Path
 
@@ -39,10 +38,9 @@ def server():
 @pytest.fixture
 def unreachable_hub(monkeypatch):
     """HF_ENDPOINT at a closed local port: a hub that cannot be reached."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    from verifiers.testing import free_port
+
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{free_port()}")
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
 

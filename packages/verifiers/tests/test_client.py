@@ -1,13 +1,19 @@
 import asyncio
 import logging
-import socket
 
 import pytest
 from openai import AsyncOpenAI
 
 import verifiers as vf
 from verifiers.client import parse_chat_completion, resolve_client
-from verifiers.testing import Fault, Reply, ScriptedServer, SequenceResponder, encode_chat
+from verifiers.testing import (
+    Fault,
+    Reply,
+    ScriptedServer,
+    SequenceResponder,
+    encode_chat,
+    free_port,
+)
 
 MESSAGES = [{"role": "user", "content": "What is 2 + 3?"}]
 
@@ -103,13 +109,6 @@ async def test_context_length_error_is_overlong_prompt():
         await client.aclose()
 
 
-def closed_port() -> int:
-    """A port nothing listens on: bound to reserve a free number, then closed."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def retry_records(caplog) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.getMessage().startswith("retrying")]
 
@@ -117,7 +116,7 @@ def retry_records(caplog) -> list[str]:
 async def test_refused_connection_fails_at_once_naming_the_url(caplog):
     """Nothing listening is not transient: no retries, an infra error that names the URL."""
     caplog.set_level(logging.DEBUG, logger="verifiers.client")
-    url = f"http://127.0.0.1:{closed_port()}/v1"
+    url = f"http://127.0.0.1:{free_port()}/v1"
     client = fast_client(url, max_retries=5)
     with pytest.raises(vf.errors.EndpointUnreachableError, match=f"connection refused at {url}"):
         await client.get_response(MESSAGES, "mock")
@@ -159,7 +158,7 @@ def test_refusal_is_recognised_in_joined_connect_errors(message, refused):
 
 async def test_check_connection(server):
     assert await fast_client(server.base_url).check_connection() == []
-    url = f"http://127.0.0.1:{closed_port()}/v1"
+    url = f"http://127.0.0.1:{free_port()}/v1"
     with pytest.raises(vf.errors.EndpointUnreachableError, match=f"connection refused at {url}"):
         await fast_client(url).check_connection()
     with pytest.raises(vf.errors.EndpointUnreachableError, match="cannot resolve the host"):
@@ -169,7 +168,7 @@ async def test_check_connection(server):
 async def test_refused_endpoint_is_skipped_and_the_rest_serve(caplog):
     """Round robin over a dead and a live endpoint: every request (plain or a group's) lands on
     the live one, with one warning naming the dead URL; a down endpoint stays skipped."""
-    dead = f"http://127.0.0.1:{closed_port()}/v1"
+    dead = f"http://127.0.0.1:{free_port()}/v1"
     with ScriptedServer() as live:
         client = vf.MultiEndpointClient([fast_client(dead), fast_client(live.base_url)])
         await asyncio.gather(*(client.get_response(MESSAGES, "m") for _ in range(4)))
@@ -183,7 +182,7 @@ async def test_refused_endpoint_is_skipped_and_the_rest_serve(caplog):
 
 
 async def test_a_down_endpoint_is_tried_again_after_down_seconds():
-    port = closed_port()
+    port = free_port()
     with ScriptedServer() as live:
         stays_down = vf.MultiEndpointClient(
             [fast_client(f"http://127.0.0.1:{port}/v1"), fast_client(live.base_url)]
@@ -204,7 +203,7 @@ async def test_a_down_endpoint_is_tried_again_after_down_seconds():
 
 
 async def test_every_endpoint_refused_fails_at_once():
-    urls = [f"http://127.0.0.1:{closed_port()}/v1" for _ in range(2)]
+    urls = [f"http://127.0.0.1:{free_port()}/v1" for _ in range(2)]
     client = vf.MultiEndpointClient([fast_client(u) for u in urls])
     with pytest.raises(vf.errors.EndpointUnreachableError, match="no endpoint can be reached"):
         await client.check_connection()
@@ -215,7 +214,7 @@ async def test_every_endpoint_refused_fails_at_once():
 
 
 async def test_check_connection_marks_refused_replicas_down(server):
-    dead = f"http://127.0.0.1:{closed_port()}/v1"
+    dead = f"http://127.0.0.1:{free_port()}/v1"
     client = vf.MultiEndpointClient([fast_client(dead), fast_client(server.base_url)])
     (problem,) = await client.check_connection()
     assert dead in str(problem)

@@ -8,7 +8,6 @@ import asyncio
 import json
 import os
 import shutil
-import socket
 import tempfile
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from verifiers.sandbox.localregistry import Layer, LocalRegistry, host_programs
 from verifiers.sandbox.registry import ImagePullError, ImageRef, endpoint
 from verifiers.sandbox.rootfs import LayerError, unpack_layer
 from verifiers.sandbox.support import SANDBOX_UID
+from verifiers.testing import free_port
 
 PROGRAMS = ["bash", "cat", "ls", "id", "stat", "env", "grep", "touch", "rm"]
 SPEC = dict(memory=256 * MiB, pids=64, disk=32 * MiB)
@@ -309,21 +309,13 @@ async def test_image_links_never_lead_to_host_files(registry, store, base_layer)
         await provider.close()
 
 
-def closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 @needs_provider
 async def test_pull_failures_are_infra_errors_naming_image_and_registry(
     registry, store, base_layer
 ):
     provider = ImageProvider(store=store)
     try:
-        unreachable = f"127.0.0.1:{closed_port()}/vf/app:v1"
+        unreachable = f"127.0.0.1:{free_port()}/vf/app:v1"
         with pytest.raises(ImagePullError) as e:
             await provider.create(SandboxSpec(image=unreachable, **SPEC))
         assert isinstance(e.value, vf.SandboxError) and isinstance(e.value, vf.InfraError)

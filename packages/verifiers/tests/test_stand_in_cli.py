@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from verifiers.testing import free_port
+
 QUICKSTART = Path(__file__).resolve().parents[3] / "docs" / "quickstart.md"
 SERVE = [sys.executable, "-m", "verifiers.testing", "serve"]
 
@@ -83,9 +85,7 @@ def test_documented_wait_ends_when_the_port_is_busy(busy_port: int, tmp_path: Pa
 
 
 def test_documented_wait_ends_on_ready(tmp_path: Path) -> None:
-    with socket.socket() as s:  # a port free now (the page's 8011 may be taken here)
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # free now (the page's 8011 may be taken here)
     r, log = _run_recipe(port, tmp_path)
     assert r.returncode == 0, r.stderr
     assert log.startswith(f"READY http://127.0.0.1:{port}/v1")

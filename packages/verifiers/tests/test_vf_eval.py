@@ -4,7 +4,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from verifiers.testing import ArithmeticResponder, GateResponder, ScriptedServer
+from verifiers.testing import ArithmeticResponder, GateResponder, ScriptedServer, free_port
 
 
 def vf_eval_cmd(*args) -> list[str]:
@@ -105,9 +104,7 @@ def test_unknown_environment(tmp_path, server):
 
 def closed_url() -> str:
     """The URL of a port nothing listens on (bound to get a free number, then closed)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    return f"http://127.0.0.1:{free_port()}/v1"
 
 
 def test_closed_port_fails_before_anything_runs(tmp_path):

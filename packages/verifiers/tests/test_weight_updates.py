@@ -5,7 +5,6 @@ rollout stream's policy versions and staleness bound enforced on the versions th
 report. Orderings are caused by gates the test opens, never by sleeps or timing thresholds."""
 
 import asyncio
-import socket
 
 import pytest
 from datasets import Dataset
@@ -13,7 +12,7 @@ from datasets import Dataset
 import verifiers as vf
 from verifiers.client import POLICY_VERSION_HEADER, OpenAIClient
 from verifiers.errors import ConfigError, ModelConnectionError
-from verifiers.testing import GateResponder, ScriptedServer
+from verifiers.testing import GateResponder, ScriptedServer, free_port
 from verifiers.training import NCCL_READY_MARKER, InferenceAdmin
 
 
@@ -21,12 +20,6 @@ async def wait_until(condition) -> None:
     """Yield to the loop until `condition()` holds (the test's timeout bounds a hang)."""
     while not condition():
         await asyncio.sleep(0.001)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def boxed_correct(completion, answer) -> float:

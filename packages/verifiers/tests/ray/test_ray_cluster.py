@@ -17,6 +17,7 @@ import pytest
 import verifiers as vf
 from verifiers.ray import connect
 from verifiers.ray.testing import local_cluster
+from verifiers.testing import free_port
 
 LISTEN = "0A"  # TCP state LISTEN in /proc/net/tcp
 
@@ -134,9 +135,7 @@ def test_an_unreachable_head_is_a_clear_error_within_seconds():
         "except vf.ClusterUnreachableError as e:\n"
         "    print('REFUSED', round(time.monotonic() - t), e)\n"
     )
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # nothing listens on it
     out = subprocess.run(
         [sys.executable, "-c", code % port], capture_output=True, text=True, timeout=60
     )

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 
@@ -18,7 +17,7 @@ import pytest
 import verifiers as vf
 from verifiers.ray.environment import RayEnvironment
 from verifiers.ray.testing import local_cluster
-from verifiers.testing import GateResponder, ScriptedServer
+from verifiers.testing import GateResponder, ScriptedServer, free_port
 
 NODE = {"num_cpus": 1, "resources": {"env": 2}}  # room for two environments' actors
 
@@ -247,9 +246,7 @@ def test_an_unreachable_head_fails_at_construction_and_verifiers_does_not_import
         "except vf.ClusterUnreachableError as e:\n"
         "    print('UNREACHABLE', e)\n"
     )
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # nothing listens on it
     out = subprocess.run(
         [sys.executable, "-c", code % port], capture_output=True, text=True, timeout=120
     )
