@@ -25,6 +25,7 @@ import pytest
 from verifiers.sandbox import ImageProvider
 from verifiers.sandbox.image import ImageStore
 from verifiers.sandbox.localregistry import OCI_MANIFEST, Layer, LocalRegistry, digest_of
+from verifiers.sandbox.localregistry import send_reply as send
 from verifiers.sandbox.registry import ImagePullError
 
 MiB = 1 << 20
@@ -63,15 +64,6 @@ def tree(root: Path) -> dict[str, bytes | None]:
         rel = str(p.relative_to(root))
         out[rel] = p.read_bytes() if p.is_file() and not p.is_symlink() else None
     return out
-
-
-def send(h: Any, code: int, body: bytes = b"", headers: dict[str, str] | None = None) -> None:
-    h.send_response(code)
-    for k, v in (headers or {}).items():
-        h.send_header(k, v)
-    h.send_header("Content-Length", str(len(body)))
-    h.end_headers()
-    h.wfile.write(body)
 
 
 def manifest_of(registry: LocalRegistry, repo: str, tag: str) -> dict[str, Any]:

@@ -192,6 +192,22 @@ def python_image_layers(
     return [base, extra]
 
 
+def send_reply(
+    h: http.server.BaseHTTPRequestHandler,
+    code: int,
+    body: bytes = b"",
+    headers: dict[str, str] | None = None,
+) -> None:
+    """Answer the request `h` handles with `code`, `headers` and `body` (a route of
+    `LocalRegistry.routes` answers with this too)."""
+    h.send_response(code)
+    for k, v in (headers or {}).items():
+        h.send_header(k, v)
+    h.send_header("Content-Length", str(len(body)))
+    h.end_headers()
+    h.wfile.write(body)
+
+
 @dataclass
 class _Blob:
     data: bytes
@@ -303,16 +319,6 @@ class LocalRegistry:
         return digest
 
     # -- HTTP ------------------------------------------------------------------------------
-    def _send(
-        self, h: Any, code: int, body: bytes = b"", headers: dict[str, str] | None = None
-    ) -> None:
-        h.send_response(code)
-        for k, v in (headers or {}).items():
-            h.send_header(k, v)
-        h.send_header("Content-Length", str(len(body)))
-        h.end_headers()
-        h.wfile.write(body)
-
     def _serve(self, h: Any) -> None:
         path = h.path.partition("?")[0]
         if path in self.routes:
@@ -320,10 +326,10 @@ class LocalRegistry:
         if path == "/token":
             token = secrets.token_hex(8)
             self.tokens.add(token)
-            return self._send(h, 200, json.dumps({"token": token}).encode())
+            return send_reply(h, 200, json.dumps({"token": token}).encode())
         if path.startswith("/storage/"):
             if h.headers.get("Authorization"):
-                return self._send(h, 400, b"only one auth mechanism allowed")
+                return send_reply(h, 400, b"only one auth mechanism allowed")
             return self._blob(h, path[len("/storage/") :])
         if self.auth:
             issuer = self.token_server or self
@@ -331,34 +337,34 @@ class LocalRegistry:
             if given not in issuer.tokens:
                 challenge = (f'Bearer realm="http://{issuer.host}/token",service="local",'
                              'scope="repository:x:pull"')  # fmt: skip
-                return self._send(h, 401, b"{}", {"WWW-Authenticate": challenge})
+                return send_reply(h, 401, b"{}", {"WWW-Authenticate": challenge})
         if path == "/v2/":
-            return self._send(h, 200, b"{}")
+            return send_reply(h, 200, b"{}")
         m = re.match(r"^/v2/(.+)/(manifests|blobs)/([^/]+)$", path)
         if not m:
-            return self._send(h, 404, b'{"errors":[{"code":"NAME_UNKNOWN"}]}')
+            return send_reply(h, 404, b'{"errors":[{"code":"NAME_UNKNOWN"}]}')
         repo, kind, ref = m.groups()
         if kind == "manifests":
             digest = self.manifests.get((repo, ref))
             if digest is None:
-                return self._send(h, 404, b'{"errors":[{"code":"MANIFEST_UNKNOWN"}]}')
+                return send_reply(h, 404, b'{"errors":[{"code":"MANIFEST_UNKNOWN"}]}')
             blob = self.blobs[digest]
-            return self._send(
+            return send_reply(
                 h,
                 200,
                 self._bytes(digest),
                 {"Content-Type": blob.media_type, "Docker-Content-Digest": digest},
             )
         if ref not in self.blobs:
-            return self._send(h, 404, b'{"errors":[{"code":"BLOB_UNKNOWN"}]}')
+            return send_reply(h, 404, b'{"errors":[{"code":"BLOB_UNKNOWN"}]}')
         if self.redirect_blobs:
-            return self._send(h, 307, b"", {"Location": f"/storage/{ref}"})
+            return send_reply(h, 307, b"", {"Location": f"/storage/{ref}"})
         return self._blob(h, ref)
 
     def _blob(self, h: Any, digest: str) -> None:
         if digest not in self.blobs:
-            return self._send(h, 404, b"")
-        self._send(h, 200, self._bytes(digest), {"Content-Type": "application/octet-stream"})
+            return send_reply(h, 404, b"")
+        send_reply(h, 200, self._bytes(digest), {"Content-Type": "application/octet-stream"})
 
     def _bytes(self, digest: str) -> bytes:
         data = self.blobs[digest].data
