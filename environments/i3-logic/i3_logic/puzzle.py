@@ -51,9 +51,10 @@ ANSWER_INSTRUCTION = (
 ANSWER_INSTRUCTION_LOWER = ANSWER_INSTRUCTION[0].lower() + ANSWER_INSTRUCTION[1:]
 
 
-def trace_id(rng: random.Random) -> str:
-    """A puzzle's ``trace_id``: uuid4-shaped, drawn from its seeded `rng` (same seed, same id)."""
-    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+def trace_id(rng: random.Random, version: int | None = 4) -> str:
+    """A puzzle's ``trace_id`` drawn from its seeded `rng` (same seed, same id): uuid4-shaped,
+    or with ``version=None`` the 128 bits as drawn (the families that always wrote them so)."""
+    return str(uuid.UUID(int=rng.getrandbits(128), version=version))
 
 
 class AnswerError(ValueError):
@@ -256,6 +257,14 @@ def literal_rows(text: str) -> list[list[Any]] | None:
     return value
 
 
+def grid_lines(text: str) -> list[str]:
+    """A grid's rows as written: one a line, or separated by ``;`` on a single line."""
+    lines = text.splitlines()
+    if len(lines) == 1 and ";" in text:
+        return text.split(";")
+    return lines
+
+
 def parse_grid(text: str, rows: int, cols: int) -> list[list[int]]:
     """A ``rows`` x ``cols`` integer grid, as it is commonly written: a nested list literal, or
     one row per line (or rows separated by ``;`` on one line), cells separated by anything
@@ -275,11 +284,8 @@ def parse_grid(text: str, rows: int, cols: int) -> list[list[int]]:
                 for r in value
             ]
     if grid is None:
-        lines = text.splitlines()
-        if len(lines) == 1 and ";" in text:
-            lines = text.split(";")
         grid = []
-        for line in lines:
+        for line in grid_lines(text):
             cells = _CELL.findall(_ROW_LABEL.sub("", line))
             if not cells:
                 continue

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import random
 import re
-import uuid
 
 from i3_logic.answers import answer_block, clean, latex_brackets
 from i3_logic.puzzle import (
@@ -31,6 +30,7 @@ from i3_logic.puzzle import (
     final_answer,
     parse_literal,
     require,
+    trace_id,
 )
 
 NAME = "dyck_language"
@@ -102,7 +102,7 @@ def generate(rng: random.Random, difficulty: int) -> Puzzle:
         f"{prefix}\n\n{ANSWER_INSTRUCTION}"
     )
     metadata = {
-        "trace_id": str(uuid.UUID(int=rng.getrandbits(128))),
+        "trace_id": trace_id(rng, version=None),
         "full_sequence": full,
         "question_sequence": prefix,
         "n_types": kinds,

@@ -23,6 +23,7 @@ from i3_logic.puzzle import (
     AnswerError,
     Puzzle,
     PuzzleDataError,
+    grid_lines,
     literal_rows,
     require,
     trace_id,
@@ -60,11 +61,8 @@ def read_grid(block: str, rows: int, cols: int) -> list[list[int]]:
         if value is not None:
             tokens = [[str(v) for v in r] for r in value]
     if tokens is None:
-        lines = block.splitlines()
-        if len(lines) == 1 and ";" in block:
-            lines = block.split(";")
         tokens = []
-        for line in lines:
+        for line in grid_lines(block):
             if _RULE.fullmatch(line):
                 continue  # blank lines and table rules
             cells = [c for c in _SPLIT.split(_LABEL.sub("", line)) if c]

@@ -23,7 +23,6 @@ from __future__ import annotations
 import itertools
 import random
 import re
-import uuid
 from typing import Any
 
 from i3_logic.answers import answer_block
@@ -33,6 +32,7 @@ from i3_logic.puzzle import (
     AnswerError,
     Puzzle,
     PuzzleDataError,
+    trace_id,
 )
 
 NAME = "web_of_lies"
@@ -204,7 +204,7 @@ def generate(rng: random.Random, difficulty: int) -> Puzzle:
         f"(for example: yes, no, yes).\n{ANSWER_INSTRUCTION}"
     )
     metadata = {
-        "trace_id": str(uuid.UUID(int=rng.getrandbits(128))),
+        "trace_id": trace_id(rng, version=None),
         "num_person": count,
         "difficulty": difficulty,
         "people": people,
