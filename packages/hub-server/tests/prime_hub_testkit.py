@@ -465,6 +465,16 @@ def statements_sent(hub: Hub, *, change_counter: bool = True) -> Iterator[list[s
             event.remove(e, "before_cursor_execute", count)
 
 
+# what `row_counts` finds for a name nothing was stored under
+NOTHING_STORED = {"environments": 0, "versions": 0, "files": 0, "pending": 0}
+
+
+def one_version(files: int) -> dict[str, int]:
+    """What `row_counts` finds for an environment with one version of `files` files and no
+    upload pending."""
+    return {"environments": 1, "versions": 1, "files": files, "pending": 0}
+
+
 def row_counts(hub: Hub, env_name: str) -> dict[str, int]:
     from sqlalchemy import func, select
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 
 import httpx
-from prime_hub_testkit import make_targz, make_wheel, row_counts
+from prime_hub_testkit import make_targz, make_wheel, one_version, row_counts
 
 API = "/api/v1/environmentshub"
 
@@ -110,12 +110,7 @@ def test_prime_cli_push_then_info_install_pull(server, user, uid):
         done = _push(c, uid, "0.1.0")
         assert done.status_code == 200, done.text
         assert done.json()["data"]["success"] is True
-        assert row_counts(server.hub, uid) == {
-            "environments": 1,
-            "versions": 1,
-            "files": 2,
-            "pending": 0,
-        }
+        assert row_counts(server.hub, uid) == one_version(files=2)
 
         info = c.get(f"{API}/{owner}/{uid}/@latest").json()["data"]
         assert info["semantic_version"] == "0.1.0" and info["visibility"] == "PUBLIC"

@@ -12,7 +12,14 @@ import time
 import uuid
 
 import httpx
-from prime_hub_testkit import make_wheel, publish, publish_to, row_counts
+from prime_hub_testkit import (
+    NOTHING_STORED,
+    make_wheel,
+    one_version,
+    publish,
+    publish_to,
+    row_counts,
+)
 
 from verifiers.testing import free_port, wait_listening
 
@@ -87,12 +94,7 @@ def test_server_killed_mid_upload_leaves_nothing_and_retry_succeeds(server, user
         t.join()
         proc.wait(10)
     assert proc.returncode == -signal.SIGKILL
-    assert row_counts(server.hub, uid) == {
-        "environments": 0,
-        "versions": 0,
-        "files": 0,
-        "pending": 0,
-    }
+    assert row_counts(server.hub, uid) == NOTHING_STORED
     # a fresh process over the same database and store takes the retry
     proc, url = _serve(server)
     try:
@@ -111,12 +113,7 @@ def test_server_killed_mid_upload_leaves_nothing_and_retry_succeeds(server, user
     finally:
         proc.terminate()
         proc.wait(10)
-    assert row_counts(server.hub, uid) == {
-        "environments": 1,
-        "versions": 1,
-        "files": 1,
-        "pending": 0,
-    }
+    assert row_counts(server.hub, uid) == one_version(files=1)
 
 
 def test_storage_outage_fails_cleanly_then_retry_succeeds(server, user, uid):
@@ -140,12 +137,7 @@ def test_storage_outage_fails_cleanly_then_retry_succeeds(server, user, uid):
         r = publish(server, token, owner, uid, files)
         assert r.status_code == 503, r.text
         assert "artifact store failed" in r.json()["detail"]
-        assert row_counts(server.hub, uid) == {
-            "environments": 0,
-            "versions": 0,
-            "files": 0,
-            "pending": 0,
-        }
+        assert row_counts(server.hub, uid) == NOTHING_STORED
     finally:
         restore()
     r = publish(server, token, owner, uid, files)

@@ -23,7 +23,7 @@ import base64
 from urllib.parse import quote
 
 import pytest
-from prime_hub_testkit import legacy_upload, make_wheel, publish, row_counts
+from prime_hub_testkit import NOTHING_STORED, legacy_upload, make_wheel, publish, row_counts
 
 from verifiers.testing import free_port
 
@@ -109,12 +109,7 @@ def test_a_name_the_upstream_serves_is_not_registered_without_an_admin(
     with server.client(token) as c:  # the reason, and the way out, are in the answer
         r = c.post(f"{API}/resolve", json={"name": served})
         assert "ALLOWED_UPSTREAM_NAMES" in r.json()["detail"] and upstream_index.url in r.text
-    assert row_counts(server.hub, served) == {
-        "environments": 0,
-        "versions": 0,
-        "files": 0,
-        "pending": 0,
-    }
+    assert row_counts(server.hub, served) == NOTHING_STORED
     # the admin allows it (a pattern): now it publishes like any name
     monkeypatch.setattr(server.hub.settings, "allowed_upstream_names", [f"{uid}-*"])
     assert ROUTES[route](server, token, owner, served) == CREATED[route]
