@@ -25,14 +25,16 @@ def mark_stopped(state: State, condition: str) -> None:
     """End the rollout, naming the condition that ended it."""
     state["is_completed"] = True
     state["stop_condition"] = condition
-    if any(step.get("is_truncated") for step in state["trajectory"]):
-        state["is_truncated"] = True
+    for step in state["trajectory"]:
+        if step.get("is_truncated"):
+            state["is_truncated"] = True
+            return
 
 
 def first_cleanup(state: State) -> bool:
     """Whether this rollout's cleanup is still to run (True once: the handlers run once per
     rollout, whichever of the loop's end or a subclass's `_cleanup` call comes first)."""
-    if state.get("_cleaned_up"):
+    if dict.get(state, "_cleaned_up"):  # a plain key: no `State.get` call
         return False
     state["_cleaned_up"] = True
     return True
@@ -46,8 +48,10 @@ class StopConditions:
         self.conditions: list[StopCondition] = [_as_async(c) for c in conditions]
 
     async def check(self, state: State) -> bool:
+        # `render` inlined: one coroutine per condition instead of two (checked every turn)
         for condition in self.conditions:
-            if await self.render(state, condition):
+            if await condition(state):
+                mark_stopped(state, getattr(condition, "__name__", "stop"))
                 return True
         return False
 
