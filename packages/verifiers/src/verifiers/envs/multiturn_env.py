@@ -67,11 +67,11 @@ class MultiTurnEnv(Environment):
     # -- built-in stop conditions ---------------------------------------------------------
     @stop(priority=100)
     async def has_error(self, state: State) -> bool:
-        return state.get("error") is not None
+        return dict.get(state, "error") is not None
 
     @stop
     async def has_final_env_response(self, state: State) -> bool:
-        return state.get("final_env_response") is not None
+        return dict.get(state, "final_env_response") is not None
 
     @stop
     async def max_turns_reached(self, state: State) -> bool:
@@ -79,7 +79,7 @@ class MultiTurnEnv(Environment):
 
     @stop
     async def prompt_too_long(self, state: State) -> bool:
-        return bool(state.get("prompt_too_long"))
+        return bool(dict.get(state, "prompt_too_long"))
 
     @stop
     async def max_total_completion_tokens_reached(self, state: State) -> bool:
@@ -92,7 +92,8 @@ class MultiTurnEnv(Environment):
             # 0.1-era form `is_completed(messages, state)`: a dict-era subclass's super() call
             # asks for the built-in checks only (its own override is the caller).
             return await self.stop_conditions.check(cast(State, args[0]))
-        return bool(state.get("is_completed")) or await self.stop_conditions.check(state)
+        # plain stored keys are read with `dict.get` (no `State.get` call) on the hot path
+        return bool(dict.get(state, "is_completed")) or await self.stop_conditions.check(state)
 
     async def _render_stop(self, state: State, condition: Any) -> bool:
         """Check one stop condition; when it holds, mark the rollout stopped by it (upstream's
@@ -151,7 +152,7 @@ class MultiTurnEnv(Environment):
                     messages = messages_so_far(state)
                     reply = await hooks.env_reply(self, messages, state)
                     prompt = next_prompt(messages, reply, state)
-                    if state.get("final_env_response") is not None:
+                    if dict.get(state, "final_env_response") is not None:
                         continue
                 else:
                     prompt = self.get_prompt_messages_for_turn(state)
@@ -206,7 +207,10 @@ class MultiTurnEnv(Environment):
         self, state: State, state_columns: list[str] | None = None
     ) -> RolloutOutput:
         out = super().state_to_output(state, state_columns)
-        out["metrics"] = {**out["metrics"], "num_turns": float(len(state.get("trajectory") or ()))}
+        out["metrics"] = {
+            **out["metrics"],
+            "num_turns": float(len(dict.get(state, "trajectory") or ())),
+        }
         out["num_turns"] = out["metrics"]["num_turns"]  # type: ignore[typeddict-unknown-key]
         return out
 
