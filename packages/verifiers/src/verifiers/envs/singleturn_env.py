@@ -22,7 +22,7 @@ class SingleTurnEnv(MultiTurnEnv):
         """The model answered its one turn: the rollout is complete, not out of turns.
         Upstream (PrimeIntellect-ai/verifiers, envs/singleturn_env.py) reports
         `max_turns_reached` here."""
-        return len(state["trajectory"]) >= 1 and not state.get("prompt_too_long")
+        return len(state["trajectory"]) >= 1 and not dict.get(state, "prompt_too_long")
 
     async def env_response(self, messages: Messages, state: State, **kwargs: Any) -> Messages:
         raise NotImplementedError("SingleTurnEnv has no environment response")
