@@ -34,7 +34,7 @@ def next_prompt(messages: Messages, reply: Any, state: State) -> Messages:
     text environment). A final reply with nothing in it leaves the conversation as it was."""
     if isinstance(messages, str):
         return cast(Messages, append_text(messages, reply))
-    if not reply and state.get("final_env_response") is not None:
+    if not reply and dict.get(state, "final_env_response") is not None:
         return messages
     return messages + reply
 
@@ -65,7 +65,7 @@ def render_completion(state: State) -> None:
         state["completion"] = "" if isinstance(state["prompt"], str) else []
         return
     full = messages_so_far(state)
-    final = state.get("final_env_response")
+    final = dict.get(state, "final_env_response")
     if isinstance(full, str):
         full = append_text(full, final or None)
     elif final:
