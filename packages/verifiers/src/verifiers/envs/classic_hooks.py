@@ -103,8 +103,9 @@ def method_caller(name: str, is_async: bool) -> Callable[..., Awaitable[Any]]:
     method is async or a classic sync one."""
     if is_async:
 
-        async def call_async(env: MultiTurnEnv, *args: Any) -> Any:
-            return await getattr(env, name)(*args)
+        def call_async(env: MultiTurnEnv, *args: Any) -> Awaitable[Any]:
+            # the method's own coroutine, awaited by the loop: no coroutine layer of ours
+            return getattr(env, name)(*args)  # type: ignore[no-any-return]
 
         return call_async
 
@@ -151,9 +152,10 @@ def _env_reply_call(env_response: Callable[..., Any]) -> Reply:
 def _is_done_call(impl: Callable[..., Any]) -> IsDone:
     if not is_dict_era_is_completed(impl):
 
-        async def modern(env: MultiTurnEnv, state: State) -> bool:
-            # through the attribute: an override, or one set on the instance, is what answers
-            return bool(await env.is_completed(state))
+        def modern(env: MultiTurnEnv, state: State) -> Awaitable[bool]:
+            # through the attribute: an override, or one set on the instance, is what answers;
+            # its own coroutine is what the loop awaits (read as true or false there)
+            return env.is_completed(state)
 
         return modern
     legacy_is_async = is_async_callable(impl)  # 0.1.2's is sync
