@@ -8,7 +8,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
@@ -268,7 +268,7 @@ class Environment(ClassicCallsMixin):
                 state = await self.rollout(input, client, model, sampling_args)
             except Exception as e:
                 state = failed_state(self, input, client, model, sampling_args, e, "rollout")
-            error = state.get("error")
+            error = dict.get(state, "error")  # a plain key: no `State.get` call
             if error is None or attempt >= max_retries:
                 return state
             err = error_info(error)
@@ -277,7 +277,7 @@ class Environment(ClassicCallsMixin):
             attempt += 1
             await asyncio.sleep(min(30.0, 0.5 * 2**attempt))
 
-    async def run_scored_group(
+    def run_scored_group(
         self,
         rows: list[dict[str, Any]],
         client: Client,
@@ -289,12 +289,14 @@ class Environment(ClassicCallsMixin):
         max_retries: int = 0,
         state_columns: list[str] | None = None,
         emit: Callable[[list[RolloutOutput]], Any] | None = None,
-    ) -> list[RolloutOutput]:
+    ) -> Awaitable[list[RolloutOutput]]:
         """Roll out and score one group (the rollouts of one example) on one client: the
         one path `generate`, `evaluate` and `RolloutStream` run groups through
         (`verifiers.generation.run_group`). A `verifiers.ray.RayEnvironment` runs it on a
-        cluster actor instead. (Not `run_group`: that name is upstream's trainer call.)"""
-        return await run_group(
+        cluster actor instead. (Not `run_group`: that name is upstream's trainer call.)
+        Awaited as an async method; it hands back `run_group`'s coroutine itself, so a
+        group costs no extra coroutine layer (a subclass may override it with `async def`)."""
+        return run_group(
             self,
             rows,
             client,
@@ -348,7 +350,7 @@ class Environment(ClassicCallsMixin):
             parser = getattr(self.rubric, "parser", None) or self.parser
             for s in states:
                 s["timing"]["scoring"] = elapsed
-                s["parsed_answer"] = parsed_answer(parser, s.get("completion"))
+                s["parsed_answer"] = parsed_answer(parser, dict.get(s, "completion"))
                 try:
                     await self.rubric.cleanup(s)
                 except Exception as e:
