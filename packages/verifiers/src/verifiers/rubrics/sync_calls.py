@@ -73,9 +73,9 @@ class SyncCalls:
                 )
                 self._on_loop[id(func)] = func
             else:
-                return await value if inspect.isawaitable(value) else value
+                return await value if _awaitable(value) else value
         value = func(**kwargs)
-        return await value if inspect.isawaitable(value) else value
+        return await value if _awaitable(value) else value
 
     def _in_worker(
         self, func: Callable[..., Any], kwargs: dict[str, Any], executor: Executor | None
@@ -182,6 +182,15 @@ class _Lane:
                 future.set_result(outcomes[i][1])
             else:
                 future.set_exception(outcomes[i][1])
+
+
+def _awaitable(value: Any) -> bool:
+    """Whether a sync function returned something to await (a coroutine, say); a plain
+    number, the common case, is answered without `inspect`'s ABC check."""
+    return type(value) not in _PLAIN_SCORES and inspect.isawaitable(value)
+
+
+_PLAIN_SCORES = frozenset({float, int, bool})
 
 
 def _needs_main_thread(exc: BaseException) -> bool:
