@@ -108,22 +108,24 @@ class ScoreTable:
         names = [s.name for s in specs]
         out = []
         for row, error in zip(self.values, self.errors, strict=True):
-            reward = sum(w * row[k] for k, w in weighted)
-            out.append(Score(float(reward), dict(zip(names, row, strict=True)), error))
+            reward = 0.0  # a loop, not `sum` over a generator: called once per rollout
+            for k, w in weighted:
+                reward += w * row[k]
+            out.append(Score(reward, dict(zip(names, row, strict=True)), error))
         return out
 
 
 def apply_score(state: dict[str, Any], score: Score) -> None:
     # A rollout cut short by infrastructure (model server, sandbox, judge) has no meaningful
     # reward: NaN, so it can neither pass as a real 0.0 nor pull its group's mean.
-    failed = is_infra_failure(state.get("error"))
-    state["reward"] = NAN if failed else score.reward
+    error = state.get("error")
+    state["reward"] = NAN if error is not None and is_infra_failure(error) else score.reward
     metrics = state.get("metrics")
     if metrics:
         metrics.update(score.metrics)
     else:
         state["metrics"] = score.metrics
-    if score.error is not None and state.get("error") is None:
+    if score.error is not None and error is None:
         state["error"] = score.error
 
 
