@@ -18,6 +18,10 @@ from verifiers.errors import RewardError
 from verifiers.rubrics.reward_registry import RewardSpec
 from verifiers.rubrics.scores import Score, ScoreTable
 from verifiers.rubrics.sync_calls import SyncCalls
+from verifiers.state import State
+
+_STATE_GET = State.get
+_INPUT_FIELDS = frozenset(State.INPUT_FIELDS)
 
 ScoreObjectProvider = Callable[[Any], Mapping[str, Any]]
 GroupScoreObjectProvider = Callable[[list[Any]], Mapping[str, Any]]
@@ -25,14 +29,20 @@ GroupScoreObjectProvider = Callable[[list[Any]], Mapping[str, Any]]
 
 def state_fields(state: Mapping[str, Any]) -> dict[str, Any]:
     """The rollout fields of a state that reward functions ask for by name (and `input`)."""
+    # A state holding the input's fields itself (as every state the loop makes does) is read
+    # with `dict.get`, the same answers without a Python call per key (`State.get` falls
+    # back to the input only for fields the state lacks).
+    get: Any = type(state).get
+    if get is _STATE_GET and state.keys() >= _INPUT_FIELDS:
+        get = dict.get
     return {
-        "prompt": state.get("prompt"),
-        "completion": state.get("completion"),
-        "answer": state.get("answer", ""),
-        "info": state.get("info") or {},
-        "task": state.get("task"),
-        "example_id": state.get("example_id"),
-        "input": state.get("input"),
+        "prompt": get(state, "prompt"),
+        "completion": get(state, "completion"),
+        "answer": get(state, "answer", ""),
+        "info": get(state, "info") or {},
+        "task": get(state, "task"),
+        "example_id": get(state, "example_id"),
+        "input": get(state, "input"),
     }
 
 
@@ -45,7 +55,8 @@ def rollout_available(
 ) -> dict[str, Any]:
     """The input row's columns, the class objects, the rollout's fields and `state`, then
     the score object providers' objects."""
-    avail = dict(input) if isinstance(input, Mapping) else {}
+    # (a dict first: `isinstance(x, Mapping)` is an ABC check, a Python call)
+    avail = dict(input) if isinstance(input, dict) or isinstance(input, Mapping) else {}
     avail.update(class_objects)
     avail.update(fields)
     avail["state"] = state
