@@ -14,10 +14,9 @@ teardown), `classic_scoring` (0.1-era call shapes, overrides and spellings, deci
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import Executor
 from typing import Any, ClassVar
 
@@ -81,9 +80,16 @@ class Rubric:
     # The 0.1-era scoring methods this class overrides (decided in `__init_subclass__`).
     classic_overrides: ClassVar[frozenset[str]] = frozenset()
 
+    # Whether the class keeps the base `available_for` / `score_available`: then scoring
+    # calls what they do directly, without their layers (decided per class, as above).
+    _base_available: ClassVar[bool] = True
+    _base_score_available: ClassVar[bool] = True
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.classic_overrides = classic_scoring.adapt_overrides(cls, Rubric)
+        cls._base_available = cls.available_for is Rubric.available_for
+        cls._base_score_available = cls.score_available is Rubric.score_available
 
     def __init__(
         self,
@@ -249,16 +255,31 @@ class Rubric:
         overriding the 0.1-era `score_rollouts` / `score_rollout` is scored through it."""
         if self.classic_overrides:
             return await classic_scoring.scores_from_overrides(self, states)
-        return await self.score_available(
-            [self.available_for(s, **state_fields(s)) for s in states]
-        )
+        if self._base_available:
+            avails = [self._rollout_available(s, state_fields(s)) for s in states]
+        else:
+            avails = [self.available_for(s, **state_fields(s)) for s in states]
+        if self._base_score_available:
+            return await self._run_reward_funcs(avails)
+        return await self.score_available(avails)
 
     async def score_available(self, avails: list[dict[str, Any]]) -> list[Score]:
         """Score rollouts given as the objects reward functions may ask for (one dict each)."""
-        grouped = functools.partial(
-            group_available, self.class_objects, self.group_score_object_providers
+        return await self._run_reward_funcs(avails)
+
+    def _run_reward_funcs(self, avails: list[dict[str, Any]]) -> Awaitable[list[Score]]:
+        return run_reward_funcs(
+            self.specs(), avails, self._group_available, self.sync_calls, self.executor
         )
-        return await run_reward_funcs(self.specs(), avails, grouped, self.sync_calls, self.executor)
+
+    def _group_available(self, avails: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        return group_available(self.class_objects, self.group_score_object_providers, avails)
+
+    def _rollout_available(self, state: Any, fields: dict[str, Any]) -> dict[str, Any]:
+        input = fields.pop("input", None)
+        return rollout_available(
+            self.class_objects, self.score_object_providers, state, input, fields
+        )
 
     def available_for(self, state: Any, *, input: Any = None, **fields: Any) -> dict[str, Any]:
         """What a reward function of this rollout can ask for: the input row's columns, the
@@ -275,9 +296,10 @@ class Rubric:
 
     async def cleanup(self, state: dict[str, Any]) -> None:
         """After scoring each rollout: the rubric's `@vf.cleanup` methods (upstream 0.3.1)."""
-        await self.cleanup_handlers.cleanup(
-            self, lambda: self.available_for(state, **state_fields(state))
-        )
+        if self.cleanup_handlers.cleanup_plans(self):  # none: nothing to build per rollout
+            await self.cleanup_handlers.cleanup(
+                self, lambda: self.available_for(state, **state_fields(state))
+            )
 
     async def teardown(self) -> None:
         """Called once when the environment is torn down: the `@vf.teardown` methods."""
