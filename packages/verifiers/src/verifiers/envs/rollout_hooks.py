@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from verifiers.state import State, record_error
 from verifiers.utils.callables import CallSpec, call_spec, is_async_callable
@@ -19,6 +19,7 @@ logger = logging.getLogger("verifiers")
 
 StopCondition = Callable[[State], Awaitable[Any]]
 SyncRunner = Callable[..., Awaitable[Any]]
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def mark_stopped(state: State, condition: str) -> None:
@@ -40,17 +41,41 @@ def first_cleanup(state: State) -> bool:
     return True
 
 
+_PLAIN_FORM = "__vf_plain_form__"
+
+
+def plain_form(form: Callable[[Any, State], bool]) -> Callable[[F], F]:
+    """Give a built-in async stop condition the plain function its body calls,
+    `form(env, state)`: `StopConditions.check` calls that, without a coroutine per check,
+    while the method is not overridden (the method stays async for subclasses to await)."""
+
+    def mark(method: F) -> F:
+        setattr(method, _PLAIN_FORM, form)
+        return method
+
+    return mark
+
+
 class StopConditions:
     """Stop conditions in priority order; the first that holds ends the rollout."""
 
     def __init__(self, conditions: list[Callable[..., Any]]) -> None:
         # Sync conditions are wrapped once here, so checking them never asks.
         self.conditions: list[StopCondition] = [_as_async(c) for c in conditions]
+        # What `check` calls for each: a built-in's plain form bound to its environment, or
+        # the condition itself; rebuilt if a subclass edits `conditions` (upstream's
+        # `self._stop_conditions`) after construction.
+        self._checked = list(self.conditions)
+        self._calls = [_plain_call(c) for c in self.conditions]
 
     async def check(self, state: State) -> bool:
-        # `render` inlined: one coroutine per condition instead of two (checked every turn)
-        for condition in self.conditions:
-            if await condition(state):
+        conditions = self.conditions
+        if conditions != self._checked:
+            self._checked = list(conditions)
+            self._calls = [_plain_call(c) for c in conditions]
+        for condition, (plain, env) in zip(conditions, self._calls, strict=True):
+            held = plain(env, state) if plain is not None else await condition(state)
+            if held:
                 mark_stopped(state, getattr(condition, "__name__", "stop"))
                 return True
         return False
@@ -95,6 +120,11 @@ class CleanupHandlers:
             await handler(*args, **kwargs)
         else:
             await self._run_sync(handler, *args, **kwargs)
+
+
+def _plain_call(condition: StopCondition) -> tuple[Callable[[Any, State], bool] | None, Any]:
+    form = getattr(getattr(condition, "__func__", None), _PLAIN_FORM, None)
+    return (form, condition.__self__) if form is not None else (None, None)  # type: ignore[attr-defined]
 
 
 def _as_async(condition: Callable[..., Any]) -> StopCondition:
