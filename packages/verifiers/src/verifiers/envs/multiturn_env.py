@@ -10,7 +10,12 @@ from verifiers.client import Client, ModelResponse
 from verifiers.decorators import discover_decorated, stop
 from verifiers.envs.classic_hooks import HookCalls, hook_calls, replies_with_messages
 from verifiers.envs.environment import Environment
-from verifiers.envs.rollout_hooks import CleanupHandlers, StopConditions, first_cleanup
+from verifiers.envs.rollout_hooks import (
+    CleanupHandlers,
+    StopConditions,
+    first_cleanup,
+    plain_form,
+)
 from verifiers.envs.trajectory import (
     messages_so_far,
     next_prompt,
@@ -20,6 +25,29 @@ from verifiers.envs.trajectory import (
 from verifiers.errors import OverlongPromptError
 from verifiers.state import State, now, record_error
 from verifiers.types import Messages, RolloutOutput, SamplingArgs, TrajectoryStep
+
+
+# The built-in stop conditions' bodies (plain stored keys read with `dict.get`, no
+# `State.get` call: they run every turn).
+def _has_error(env: MultiTurnEnv, state: State) -> bool:
+    return dict.get(state, "error") is not None
+
+
+def _has_final_env_response(env: MultiTurnEnv, state: State) -> bool:
+    return dict.get(state, "final_env_response") is not None
+
+
+def _max_turns_reached(env: MultiTurnEnv, state: State) -> bool:
+    return 0 < env.max_turns <= len(state["trajectory"])
+
+
+def _prompt_too_long(env: MultiTurnEnv, state: State) -> bool:
+    return bool(dict.get(state, "prompt_too_long"))
+
+
+def _completion_tokens_reached(env: MultiTurnEnv, state: State) -> bool:
+    limit = env.max_total_completion_tokens
+    return limit is not None and limit > 0 and state["usage"]["output_tokens"] >= limit
 
 
 class MultiTurnEnv(Environment):
@@ -65,26 +93,32 @@ class MultiTurnEnv(Environment):
         return state["prompt"]
 
     # -- built-in stop conditions ---------------------------------------------------------
+    # Each is its plain function below (`plain_form`), which the loop calls without a
+    # coroutine while the method is not overridden; the methods stay async, as upstream's.
     @stop(priority=100)
+    @plain_form(_has_error)
     async def has_error(self, state: State) -> bool:
-        return dict.get(state, "error") is not None
+        return _has_error(self, state)
 
     @stop
+    @plain_form(_has_final_env_response)
     async def has_final_env_response(self, state: State) -> bool:
-        return dict.get(state, "final_env_response") is not None
+        return _has_final_env_response(self, state)
 
     @stop
+    @plain_form(_max_turns_reached)
     async def max_turns_reached(self, state: State) -> bool:
-        return 0 < self.max_turns <= len(state["trajectory"])
+        return _max_turns_reached(self, state)
 
     @stop
+    @plain_form(_prompt_too_long)
     async def prompt_too_long(self, state: State) -> bool:
-        return bool(dict.get(state, "prompt_too_long"))
+        return _prompt_too_long(self, state)
 
     @stop
+    @plain_form(_completion_tokens_reached)
     async def max_total_completion_tokens_reached(self, state: State) -> bool:
-        limit = self.max_total_completion_tokens
-        return limit is not None and limit > 0 and state["usage"]["output_tokens"] >= limit
+        return _completion_tokens_reached(self, state)
 
     async def is_completed(self, state: State, *args: Any, **kwargs: Any) -> bool:
         """Run the stop conditions in priority order; the first that holds ends the rollout."""
