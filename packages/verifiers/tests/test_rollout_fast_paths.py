@@ -130,3 +130,24 @@ def test_stop_conditions_appended_after_init_and_async_run_scored_group_override
     assert calls == [1, 1]
     assert [o["stop_condition"] for o in out["outputs"]] == ["always", "always"]
     assert all(o["completion"] == [] and o["error"] is None for o in out["outputs"])
+
+
+def test_an_overridden_built_in_stop_condition_is_awaited_not_its_plain_form():
+    """The built-in conditions' plain forms stand in only for the base methods: a subclass
+    overriding one as a `@vf.stop` condition (here `max_turns_reached`, ending every rollout
+    before its first turn) is what the loop awaits."""
+    from datasets import Dataset
+
+    class Impatient(vf.SingleTurnEnv):
+        @vf.stop
+        async def max_turns_reached(self, state) -> bool:
+            return True
+
+    base = vf.SingleTurnEnv(dataset=Dataset.from_list([{"question": "q", "answer": "a"}]))
+    env = Impatient(dataset=Dataset.from_list([{"question": "q", "answer": "a"}]))
+    assert [c[0] is not None for c in base.stop_conditions._calls].count(False) == 0
+    assert [c[0] is None for c in env.stop_conditions._calls].count(True) == 1
+    client = vf.OpenAIClient("http://127.0.0.1:9/v1", api_key="x")
+    out = asyncio.run(env.evaluate(client, "m", num_examples=1, max_concurrent=1))
+    assert out["outputs"][0]["stop_condition"] == "max_turns_reached"
+    assert out["outputs"][0]["completion"] == []
