@@ -104,7 +104,9 @@ def test_which_tier_runs_the_image(monkeypatch):
     py = PythonEnv(dataset=rows("q"), pip_install_packages="numpy sympy", network=True)
     assert py.runs_images and py.spec.runtime.packages == () and py.spec.network
     assert py.install_packages == ("numpy", "sympy")
-    assert [what for what, _ in py.sandbox_settings.start_steps(py.sandbox_request)] == ["package install"]
+    assert [what for what, _ in py.sandbox_settings.start_steps(py.sandbox_request)] == [
+        "package install"
+    ]
     # opting out keeps the local runtime
     assert not SandboxEnv(dataset=rows("q"), ignore_docker_image=True).runs_images
     # a chosen tier decides: bwrap stands in for Python images (and refuses others), the
