@@ -80,14 +80,17 @@ class Rubric:
     # The 0.1-era scoring methods this class overrides (decided in `__init_subclass__`).
     classic_overrides: ClassVar[frozenset[str]] = frozenset()
 
-    # Whether the class keeps the base `available_for` / `score_available`: then scoring
-    # calls what they do directly, without their layers (decided per class, as above).
+    # Whether the class keeps the base `compute_scores` / `available_for` /
+    # `score_available`: then scoring calls what they do directly, without their layers
+    # (decided per class, as above).
+    _base_compute_scores: ClassVar[bool] = True
     _base_available: ClassVar[bool] = True
     _base_score_available: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.classic_overrides = classic_scoring.adapt_overrides(cls, Rubric)
+        cls._base_compute_scores = cls.compute_scores is Rubric.compute_scores
         cls._base_available = cls.available_for is Rubric.available_for
         cls._base_score_available = cls.score_available is Rubric.score_available
 
@@ -204,11 +207,12 @@ class Rubric:
                 return await classic_scoring.score_rollout_call(self, args, kwargs)
             state, sem = call
         started = time.perf_counter()
+        scores_of = self._compute_scores if self._base_compute_scores else self.compute_scores
         if sem is not None:
             async with sem:
-                (score,) = await self.compute_scores([state])
+                (score,) = await scores_of([state])
         else:
-            (score,) = await self.compute_scores([state])
+            (score,) = await scores_of([state])
         apply_score(state, score)
         note_scoring_time([state], time.perf_counter() - started)
         return None
@@ -222,11 +226,12 @@ class Rubric:
             self.logger.warning("No states to score")
             return
         started = time.perf_counter()
+        scores_of = self._compute_scores if self._base_compute_scores else self.compute_scores
         if classic_scoring.is_semaphore(score_sem):
             async with score_sem:
-                scores = await self.compute_scores(states)
+                scores = await scores_of(states)
         else:
-            scores = await self.compute_scores(states)
+            scores = await scores_of(states)
         for state, score in zip(states, scores, strict=True):
             apply_score(state, score)
         set_advantages(states)
@@ -253,15 +258,19 @@ class Rubric:
     async def compute_scores(self, states: list[dict[str, Any]]) -> list[Score]:
         """Score states without modifying them (beyond what reward functions do). A subclass
         overriding the 0.1-era `score_rollouts` / `score_rollout` is scored through it."""
+        return await self._compute_scores(states)
+
+    def _compute_scores(self, states: list[dict[str, Any]]) -> Awaitable[list[Score]]:
+        # `compute_scores`' work, handing back the awaitable that scores (no layer of its own)
         if self.classic_overrides:
-            return await classic_scoring.scores_from_overrides(self, states)
+            return classic_scoring.scores_from_overrides(self, states)
         if self._base_available:
             avails = [self._rollout_available(s, state_fields(s)) for s in states]
         else:
             avails = [self.available_for(s, **state_fields(s)) for s in states]
         if self._base_score_available:
-            return await self._run_reward_funcs(avails)
-        return await self.score_available(avails)
+            return self._run_reward_funcs(avails)
+        return self.score_available(avails)
 
     async def score_available(self, avails: list[dict[str, Any]]) -> list[Score]:
         """Score rollouts given as the objects reward functions may ask for (one dict each)."""
