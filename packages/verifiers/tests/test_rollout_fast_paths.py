@@ -30,8 +30,8 @@ def cheap(funcs: list) -> vf.Rubric:
 
 
 def test_rubric_overrides_of_the_skipped_layers_still_answer():
-    """A subclass overriding `available_for` (as JudgeRubric does) or `score_available` is
-    scored through its override; the base class takes the short way."""
+    """A subclass overriding `available_for` (as JudgeRubric does), `score_available` or
+    `compute_scores` is scored through its override; the base class takes the short way."""
     seen: list[str] = []
 
     class Extra(vf.Rubric):
@@ -46,6 +46,12 @@ def test_rubric_overrides_of_the_skipped_layers_still_answer():
             seen.append("score_available")
             scores = await super().score_available(avails)
             return [Score(2 * s.reward, s.metrics, s.error) for s in scores]
+
+    class Tripled(vf.Rubric):
+        async def compute_scores(self, states):
+            seen.append("compute_scores")
+            scores = await super().compute_scores(states)
+            return [Score(3 * s.reward, s.metrics, s.error) for s in scores]
 
     def with_bonus(completion, answer, bonus) -> float:
         return exact(completion, answer) + bonus
@@ -62,8 +68,10 @@ def test_rubric_overrides_of_the_skipped_layers_still_answer():
 
     assert asyncio.run(score(Extra(funcs=[with_bonus]))) == 1.5
     assert asyncio.run(score(Doubled(funcs=[exact]))) == 2.0
+    assert asyncio.run(score(Tripled(funcs=[exact]))) == 3.0
     assert asyncio.run(score(cheap([exact]))) == 1.0
-    assert seen == ["available_for", "score_available"]
+    assert seen == ["available_for", "score_available", "compute_scores"]
+    assert not Tripled._base_compute_scores and vf.Rubric._base_compute_scores
 
 
 def test_state_fields_fall_back_to_the_input_as_state_get_does():
