@@ -14,6 +14,7 @@ teardown), `classic_scoring` (0.1-era call shapes, overrides and spellings, deci
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -207,12 +208,11 @@ class Rubric:
                 return await classic_scoring.score_rollout_call(self, args, kwargs)
             state, sem = call
         started = time.perf_counter()
-        scores_of = self._compute_scores if self._base_compute_scores else self.compute_scores
         if sem is not None:
             async with sem:
-                (score,) = await scores_of([state])
+                (score,) = await _scores_of(self, [state])
         else:
-            (score,) = await scores_of([state])
+            (score,) = await _scores_of(self, [state])
         apply_score(state, score)
         note_scoring_time([state], time.perf_counter() - started)
         return None
@@ -226,12 +226,11 @@ class Rubric:
             self.logger.warning("No states to score")
             return
         started = time.perf_counter()
-        scores_of = self._compute_scores if self._base_compute_scores else self.compute_scores
         if classic_scoring.is_semaphore(score_sem):
             async with score_sem:
-                scores = await scores_of(states)
+                scores = await _scores_of(self, states)
         else:
-            scores = await scores_of(states)
+            scores = await _scores_of(self, states)
         for state, score in zip(states, scores, strict=True):
             apply_score(state, score)
         set_advantages(states)
@@ -258,37 +257,11 @@ class Rubric:
     async def compute_scores(self, states: list[dict[str, Any]]) -> list[Score]:
         """Score states without modifying them (beyond what reward functions do). A subclass
         overriding the 0.1-era `score_rollouts` / `score_rollout` is scored through it."""
-        return await self._compute_scores(states)
-
-    def _compute_scores(self, states: list[dict[str, Any]]) -> Awaitable[list[Score]]:
-        # `compute_scores`' work, handing back the awaitable that scores (no layer of its own)
-        if self.classic_overrides:
-            return classic_scoring.scores_from_overrides(self, states)
-        if self._base_available:
-            avails = [self._rollout_available(s, state_fields(s)) for s in states]
-        else:
-            avails = [self.available_for(s, **state_fields(s)) for s in states]
-        if self._base_score_available:
-            return self._run_reward_funcs(avails)
-        return self.score_available(avails)
+        return await _scoring(self, states)
 
     async def score_available(self, avails: list[dict[str, Any]]) -> list[Score]:
         """Score rollouts given as the objects reward functions may ask for (one dict each)."""
-        return await self._run_reward_funcs(avails)
-
-    def _run_reward_funcs(self, avails: list[dict[str, Any]]) -> Awaitable[list[Score]]:
-        return run_reward_funcs(
-            self.specs(), avails, self._group_available, self.sync_calls, self.executor
-        )
-
-    def _group_available(self, avails: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        return group_available(self.class_objects, self.group_score_object_providers, avails)
-
-    def _rollout_available(self, state: Any, fields: dict[str, Any]) -> dict[str, Any]:
-        input = fields.pop("input", None)
-        return rollout_available(
-            self.class_objects, self.score_object_providers, state, input, fields
-        )
+        return await _reward_funcs(self, avails)
 
     def available_for(self, state: Any, *, input: Any = None, **fields: Any) -> dict[str, Any]:
         """What a reward function of this rollout can ask for: the input row's columns, the
@@ -313,3 +286,41 @@ class Rubric:
     async def teardown(self) -> None:
         """Called once when the environment is torn down: the `@vf.teardown` methods."""
         await self.cleanup_handlers.teardown(self)
+
+
+# Scoring's plumbing, as functions of the rubric: each hands back the awaitable that scores,
+# so a class keeping the base methods is scored without their coroutine layers.
+def _scores_of(rubric: Rubric, states: list[dict[str, Any]]) -> Awaitable[list[Score]]:
+    """`rubric.compute_scores(states)`, without its layer when the class keeps the base."""
+    if rubric._base_compute_scores:
+        return _scoring(rubric, states)
+    return rubric.compute_scores(states)
+
+
+def _scoring(rubric: Rubric, states: list[dict[str, Any]]) -> Awaitable[list[Score]]:
+    """The base `compute_scores`' work."""
+    if rubric.classic_overrides:
+        return classic_scoring.scores_from_overrides(rubric, states)
+    if rubric._base_available:
+        avails = []
+        for state in states:
+            fields = state_fields(state)
+            input = fields.pop("input", None)
+            avails.append(
+                rollout_available(
+                    rubric.class_objects, rubric.score_object_providers, state, input, fields
+                )
+            )
+    else:
+        avails = [rubric.available_for(s, **state_fields(s)) for s in states]
+    if rubric._base_score_available:
+        return _reward_funcs(rubric, avails)
+    return rubric.score_available(avails)
+
+
+def _reward_funcs(rubric: Rubric, avails: list[dict[str, Any]]) -> Awaitable[list[Score]]:
+    """The base `score_available`'s work."""
+    grouped = functools.partial(
+        group_available, rubric.class_objects, rubric.group_score_object_providers
+    )
+    return run_reward_funcs(rubric.specs(), avails, grouped, rubric.sync_calls, rubric.executor)
