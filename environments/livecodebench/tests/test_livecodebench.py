@@ -9,6 +9,7 @@ import json
 import math
 import os
 import pickle
+import sys
 import time
 import zlib
 
@@ -148,7 +149,11 @@ def test_prelude_imports_only_what_a_program_mentions():
         "sys.setrecursionlimit(50000)",
     ]
     text = prelude_for("x: List[int] = []\nprint(gcd(4, 6), Counter(x), re.escape('a'))")
-    exec(compile(text, "<prelude>", "exec"), ns := {})
+    limit = sys.getrecursionlimit()
+    try:  # the prelude raises the recursion limit: keep it from leaking into later tests
+        exec(compile(text, "<prelude>", "exec"), ns := {})
+    finally:
+        sys.setrecursionlimit(limit)
     assert {"List", "gcd", "Counter", "re", "sys"} <= ns.keys() and "deque" not in ns
     assert ns["Counter"].__module__ == "collections"  # collections' star import wins over typing
 
