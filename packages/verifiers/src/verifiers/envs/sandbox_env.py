@@ -244,12 +244,6 @@ class SandboxEnv(StatefulToolEnv):
             state["sandbox_id"], state.get("sandbox_state"), state
         )
 
-    async def _sandbox(
-        self, key: str, sandbox_state: Any = None, state: State | None = None
-    ) -> Sandbox:
-        """The sandbox of `key` (subclasses' tools call this; `SandboxLeases.wait`)."""
-        return await self.sandbox_leases.wait(key, sandbox_state, state)
-
     def update_tool_args(
         self,
         tool_name: str,
