@@ -21,7 +21,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -33,15 +32,11 @@ from pathlib import Path
 import httpx
 from loadgen import run_load
 
+from verifiers.testing import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 VENVS = ROOT / "bench" / ".venvs"
 PKGS = [("bench-core", []), ("bench-lib", ["bench-core>=1.0"]), ("bench-env", ["bench-lib>=1.0"])]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_http(url: str, timeout: float = 30) -> None:
