@@ -1,8 +1,8 @@
 """No tracked file cites a source outside the repository (issue 27, item 5).
 
 A reader of a fresh clone has only the repository: a comment that sends them to research notes
-on the machine the code was written on (`shared/reference/sandbox.md`, `../shared/...`,
-`/work/shared/...`, "environments.md §4.3", someone's home folder) points nowhere. Each such
+on the machine the code was written on (the team's shared notes folder, by a relative or an
+absolute path, a section of such a note, someone's home folder) points nowhere. Each such
 citation names its public source instead (a paper, a file of a public repository at a commit)
 or a measurement in this repository (a bench/ README). This test reads every tracked text file
 (`git ls-files`) and fails on the patterns those citations took.
