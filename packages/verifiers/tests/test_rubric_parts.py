@@ -34,9 +34,11 @@ def long_answer(completion) -> float:
 
 
 def cheap_rubric() -> vf.Rubric:
-    """Sync functions counted as cheap whatever this machine's load makes them measure."""
+    """Sync functions counted as cheap whatever this machine's load makes them measure, and
+    batched to worker threads (never run on the loop)."""
     rubric = vf.Rubric(funcs=[exact, long_answer])
     rubric.sync_calls.slow_after_s = math.inf
+    rubric.sync_calls.inline_below_s = 0.0
     return rubric
 
 
@@ -157,6 +159,38 @@ async def test_cheap_sync_functions_share_one_worker_hop():
     assert loop_thread not in threads
 
 
+async def test_the_cheapest_sync_functions_run_on_the_loop():
+    """Issue 30 item 1: a sync function measured under `inline_below_s` runs on the event
+    loop's thread from its next call on (a thread hop costs more than it does); one call that
+    takes longer sends it back to worker threads. Its first call is measured in a worker."""
+    rubric = vf.Rubric(funcs=[exact])
+    rubric.sync_calls.inline_below_s = math.inf  # whatever this machine measures
+    loop_thread = threading.get_ident()
+    threads: list[int] = []
+    slow = False
+
+    def where(completion) -> float:
+        threads.append(threading.get_ident())
+        if slow:
+            rubric.sync_calls.inline_below_s = 0.0  # this call "took too long"
+        return 0.0
+
+    rubric.add_metric(where)
+    for _ in range(3):
+        await rubric.score_rollout(make_state())
+    assert threads[0] != loop_thread and threads[1:] == [loop_thread, loop_thread]
+    rubric.sync_calls.hops = 0
+    state = make_state()
+    await rubric.score_rollout(state)
+    assert state["reward"] == 1.0 and rubric.sync_calls.hops == 0
+    slow = True
+    await rubric.score_rollout(make_state())  # on the loop, measured over the bar
+    slow = False
+    await rubric.score_rollout(make_state())
+    assert threads[-2] == loop_thread and threads[-1] != loop_thread
+    assert rubric.sync_calls.hops == 2  # `exact` and `where`, back in workers
+
+
 async def test_slow_sync_functions_get_threads_of_their_own():
     """Issue 30 item 1: a sync function measured slow keeps a worker thread per call, so the
     rollouts of a group run it side by side (two calls meet at a barrier: batched, the first
@@ -197,6 +231,7 @@ async def test_rubric_pickles_after_scoring():
     state = make_state("12345", answer="12345")
     await copy.score_rollout(state)
     assert state["reward"] == 2.0 and copy.sync_calls.slow_after_s == math.inf
+    assert copy.sync_calls.inline_below_s == 0.0
 
 
 def test_rubric_modules_import_no_cycle():

@@ -1,19 +1,24 @@
-"""Sync reward functions in worker threads, without a thread hop per call.
+"""Sync reward functions off the event loop where it matters, without a thread hop per call.
 
-A sync reward function never runs on the event loop (a slow one would stall every other
-rollout), but a hop to a worker thread per call costs about as much CPU as a cheap function
-itself. So calls of functions known to be cheap are queued and carried over in batches: every
-call made in one turn of the loop goes in one hop (once `max_batches` are out, further calls
-wait for one to come back). A function whose last call took at least `slow_after_s` gets a hop of
-its own per call, so slow ones (a judge asked the 0.1.2 way, a code runner in a subprocess)
-still run side by side. A function not yet measured gets its own hop too; its first call
-measures it. As several batches can be out at once, a cheap function that turns slow on one
-input holds up only the calls in its own batch.
+A slow sync reward function must not run on the event loop (it would stall every other
+rollout), but a hop to a worker thread costs more CPU than a cheap function itself (the hop,
+the GIL hand-over and the wake-up: about a sixth of a single-turn rollout's client CPU). So
+each function's last call is measured, and:
+
+- not yet measured: its own hop (the call measures it);
+- last call under `inline_below_s` (0.2 ms): run right on the loop's thread, as upstream ran
+  every sync function; one call that takes longer sends the next ones back to threads;
+- under `slow_after_s` (2 ms): queued and carried to a worker in batches, every call made in
+  one turn of the loop in one hop (once `max_batches` are out, further calls wait for one to
+  come back);
+- slower: a hop of its own per call, so slow ones (a judge asked the 0.1.2 way, a code runner
+  in a subprocess) run side by side. As several batches can be out at once, a cheap function
+  that turns slow on one input holds up only the calls in its own batch.
 
 Upstream ran sync functions on the loop's thread, and some rely on that: `signal.alarm`
 timeouts (math-verify's `parse`/`verify`, hand-written code runners) only work in the main
-thread. A function that fails for that reason is run again on the loop's thread, and from
-then on always there (with a warning, once).
+thread. A function that fails in a worker for that reason is run again on the loop's thread,
+and from then on always there (with a warning, once).
 """
 
 from __future__ import annotations
@@ -28,17 +33,25 @@ from concurrent.futures import Executor
 from typing import Any
 
 Call = tuple[Callable[..., Any], dict[str, Any]]
+_SETTINGS = ("logger", "inline_below_s", "slow_after_s", "max_batches")
 # Outcome of one call in a worker: (True, value) or (False, exception).
 Outcome = tuple[bool, Any]
 
 
 class SyncCalls:
-    """Runs a rubric's sync reward functions off the event loop, batching the cheap ones."""
+    """Runs a rubric's sync reward functions: the cheapest on the loop, the others in worker
+    threads, batched unless they are slow."""
 
     def __init__(
-        self, logger: logging.Logger, *, slow_after_s: float = 0.002, max_batches: int = 4
+        self,
+        logger: logging.Logger,
+        *,
+        inline_below_s: float = 0.0002,
+        slow_after_s: float = 0.002,
+        max_batches: int = 4,
     ) -> None:
         self.logger = logger
+        self.inline_below_s = inline_below_s  # a call shorter than this: on the loop next time
         self.slow_after_s = slow_after_s  # a call this long or longer: its own hop next time
         self.max_batches = max_batches  # batches out at once, per event loop
         self.hops = 0  # worker-thread hops made (each batch is one)
@@ -48,17 +61,25 @@ class SyncCalls:
 
     def __getstate__(self) -> dict[str, Any]:
         # Threads, loops and measurements stay in the process that made them.
-        return {k: getattr(self, k) for k in ("logger", "slow_after_s", "max_batches")}
+        return {k: getattr(self, k) for k in _SETTINGS}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(  # type: ignore[misc]
-            state["logger"], slow_after_s=state["slow_after_s"], max_batches=state["max_batches"]
-        )
+        logger = state.pop("logger")
+        self.__init__(logger, **state)  # type: ignore[misc]
 
     async def call(
         self, func: Callable[..., Any], kwargs: dict[str, Any], executor: Executor | None
     ) -> Any:
-        """`func(**kwargs)` in a worker of `executor` (None: the loop's default executor)."""
+        """`func(**kwargs)`: on the loop when measured cheap, else in a worker of `executor`
+        (None: the loop's default executor)."""
+        last = self._seconds.get(id(func))
+        if last is not None and last[0] is func and last[1] < self.inline_below_s:
+            started = time.perf_counter()
+            try:
+                value = func(**kwargs)
+            finally:
+                self._seconds[id(func)] = (func, time.perf_counter() - started)
+            return await value if _awaitable(value) else value
         if self._on_loop.get(id(func)) is not func:
             try:
                 value = await self._in_worker(func, kwargs, executor)
