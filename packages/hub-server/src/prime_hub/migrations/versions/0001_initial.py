@@ -4,19 +4,15 @@ Revision ID: 0001
 Revises:
 """
 
-from datetime import datetime
-
 import sqlalchemy as sa
 from alembic import op
+
+from prime_hub.migrations.columns import reference, timestamp
 
 revision = "0001"
 down_revision = None
 branch_labels = None
 depends_on = None
-
-
-def _ts(name: str, nullable: bool = False) -> sa.Column[datetime]:
-    return sa.Column(name, sa.DateTime(timezone=True), nullable=nullable)
 
 
 def upgrade() -> None:
@@ -28,44 +24,30 @@ def upgrade() -> None:
         sa.Column("display_name", sa.String(200), nullable=False),
         sa.Column("email", sa.String(320), nullable=True),
         sa.Column("is_admin", sa.Boolean, nullable=False),
-        _ts("created_at"),
+        timestamp("created_at"),
     )
     op.create_table(
         "memberships",
-        sa.Column(
-            "org_id",
-            sa.Integer,
-            sa.ForeignKey("accounts.id", ondelete="CASCADE"),
-            primary_key=True,
-        ),
-        sa.Column(
-            "user_id",
-            sa.Integer,
-            sa.ForeignKey("accounts.id", ondelete="CASCADE"),
-            primary_key=True,
-        ),
+        reference("org_id", "accounts.id", primary_key=True),
+        reference("user_id", "accounts.id", primary_key=True),
         sa.Column("role", sa.String(16), nullable=False),
     )
     op.create_table(
         "api_tokens",
         sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column(
-            "user_id", sa.Integer, sa.ForeignKey("accounts.id", ondelete="CASCADE"), nullable=False
-        ),
+        reference("user_id", "accounts.id", nullable=False),
         sa.Column("name", sa.String(100), nullable=False),
         sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
         sa.Column("scope", sa.String(16), nullable=False),
         sa.Column("environment", sa.String(200), nullable=True),
-        _ts("created_at"),
-        _ts("expires_at", True),
-        _ts("revoked_at", True),
+        timestamp("created_at"),
+        timestamp("expires_at", True),
+        timestamp("revoked_at", True),
     )
     op.create_table(
         "environments",
         sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column(
-            "owner_id", sa.Integer, sa.ForeignKey("accounts.id", ondelete="CASCADE"), nullable=False
-        ),
+        reference("owner_id", "accounts.id", nullable=False),
         sa.Column("name", sa.String(100), nullable=False),
         sa.Column("normalized_name", sa.String(100), nullable=False),
         sa.Column("description", sa.Text, nullable=False),
@@ -73,44 +55,29 @@ def upgrade() -> None:
         sa.Column("readme_content_type", sa.String(100), nullable=False),
         sa.Column("visibility", sa.String(8), nullable=False),
         sa.Column("downloads", sa.BigInteger, nullable=False),
-        _ts("created_at"),
-        _ts("updated_at"),
+        timestamp("created_at"),
+        timestamp("updated_at"),
         sa.UniqueConstraint("owner_id", "normalized_name"),
     )
     op.create_index("ix_environments_normalized_name", "environments", ["normalized_name"])
     op.create_table(
         "environment_tags",
-        sa.Column(
-            "environment_id",
-            sa.Integer,
-            sa.ForeignKey("environments.id", ondelete="CASCADE"),
-            primary_key=True,
-        ),
+        reference("environment_id", "environments.id", primary_key=True),
         sa.Column("tag", sa.String(50), primary_key=True),
     )
     op.create_index("ix_environment_tags_tag", "environment_tags", ["tag"])
     op.create_table(
         "versions",
         sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column(
-            "environment_id",
-            sa.Integer,
-            sa.ForeignKey("environments.id", ondelete="CASCADE"),
-            nullable=False,
-        ),
+        reference("environment_id", "environments.id", nullable=False),
         sa.Column("version", sa.String(100), nullable=False),
         sa.Column("canonical_version", sa.String(100), nullable=False),
         sa.Column("summary", sa.Text, nullable=False),
         sa.Column("requires_python", sa.String(200), nullable=True),
         sa.Column("dependencies", sa.JSON, nullable=False),
         sa.Column("content_hash", sa.String(64), nullable=True),
-        sa.Column(
-            "uploader_id",
-            sa.Integer,
-            sa.ForeignKey("accounts.id", ondelete="SET NULL"),
-            nullable=True,
-        ),
-        _ts("created_at"),
+        reference("uploader_id", "accounts.id", "SET NULL", nullable=True),
+        timestamp("created_at"),
         sa.Column("yanked", sa.Boolean, nullable=False),
         sa.Column("yanked_reason", sa.Text, nullable=False),
         sa.UniqueConstraint("environment_id", "canonical_version"),
@@ -119,18 +86,8 @@ def upgrade() -> None:
     op.create_table(
         "files",
         sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column(
-            "version_id",
-            sa.Integer,
-            sa.ForeignKey("versions.id", ondelete="CASCADE"),
-            nullable=False,
-        ),
-        sa.Column(
-            "environment_id",
-            sa.Integer,
-            sa.ForeignKey("environments.id", ondelete="CASCADE"),
-            nullable=False,
-        ),
+        reference("version_id", "versions.id", nullable=False),
+        reference("environment_id", "environments.id", nullable=False),
         sa.Column("filename", sa.String(300), nullable=False),
         sa.Column("kind", sa.String(16), nullable=False),
         sa.Column("sha256", sa.String(64), nullable=False),
@@ -139,41 +96,24 @@ def upgrade() -> None:
         sa.Column("requires_python", sa.String(200), nullable=True),
         sa.Column("core_metadata", sa.LargeBinary, nullable=True),
         sa.Column("metadata_sha256", sa.String(64), nullable=True),
-        _ts("uploaded_at"),
-        sa.Column(
-            "uploader_id",
-            sa.Integer,
-            sa.ForeignKey("accounts.id", ondelete="SET NULL"),
-            nullable=True,
-        ),
+        timestamp("uploaded_at"),
+        reference("uploader_id", "accounts.id", "SET NULL", nullable=True),
         sa.Column("downloads", sa.BigInteger, nullable=False),
         sa.UniqueConstraint("environment_id", "filename"),
     )
     op.create_index("ix_files_version_id", "files", ["version_id"])
     op.create_table(
         "used_filenames",
-        sa.Column(
-            "owner_id",
-            sa.Integer,
-            sa.ForeignKey("accounts.id", ondelete="CASCADE"),
-            primary_key=True,
-        ),
+        reference("owner_id", "accounts.id", primary_key=True),
         sa.Column("filename", sa.String(300), primary_key=True),
         sa.Column("sha256", sa.String(64), nullable=False),
-        _ts("created_at"),
+        timestamp("created_at"),
     )
     op.create_table(
         "pending_uploads",
         sa.Column("id", sa.String(64), primary_key=True),
-        sa.Column(
-            "environment_id",
-            sa.Integer,
-            sa.ForeignKey("environments.id", ondelete="CASCADE"),
-            nullable=False,
-        ),
-        sa.Column(
-            "user_id", sa.Integer, sa.ForeignKey("accounts.id", ondelete="CASCADE"), nullable=False
-        ),
+        reference("environment_id", "environments.id", nullable=False),
+        reference("user_id", "accounts.id", nullable=False),
         sa.Column("kind", sa.String(16), nullable=False),
         sa.Column("filename", sa.String(300), nullable=False),
         sa.Column("sha256", sa.String(64), nullable=False),
@@ -183,7 +123,7 @@ def upgrade() -> None:
         sa.Column("extra", sa.JSON, nullable=False),
         sa.Column("staging_key", sa.String(400), nullable=False),
         sa.Column("state", sa.String(16), nullable=False),
-        _ts("created_at"),
+        timestamp("created_at"),
     )
     op.create_index("ix_pending_uploads_environment_id", "pending_uploads", ["environment_id"])
 
