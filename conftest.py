@@ -48,6 +48,7 @@ UNIT_FILES = (
     "tests/test_environment_imports.py",
     "tests/test_no_outside_references.py",
     "tests/test_test_layers.py",
+    "tests/test_public_api.py",
 )
 # Single tests measured slow: 0.4 s or more each (setup included) in a run of the rest of
 # the suite with --durations on 2 cores shared with other runs; a whole file where its table
