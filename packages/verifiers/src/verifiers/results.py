@@ -163,10 +163,11 @@ def summarize(
             k *= 2
     summary["pass_at_k"] = pass_k
     summary["pass_threshold"] = pass_threshold
-    usage: Counter[str] = Counter()
-    for o in outputs:
-        usage.update(o.get("token_usage") or {})
-    summary["usage"] = dict(usage)
+    usage: dict[str, Any] = {}
+    for o in outputs:  # a plain loop: `Counter.update` costs microseconds per rollout
+        for key, count in (o.get("token_usage") or {}).items():
+            usage[key] = usage.get(key, 0) + count
+    summary["usage"] = usage
     if metric_owners is not None:
         owners = {name: set(metrics) for name, metrics in metric_owners.items()}
         members: dict[str, list[Mapping[str, Any]]] = {name: [] for name in owners}
@@ -209,6 +210,13 @@ def _finite(value: Any) -> bool:
     return isinstance(value, (int, float)) and math.isfinite(value)
 
 
+def _pstdev(values: list[float]) -> float:
+    """Population standard deviation, two passes of `math.fsum` (`statistics.pstdev`'s exact
+    rational arithmetic costs about a microsecond per rollout on a large run)."""
+    mean = math.fsum(values) / len(values)
+    return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
+
+
 def _stats(outputs: Sequence[Mapping[str, Any]], owned: set[str] | None) -> dict[str, Any]:
     """Reward, metrics (``owned`` only, when given) and errors over the scored rollouts."""
     scored = [o for o in outputs if not o.get("error") and _finite(o.get("reward"))]
@@ -219,9 +227,7 @@ def _stats(outputs: Sequence[Mapping[str, Any]], owned: set[str] | None) -> dict
     stats: dict[str, Any] = {
         "scored_rollouts": len(scored),
         "avg_reward": statistics.fmean(finite) if finite else math.nan,
-        "std_reward": statistics.pstdev(finite)
-        if len(finite) > 1
-        else (0.0 if finite else math.nan),
+        "std_reward": _pstdev(finite) if len(finite) > 1 else (0.0 if finite else math.nan),
     }
     metric_values: dict[str, list[float]] = defaultdict(list)
     for o in counted:
