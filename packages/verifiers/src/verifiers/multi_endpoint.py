@@ -6,18 +6,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from verifiers.errors import ConfigError, EndpointUnreachableError
-from verifiers.messages import Messages, SamplingArgs
 from verifiers.openai_http import _OPENAI_SDK_ATTRIBUTES, Client
 from verifiers.openai_wire import ModelResponse
+from verifiers.wrapped_client import ForwardingClient, ModelCall
 
 logger = logging.getLogger("verifiers.client")
 
 
-class MultiEndpointClient(Client):
+class MultiEndpointClient(ForwardingClient):
     """Several endpoints serving one model; each rollout group goes to the next in turn.
 
     An endpoint that refuses connections is marked down for `down_seconds` and its requests go
@@ -73,7 +73,7 @@ class MultiEndpointClient(Client):
         urls = ", ".join(c.base_url for c in self.clients)
         return EndpointUnreachableError(f"every endpoint refuses connections ({urls})")
 
-    async def first_live(self, start: int, call: Callable[[Client], Any]) -> ModelResponse:
+    async def first_live(self, start: int, call: ModelCall) -> ModelResponse:
         """`call`'s reply from the first live endpoint from `start` that accepts the
         connection (each that refuses is marked down)."""
         for i in self.live(start):
@@ -83,27 +83,9 @@ class MultiEndpointClient(Client):
                 self.mark_down(i, e)
         raise self._all_down()
 
-    async def get_response(
-        self,
-        messages: Messages,
-        model: str,
-        *,
-        tools: Sequence[dict[str, Any]] | None = None,
-        sampling_args: SamplingArgs | None = None,
-    ) -> ModelResponse:
+    async def forward(self, call: ModelCall) -> ModelResponse:
         start, self._turn = self._turn, self._turn + 1
-        return await self.first_live(
-            start,
-            lambda c: c.get_response(messages, model, tools=tools, sampling_args=sampling_args),
-        )
-
-    async def get_text_response(
-        self, prompt: str, model: str, *, sampling_args: SamplingArgs | None = None
-    ) -> ModelResponse:
-        start, self._turn = self._turn, self._turn + 1
-        return await self.first_live(
-            start, lambda c: c.get_text_response(prompt, model, sampling_args=sampling_args)
-        )
+        return await self.first_live(start, call)
 
     async def check_connection(self) -> list[EndpointUnreachableError]:
         found = await asyncio.gather(
@@ -129,7 +111,7 @@ class MultiEndpointClient(Client):
             await c.aclose()
 
 
-class _GroupClient(Client):
+class _GroupClient(ForwardingClient):
     """One rollout group's view of a `MultiEndpointClient`: its own endpoint first, the next
     live one when that refuses connections (so a group's retries can land elsewhere)."""
 
@@ -164,25 +146,8 @@ class _GroupClient(Client):
         self._parent = self._parent.rebind(known)  # type: ignore[assignment]
         return self
 
-    async def get_response(
-        self,
-        messages: Messages,
-        model: str,
-        *,
-        tools: Sequence[dict[str, Any]] | None = None,
-        sampling_args: SamplingArgs | None = None,
-    ) -> ModelResponse:
-        return await self._parent.first_live(
-            self._index,
-            lambda c: c.get_response(messages, model, tools=tools, sampling_args=sampling_args),
-        )
-
-    async def get_text_response(
-        self, prompt: str, model: str, *, sampling_args: SamplingArgs | None = None
-    ) -> ModelResponse:
-        return await self._parent.first_live(
-            self._index, lambda c: c.get_text_response(prompt, model, sampling_args=sampling_args)
-        )
+    async def forward(self, call: ModelCall) -> ModelResponse:
+        return await self._parent.first_live(self._index, call)
 
     async def check_connection(self) -> list[EndpointUnreachableError]:
         return await self._parent.check_connection()

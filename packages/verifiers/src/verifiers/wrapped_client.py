@@ -1,21 +1,55 @@
-"""`WrappedClient`: a client that passes each model call on to another client, for wrappers
-that add one thing around the calls (version tags, a client built on first use) without
-restating the `Client` interface."""
+"""Clients whose model calls go on to other clients.
+
+`ForwardingClient` declares the `Client` call interface once for every such client: a
+subclass only says, in `forward(call)`, which client runs a call and what happens around it
+(`MultiEndpointClient` picks the next live endpoint). `WrappedClient` is the common case of
+one inner client with an optional hook around each call (version tags, a client built on
+first use)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from verifiers.openai_http import Client
 from verifiers.openai_wire import ModelResponse
 from verifiers.types import Messages, SamplingArgs
 
-__all__ = ["WrappedClient"]
+__all__ = ["ForwardingClient", "WrappedClient"]
+
+# One model call, waiting for the client that should make it.
+ModelCall = Callable[[Client], Awaitable[ModelResponse]]
 
 
-class WrappedClient(Client):
-    """Forwards `get_response` and `get_text_response` to `wrapped()` through `around`.
+class ForwardingClient(Client):
+    """`get_response` and `get_text_response` become a `ModelCall` handed to `forward`."""
+
+    async def forward(self, call: ModelCall) -> ModelResponse:
+        """Run `call` on the client (or clients) this one forwards to."""
+        raise NotImplementedError
+
+    async def get_response(
+        self,
+        messages: Messages,
+        model: str,
+        *,
+        tools: Sequence[dict[str, Any]] | None = None,
+        sampling_args: SamplingArgs | None = None,
+    ) -> ModelResponse:
+        return await self.forward(
+            lambda c: c.get_response(messages, model, tools=tools, sampling_args=sampling_args)
+        )
+
+    async def get_text_response(
+        self, prompt: str, model: str, *, sampling_args: SamplingArgs | None = None
+    ) -> ModelResponse:
+        return await self.forward(
+            lambda c: c.get_text_response(prompt, model, sampling_args=sampling_args)
+        )
+
+
+class WrappedClient(ForwardingClient):
+    """Forwards each call to `wrapped()` through `around`.
 
     A subclass sets `inner`, or overrides `wrapped()` to build the client on first use, and
     overrides `around(call)` to act before and after each call (by default it only awaits it).
@@ -30,23 +64,5 @@ class WrappedClient(Client):
     async def around(self, call: Awaitable[ModelResponse]) -> ModelResponse:
         return await call
 
-    async def get_response(
-        self,
-        messages: Messages,
-        model: str,
-        *,
-        tools: Sequence[dict[str, Any]] | None = None,
-        sampling_args: SamplingArgs | None = None,
-    ) -> ModelResponse:
-        inner = self.wrapped()
-        return await self.around(
-            inner.get_response(messages, model, tools=tools, sampling_args=sampling_args)
-        )
-
-    async def get_text_response(
-        self, prompt: str, model: str, *, sampling_args: SamplingArgs | None = None
-    ) -> ModelResponse:
-        inner = self.wrapped()
-        return await self.around(
-            inner.get_text_response(prompt, model, sampling_args=sampling_args)
-        )
+    async def forward(self, call: ModelCall) -> ModelResponse:
+        return await self.around(call(self.wrapped()))
