@@ -126,8 +126,8 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
         self.spec = dataclasses.replace(self.spec, image=None)
         self.workspaces = RepoWorkspaces(self.sandbox_leases.wait, self.get_sandbox)
         self.remove_tool("bash")
-        self.add_tool(self.execute_bash, args_to_skip=["state"])
-        self.add_tool(self.edit_via_str_replace, args_to_skip=["state"])
+        self.add_tool(self.execute_bash, args_from_state=["state"])
+        self.add_tool(self.edit_via_str_replace, args_from_state=["state"])
 
     # -- prompts ----------------------------------------------------------------------------
     def user_prompt(self, task: SWETask) -> str:
@@ -181,16 +181,6 @@ class MiniSweAgentPlusEnv(vf.SandboxEnv):
     async def close_sandboxes(self) -> None:
         await cancel_jobs([*self.workspaces.release_all(), *self.grades.release_all()])
         await super().close_sandboxes()
-
-    def update_tool_args(
-        self,
-        tool_name: str,
-        tool_args: dict[str, Any],
-        messages: Messages,
-        state: State,
-        **kwargs: Any,
-    ) -> dict[str, Any]:
-        return {**tool_args, "state": state}
 
     # -- tools ------------------------------------------------------------------------------
     async def execute_bash(self, command: str, state: State) -> str:

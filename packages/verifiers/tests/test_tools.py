@@ -387,6 +387,45 @@ def test_model_cannot_smuggle_hidden_arguments():
     assert "account: set by the environment, not by the model" in out["completion"][1]["content"]
 
 
+class StateLedger(vf.StatefulToolEnv):
+    """Ledger's hidden argument declared with `args_from_state`: no `update_tool_args`."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.add_tool(self.deposit, args_from_state=["account", "state"])
+
+    async def setup_state(self, state, **kwargs):
+        state["account"] = {"balance": 0}
+        return state
+
+    def deposit(self, a: int, b: int, account: dict, state: vf.State) -> int:
+        """Deposit a + b into the account."""
+        account["balance"] += a + b
+        state["deposits"] = state.get("deposits", 0) + 1
+        return account["balance"]
+
+
+def test_args_from_state_need_no_update_tool_args(server):
+    """StatefulToolEnv.add_tool(args_from_state=...) (ours; SandboxEnv's `bash`, PythonEnv's
+    `python` and mini-swe-agent-plus's tools use it): the arguments vanish from the schema and
+    the default `update_tool_args` fills each from the state key of its name, `state` with the
+    state itself; other tools' arguments pass as they are; an environment declaring none must
+    still implement `update_tool_args`."""
+    env = StateLedger(dataset=dataset(2), rubric=vf.Rubric(funcs=[lambda state: state["deposits"]]))
+    assert set(env.tool_defs[0]["parameters"]["properties"]) == {"a", "b"}
+    out = env.evaluate_sync(client_for(server), "m", num_examples=2)["outputs"]
+    assert [o["reward"] for o in out] == [1.0, 1.0] and all(o.get("error") is None for o in out)
+    state = vf.State(account={"balance": 5})
+    args = env.update_tool_args("deposit", {"a": 1, "b": 2}, [], state)
+    assert args == {"a": 1, "b": 2, "account": {"balance": 5}, "state": state}
+    env.add_tool(add)
+    assert env.update_tool_args("add", {"a": 1, "b": 2}, [], state) == {"a": 1, "b": 2}
+    env.remove_tool("deposit")
+    env.remove_tool("add")
+    with pytest.raises(NotImplementedError, match="must implement update_tool_args"):
+        env.update_tool_args("add", {"a": 1}, [], state)
+
+
 class Forgetful(vf.StatefulToolEnv):
     def update_tool_args(self, tool_name, tool_args, messages, state, **kwargs):
         return tool_args

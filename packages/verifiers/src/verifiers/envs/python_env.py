@@ -13,7 +13,7 @@ from typing import Any, TypedDict
 
 from verifiers.envs.sandbox_env import SandboxEnv, SandboxState
 from verifiers.state import State
-from verifiers.types import Messages, RolloutOutput
+from verifiers.types import RolloutOutput
 
 _TRACEBACK = "Traceback (most recent call last):"
 
@@ -39,7 +39,7 @@ class PythonEnv(SandboxEnv):
         self.pip_install_packages = pip_install_packages
         self.max_startup_wait_seconds = max_startup_wait_seconds
         self.remove_tool("bash")
-        self.add_tool(self.python, args_to_skip=["sandbox_id", "sandbox_state", "python_state"])
+        self.add_tool(self.python, args_from_state=["sandbox_id", "sandbox_state", "python_state"])
 
     async def setup_state(self, state: State, **kwargs: Any) -> State:
         state = await super().setup_state(state, **kwargs) or state
@@ -47,23 +47,6 @@ class PythonEnv(SandboxEnv):
             ready=False, execution_count=0, ready_wait_time=0.0
         )
         return state
-
-    def update_tool_args(
-        self,
-        tool_name: str,
-        tool_args: dict[str, Any],
-        messages: Messages,
-        state: State,
-        **kwargs: Any,
-    ) -> dict[str, Any]:
-        if tool_name == "python":
-            return {
-                **tool_args,
-                "sandbox_id": state["sandbox_id"],
-                "sandbox_state": state["sandbox_state"],
-                "python_state": state.get("python_state"),
-            }
-        return super().update_tool_args(tool_name, tool_args, messages, state, **kwargs)
 
     async def python(
         self,

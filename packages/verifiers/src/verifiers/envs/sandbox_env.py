@@ -200,7 +200,8 @@ class SandboxEnv(StatefulToolEnv):
         self._post_rollout = PostRollout(self.post_rollout, self.sandbox_leases)
         self._in_use = InUse(self.close_sandboxes)  # the warm pool lives while generate runs
         self.sandbox_client = LocalSandboxClient(self.sandbox_leases)
-        self.add_tool(self.bash, args_to_skip=["sandbox_id", "sandbox_state", "working_dir"])
+        # upstream 0.1.9+: the directory comes from the state, never from the model
+        self.add_tool(self.bash, args_from_state=["sandbox_id", "sandbox_state", "working_dir"])
 
     @property
     def provider(self) -> Provider:
@@ -243,24 +244,6 @@ class SandboxEnv(StatefulToolEnv):
         return await self.sandbox_leases.wait(
             state["sandbox_id"], state.get("sandbox_state"), state
         )
-
-    def update_tool_args(
-        self,
-        tool_name: str,
-        tool_args: dict[str, Any],
-        messages: Messages,
-        state: State,
-        **kwargs: Any,
-    ) -> dict[str, Any]:
-        if tool_name == "bash":
-            return {
-                **tool_args,
-                "sandbox_id": state["sandbox_id"],
-                "sandbox_state": state["sandbox_state"],
-                # upstream 0.1.9+: the directory comes from the state, never from the model
-                "working_dir": state.get("working_dir"),
-            }
-        return tool_args
 
     async def bash(
         self,
