@@ -1,5 +1,7 @@
+import asyncio
 import os
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -61,6 +63,30 @@ async def client_for():
     yield open_client
     for client in clients:
         await client.aclose()
+
+
+class InFlight:
+    """How many requests a scripted responder is serving at once, and the most it served at
+    once (`peak`): the concurrency tests' probe. The server answers from its own thread."""
+
+    def __init__(self) -> None:
+        self.now = self.peak = 0
+        self._lock = threading.Lock()
+
+    async def hold(self, seconds: float) -> None:
+        """Count this request in flight for `seconds`, so that concurrent ones overlap."""
+        with self._lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+        await asyncio.sleep(seconds)
+        with self._lock:
+            self.now -= 1
+
+
+@pytest.fixture
+def in_flight() -> InFlight:
+    """A fresh `InFlight` probe for a responder to `await in_flight.hold(seconds)` in."""
+    return InFlight()
 
 
 @pytest.fixture

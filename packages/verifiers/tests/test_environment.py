@@ -297,19 +297,9 @@ def test_dict_era_multiturn_env(server):
     assert out["metrics"]["num_turns"] == 2.0 and out["reward"] == 1.0
 
 
-def test_concurrency_is_bounded_per_rollout():
-    in_flight = 0
-    peak = 0
-    lock = threading.Lock()
-
+def test_concurrency_is_bounded_per_rollout(in_flight):
     async def responder(body):
-        nonlocal in_flight, peak
-        with lock:
-            in_flight += 1
-            peak = max(peak, in_flight)
-        await asyncio.sleep(0.02)
-        with lock:
-            in_flight -= 1
+        await in_flight.hold(0.02)
         return "The answer is \\boxed{0}."
 
     with ScriptedServer(responder) as srv:
@@ -317,7 +307,7 @@ def test_concurrency_is_bounded_per_rollout():
         env.evaluate_sync(
             client_for(srv), "m", num_examples=10, rollouts_per_example=3, max_concurrent=4
         )
-    assert peak == 4
+    assert in_flight.peak == 4
 
 
 def test_generate_with_list_and_column_inputs(server):

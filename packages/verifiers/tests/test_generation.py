@@ -4,7 +4,6 @@ young threshold scaled with the rollouts in flight, and the same records as befo
 
 import asyncio
 import gc
-import threading
 
 from datasets import Dataset
 
@@ -50,23 +49,15 @@ def test_larger_groups_share_rollout_slots():
     assert isinstance(slots, RolloutSlots) and slots.limit == 4
 
 
-def test_single_rollout_run_peaks_at_max_concurrent_with_one_task_per_lane():
+def test_single_rollout_run_peaks_at_max_concurrent_with_one_task_per_lane(in_flight):
     """20 single-rollout examples at `max_concurrent` 5: exactly 5 requests in flight at the
     peak, and the run holds about one task per lane, not one per example (seen from the
     server while requests wait)."""
-    in_flight = peak = 0
-    lock = threading.Lock()
     tasks_seen: list[int] = []
     loop_box: list[asyncio.AbstractEventLoop] = []
 
     async def responder(body):
-        nonlocal in_flight, peak
-        with lock:
-            in_flight += 1
-            peak = max(peak, in_flight)
-        await asyncio.sleep(0.01)
-        with lock:
-            in_flight -= 1
+        await in_flight.hold(0.01)
         return "\\boxed{1}"
 
     def reward(completion) -> float:
@@ -89,7 +80,7 @@ def test_single_rollout_run_peaks_at_max_concurrent_with_one_task_per_lane():
     with ScriptedServer(responder) as srv:  # serves from its own thread and loop
         out = asyncio.run(run(srv))
     assert len(out["outputs"]) == 20 and all(o["reward"] == 1.0 for o in out["outputs"])
-    assert peak == 5
+    assert in_flight.peak == 5
     # the 5 lanes and the main task: no task per example (before: one per group, up to 11)
     assert tasks_seen and max(tasks_seen) <= 5 + 1
 

@@ -1,4 +1,3 @@
-import asyncio
 import gc
 import logging
 import math
@@ -245,16 +244,9 @@ async def test_judge_error_type(judge_server):
     assert "judge_response" not in s and "judge_input_tokens" not in s["usage"]
 
 
-def test_concurrency_cap_respected(server):
-    active = 0
-    peak = 0
-
+def test_concurrency_cap_respected(server, in_flight):
     async def slow_judge(body):
-        nonlocal active, peak
-        active += 1
-        peak = max(peak, active)
-        await asyncio.sleep(0.05)
-        active -= 1
+        await in_flight.hold(0.05)
         return yes_if_correct(body)
 
     with ScriptedServer(slow_judge) as judge_srv:
@@ -262,7 +254,7 @@ def test_concurrency_cap_respected(server):
         env = vf.SingleTurnEnv(dataset=dataset(8), rubric=rubric)
         outputs = env.evaluate_sync(server.base_url, "m", num_examples=8)["outputs"]
     assert [o["reward"] for o in outputs] == [1.0] * 8
-    assert peak == 2
+    assert in_flight.peak == 2
 
 
 def test_bare_async_openai_judge_client(server, judge_server):
