@@ -35,6 +35,10 @@ from loadgen import run_load
 from verifiers.testing import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
+# pip and uv without the machine's config, caches or network indexes: the hub tests' kit
+sys.path.insert(0, str(ROOT / "packages/hub-server/tests"))
+from prime_hub_testkit import clean_env  # noqa: E402
+
 VENVS = ROOT / "bench" / ".venvs"
 PKGS = [("bench-core", []), ("bench-lib", ["bench-core>=1.0"]), ("bench-env", ["bench-lib>=1.0"])]
 
@@ -49,17 +53,6 @@ def wait_http(url: str, timeout: float = 30) -> None:
             pass
         time.sleep(0.1)
     raise TimeoutError(url)
-
-
-def clean_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_", "VIRTUAL_ENV"))}
-    env.update(
-        PIP_CONFIG_FILE=os.devnull,
-        PIP_DISABLE_PIP_VERSION_CHECK="1",
-        UV_NO_CONFIG="1",
-        UV_PYTHON_DOWNLOADS="never",
-    )
-    return env
 
 
 def build_wheels(out: Path) -> list[Path]:

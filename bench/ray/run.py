@@ -36,7 +36,6 @@ import os
 import platform
 import resource
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -44,6 +43,9 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # ray_cpu_env, procs, sandboxes, capacity
+sys.path.append(str(HERE.parent))  # model_server (appended: bench/ray must not shadow ray)
+
+from model_server import start_model_server  # noqa: E402
 
 MODEL = "mock-model"
 NODES = 3
@@ -52,20 +54,6 @@ NODES = 3
 def self_cpu() -> float:
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
-
-
-def start_model_server() -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "verifiers.testing", "serve", "--port", "0"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline().strip()
-    if not line.startswith("READY "):
-        proc.kill()
-        raise RuntimeError(f"scripted server did not start: {line!r}")
-    return proc, line.split(" ", 1)[1]
 
 
 def node_specs() -> list[dict[str, Any]]:

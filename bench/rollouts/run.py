@@ -36,6 +36,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -302,6 +303,14 @@ def fmt(v: float | None, spec: str = ".2f") -> str:
     return "–" if v is None else format(v, spec)
 
 
+def measured_sides(summary: dict) -> Iterator[tuple[str, str, dict]]:
+    """(config, side, figures) for each side measured in each config, in the tables' order."""
+    for cfg, sides in summary.items():
+        for side in (OURS, BASE, OLD, FLOOR):
+            if sides.get(side):
+                yield cfg, side, sides[side]
+
+
 def table(summary: dict) -> str:
     rows = [
         "| config | side | runs | done / failed / stalled | wall s | rollouts/s | rollouts/s incl."
@@ -311,24 +320,18 @@ def table(summary: dict) -> str:
         " mean reward |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for cfg, sides in summary.items():
-        for side in (OURS, BASE, OLD, FLOOR):
-            s = sides.get(side)
-            if not s:
-                continue
-            gcc = (
-                "/".join(f"{x:g}" for x in s["gc_collections"]) if s.get("gc_collections") else "–"
-            )
-            rows.append(
-                f"| {cfg} | {side} | {s['runs']} | {s['finished']} / {s['failed']} / "
-                f"{s['stalled']} | {fmt(s.get('wall_s'))} | {fmt(s.get('rollouts_per_s'), '.0f')} | "
-                f"{fmt(s.get('rollouts_per_s_incl_startup'), '.0f')}"
-                f" | {fmt(s.get('cpu_ms_per_rollout'), '.3f')} | "
-                f"{fmt(s.get('cpu_total_ms_per_rollout'), '.3f')} | "
-                f"{fmt(s.get('peak_rss_mb'), '.0f')} | {fmt(s.get('rss_before_mb'), '.0f')} | "
-                f"{fmt(s.get('gc_s'))} | {gcc} | {fmt(s.get('server_cpu_s'))} | {fmt(s.get('other_cpu_s'), '.1f')} | "
-                f"{fmt(s.get('mean_reward'), '.4f')} |"
-            )
+    for cfg, side, s in measured_sides(summary):
+        gcc = "/".join(f"{x:g}" for x in s["gc_collections"]) if s.get("gc_collections") else "–"
+        rows.append(
+            f"| {cfg} | {side} | {s['runs']} | {s['finished']} / {s['failed']} / "
+            f"{s['stalled']} | {fmt(s.get('wall_s'))} | {fmt(s.get('rollouts_per_s'), '.0f')} | "
+            f"{fmt(s.get('rollouts_per_s_incl_startup'), '.0f')}"
+            f" | {fmt(s.get('cpu_ms_per_rollout'), '.3f')} | "
+            f"{fmt(s.get('cpu_total_ms_per_rollout'), '.3f')} | "
+            f"{fmt(s.get('peak_rss_mb'), '.0f')} | {fmt(s.get('rss_before_mb'), '.0f')} | "
+            f"{fmt(s.get('gc_s'))} | {gcc} | {fmt(s.get('server_cpu_s'))} | {fmt(s.get('other_cpu_s'), '.1f')} | "
+            f"{fmt(s.get('mean_reward'), '.4f')} |"
+        )
     rows += [
         "",
         "| config | **CPU per rollout ours / floor** (target ≤ 1.5) | throughput ours / 0.3.1"
@@ -356,19 +359,15 @@ def table(summary: dict) -> str:
         " | assistant / tool messages (completion) | mean reward |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for cfg, sides in summary.items():
-        for side in (OURS, BASE, OLD, FLOOR):
-            s = sides.get(side)
-            if not s:
-                continue
-            h = s.get("shape_hist") or {}
-            rows.append(
-                f"| {cfg} | {side} | {s.get('shape_ok', 0)} / {s['finished']} | "
-                f"{hist_text(h.get('num_turns'))} | {hist_text(h.get('tool_calls'))} | "
-                f"{hist_text(h.get('total_tool_calls'))} / {hist_text(h.get('add_calls'))} | "
-                f"{hist_text(h.get('assistant_msgs'))} / {hist_text(h.get('tool_msgs'))} | "
-                f"{fmt(s.get('mean_reward'), '.4f')} |"
-            )
+    for cfg, side, s in measured_sides(summary):
+        h = s.get("shape_hist") or {}
+        rows.append(
+            f"| {cfg} | {side} | {s.get('shape_ok', 0)} / {s['finished']} | "
+            f"{hist_text(h.get('num_turns'))} | {hist_text(h.get('tool_calls'))} | "
+            f"{hist_text(h.get('total_tool_calls'))} / {hist_text(h.get('add_calls'))} | "
+            f"{hist_text(h.get('assistant_msgs'))} / {hist_text(h.get('tool_msgs'))} | "
+            f"{fmt(s.get('mean_reward'), '.4f')} |"
+        )
     return "\n".join(rows)
 
 

@@ -26,7 +26,6 @@ import json
 import math
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,22 +33,11 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # heavy_env, here and (spawn passes sys.path) in the servers
+sys.path.append(str(HERE.parent))  # model_server
+
+from model_server import start_model_server  # noqa: E402
 
 MODEL = "mock-model"
-
-
-def start_model_server() -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "verifiers.testing", "serve", "--port", "0"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline().strip()
-    if not line.startswith("READY "):
-        proc.kill()
-        raise RuntimeError(f"scripted server did not start: {line!r}")
-    return proc, line.split(" ", 1)[1]
 
 
 def example_rows(n: int, offset: int, work: int) -> list[dict[str, Any]]:

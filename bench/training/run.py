@@ -31,7 +31,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -43,6 +42,9 @@ import verifiers as vf
 from verifiers.training import TOKEN_SAMPLING_ARGS, build_group
 
 HERE = Path(__file__).resolve().parent
+sys.path.append(str(HERE.parent))  # model_server
+
+from model_server import start_model_server  # noqa: E402
 
 
 def add(a: int, b: int) -> int:
@@ -63,17 +65,6 @@ def make_env(variant: str, n_examples: int) -> vf.Environment:
     if variant == "tool":
         return vf.ToolEnv(dataset=ds, tools=[add], max_turns=3, rubric=rubric)
     return vf.SingleTurnEnv(dataset=ds, rubric=rubric)
-
-
-def start_server() -> tuple[subprocess.Popen[str], str]:
-    cmd = [sys.executable, "-m", "verifiers.testing", "serve", "--port", "0"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if not line.startswith("READY "):
-        proc.kill()
-        raise RuntimeError(f"scripted server did not start: {line!r} {proc.stderr.read()[-2000:]}")
-    return proc, line.split()[1]
 
 
 def check(outputs: list[dict[str, Any]], n: int, turns: int) -> None:
@@ -187,7 +178,7 @@ def main() -> None:
     args = p.parse_args()
     if args.quick:
         args.n, args.reps = 256, 1
-    server, base_url = start_server()
+    server, base_url = start_model_server()
     results: dict[str, Any] = {
         "config": {k: v for k, v in vars(args).items() if k != "out"},
         "machine": {
