@@ -67,6 +67,12 @@ class Principal:
     def is_admin(self) -> bool:
         return bool(self.user and self.user.is_admin)
 
+    def require_user(self, refusal: str) -> Account:
+        """The calling user; `Unauthorized` with ``refusal`` when no token named one."""
+        if self.user is None:
+            raise Unauthorized(refusal)
+        return self.user
+
     def _token_allows(self, owner_slug: str, env_name: str | None, write: bool) -> bool:
         if self.token is None:
             return False

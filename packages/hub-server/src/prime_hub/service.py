@@ -8,8 +8,6 @@ reachable as ``hub.settings``, ``hub.db``, ``hub.storage``, ``hub.on_change``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from .core.accounts import AccountsService
 from .core.cleanup import CleanupService
 from .core.context import HubContext
@@ -37,25 +35,10 @@ class Hub:
         self.staging = StagingService(self.ctx)
         self.cleanup = CleanupService(self.ctx, self.staging)
         self.downloads = DownloadCounter(self.queries.record_downloads)
-
-    @property
-    def settings(self) -> Settings:
-        return self.ctx.settings
-
-    @property
-    def db(self) -> Database:
-        return self.ctx.db
-
-    @property
-    def storage(self) -> Storage:
-        return self.ctx.storage
-
-    @property
-    def on_change(self) -> list[Callable[[], None]]:
-        return self.ctx.on_change
-
-    def generation(self) -> int:
-        return self.ctx.generation()
+        # the context's parts, for callers that need one of them rather than a service
+        self.settings, self.db, self.storage = settings, db, storage
+        self.on_change = self.ctx.on_change
+        self.generation = self.ctx.generation
 
 
 __all__ = [

@@ -54,6 +54,10 @@ class ListedEnvironment(NamedTuple):
     tags: list[ListedTag]
 
 
+# the `Environment` columns a listing reads: ListedEnvironment's own fields, in its order
+_LISTED_COLUMNS = [getattr(Environment, f) for f in ListedEnvironment._fields[:-2]]
+
+
 def _page_size(limit: int) -> int:
     return max(1, min(limit, 200))
 
@@ -134,17 +138,7 @@ class QueryService:
         listing shows, at about the cost of its SQL."""
         q, order_by = self._listing_query(principal, **filters)
         page = (
-            q.with_only_columns(
-                Environment.id,
-                Environment.name,
-                Environment.description,
-                Environment.visibility,
-                Environment.downloads,
-                Environment.created_at,
-                Environment.updated_at,
-                Account.slug,
-                Version.version,
-            )
+            q.with_only_columns(*_LISTED_COLUMNS, Account.slug, Version.version)
             .outerjoin(Version, Version.id == Environment.latest_version_id)
             .order_by(*order_by)
             .limit(_page_size(limit))
@@ -164,30 +158,16 @@ class QueryService:
         owners: dict[str, ListedOwner] = {}
         items = [
             (
-                ListedEnvironment(
-                    env_id,
-                    name,
-                    description,
-                    visibility,
-                    downloads,
-                    created_at,
-                    updated_at,
-                    owners.get(slug) or owners.setdefault(slug, ListedOwner(slug)),
-                    tags[env_id],
+                ListedEnvironment._make(
+                    (
+                        *columns,
+                        owners.get(slug) or owners.setdefault(slug, ListedOwner(slug)),
+                        tags[columns[0]],
+                    )
                 ),
                 None if version is None else LatestVersion(version),
             )
-            for (
-                env_id,
-                name,
-                description,
-                visibility,
-                downloads,
-                created_at,
-                updated_at,
-                slug,
-                version,
-            ) in rows
+            for (*columns, slug, version) in rows
         ]
         return items, total
 

@@ -16,7 +16,7 @@ from ..deps import (
     principal_async,
     principal_sync,
 )
-from ..errors import BadRequest, Unauthorized
+from ..errors import BadRequest
 from ..publishing import publish_uploads
 from ..uploads import SpoolDir, receive_form, upload_route
 from ..views import (
@@ -30,17 +30,17 @@ from . import staged
 
 router = APIRouter(prefix="/api/v1", tags=["api"])
 MAX_FILES = 10  # one version's wheels and sdist
+NO_TOKEN = "no API token given"
 
 
 @router.get("/whoami", summary="The caller's account and token")
 def whoami(request: Request) -> dict[str, Any]:
     p = principal_sync(request)
-    if p.user is None:
-        raise Unauthorized("no API token given")
+    user = p.require_user(NO_TOKEN)
     return {
-        "username": p.user.slug,
-        "email": p.user.email,
-        "is_admin": p.user.is_admin,
+        "username": user.slug,
+        "email": user.email,
+        "is_admin": user.is_admin,
         "token": {
             "id": p.token.id if p.token else None,
             "scope": p.token.scope if p.token else None,
@@ -230,9 +230,7 @@ def create_token(request: Request, body: TokenRequest) -> dict[str, Any]:
 
 @router.get("/tokens", summary="Your tokens (without secrets)")
 def list_tokens(request: Request) -> dict[str, Any]:
-    p = principal_sync(request)
-    if p.user is None:
-        raise Unauthorized("no API token given")
+    user = principal_sync(request).require_user(NO_TOKEN)
     return {
         "tokens": [
             {
@@ -243,7 +241,7 @@ def list_tokens(request: Request) -> dict[str, Any]:
                 "created_at": iso(t.created_at),
                 "revoked": t.revoked_at is not None,
             }
-            for t in hub_of(request).accounts.list_tokens(p.user.slug)
+            for t in hub_of(request).accounts.list_tokens(user.slug)
         ]
     }
 
@@ -254,8 +252,7 @@ def list_tokens(request: Request) -> dict[str, Any]:
 )
 def revoke_token(request: Request, token_id: int) -> dict[str, Any]:
     p = principal_sync(request)
-    if p.user is None:
-        raise Unauthorized("no API token given")
+    p.require_user(NO_TOKEN)
     ids = hub_of(request).accounts.revoke_token(token_id, by=p)
     return {"revoked": token_id, "revoked_ids": ids}
 

@@ -21,7 +21,7 @@ from ..auth import Principal
 from ..core.queries import LatestVersion, ListedEnvironment
 from ..db.models import Environment, Version
 from ..deps import WorkDir, base_url, environment_page, hub_of, principal_sync
-from ..errors import BadRequest, Conflict, NotFound, Unauthorized
+from ..errors import BadRequest, Conflict, NotFound
 from ..names import module_name, normalize
 from ..service import Hub
 from ..validation import parse_version
@@ -32,8 +32,7 @@ router = APIRouter(prefix="/api/v1", tags=["prime-cli compatibility"])
 
 
 def _need_user(p: Principal) -> Principal:
-    if p.user is None:
-        raise Unauthorized("API key unauthorized: this call needs an API key")
+    p.require_user("API key unauthorized: this call needs an API key")
     return p
 
 

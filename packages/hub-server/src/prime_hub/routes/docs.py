@@ -6,6 +6,8 @@ hub the pages stay blank. The assets come from the ``fastapi-offline`` package i
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from importlib.resources import files
 
 from fastapi import FastAPI, Request
@@ -33,21 +35,29 @@ def install(app: FastAPI) -> None:
     """Add the two documentation pages and their assets (the app has docs_url=None)."""
     app.mount(ASSETS, StaticFiles(directory=str(files("fastapi_offline") / "static")), "docs")
 
-    def _root(request: Request) -> str:
-        return str(request.scope.get("root_path") or "").rstrip("/")
+    def page(
+        request: Request, render: Callable[..., HTMLResponse], title: str, **urls: str
+    ) -> HTMLResponse:
+        """A docs page on this app's spec, with ``urls`` (paths here) under its root path."""
+        root = str(request.scope.get("root_path") or "").rstrip("/")
+        return _local_only(
+            render(
+                openapi_url=f"{root}{app.openapi_url}",
+                title=f"{app.title} - {title}",
+                **{key: f"{root}{path}" for key, path in urls.items()},
+            )
+        )
 
     @app.get("/docs", include_in_schema=False)
     def swagger_ui(request: Request) -> HTMLResponse:
-        root = _root(request)
-        return _local_only(
-            get_swagger_ui_html(
-                openapi_url=f"{root}{app.openapi_url}",
-                title=f"{app.title} - API",
-                oauth2_redirect_url=f"{root}{OAUTH2_REDIRECT}",
-                swagger_js_url=f"{root}{ASSETS}/swagger-ui-bundle.js",
-                swagger_css_url=f"{root}{ASSETS}/swagger-ui.css",
-                swagger_favicon_url=f"{root}{ASSETS}/favicon.png",
-            )
+        return page(
+            request,
+            get_swagger_ui_html,
+            "API",
+            oauth2_redirect_url=OAUTH2_REDIRECT,
+            swagger_js_url=f"{ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{ASSETS}/swagger-ui.css",
+            swagger_favicon_url=f"{ASSETS}/favicon.png",
         )
 
     @app.get(OAUTH2_REDIRECT, include_in_schema=False)
@@ -56,13 +66,11 @@ def install(app: FastAPI) -> None:
 
     @app.get("/redoc", include_in_schema=False)
     def redoc(request: Request) -> HTMLResponse:
-        root = _root(request)
-        return _local_only(
-            get_redoc_html(
-                openapi_url=f"{root}{app.openapi_url}",
-                title=f"{app.title} - API reference",
-                redoc_js_url=f"{root}{ASSETS}/redoc.standalone.js",
-                redoc_favicon_url=f"{root}{ASSETS}/favicon.png",
-                with_google_fonts=False,  # fonts.googleapis.com is off limits offline too
-            )
+        return page(
+            request,
+            # fonts.googleapis.com is off limits offline too
+            partial(get_redoc_html, with_google_fonts=False),
+            "API reference",
+            redoc_js_url=f"{ASSETS}/redoc.standalone.js",
+            redoc_favicon_url=f"{ASSETS}/favicon.png",
         )
