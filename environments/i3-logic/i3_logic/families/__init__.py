@@ -4,7 +4,9 @@ A family module defines:
 
 - ``NAME``: its SynLogic task key (``info["task"]`` of an INTELLECT-3-RL ``logic`` row);
 - ``ALIASES``: other task keys upstream scores with the same verifier (e.g. ``mathador``);
-- ``verify(puzzle, text) -> float``: 1.0 or 0.0 for a reply (reasoning already stripped);
+- ``verify(puzzle, text) -> float``: 1.0 or 0.0 for a reply (reasoning already stripped); it
+  may raise ``AnswerError`` for a missing or malformed answer, which `verify` below scores 0.0
+  (decided here once, not in every family);
 - ``check(puzzle)``: raises ``PuzzleDataError`` when a stored puzzle lacks the ground truth its
   verifier needs (metadata in SynLogic's layout);
 - optionally ``generate(rng, difficulty) -> Puzzle``: a seeded generator (levels 1-3), for the
@@ -19,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
-from i3_logic.puzzle import Puzzle, PuzzleDataError
+from i3_logic.puzzle import AnswerError, Puzzle, PuzzleDataError
 
 LEVEL_NAMES = {"easy": 1, "medium": 2, "hard": 3}
 
@@ -154,7 +156,10 @@ def verify(puzzle: Puzzle, text: str) -> float:
     """
     fam = get_family(puzzle.task)
     fam.check(puzzle)
-    return float(fam.verify(puzzle, text or ""))
+    try:
+        return float(fam.verify(puzzle, text or ""))
+    except AnswerError:
+        return 0.0  # the model's answer is missing or malformed: wrong, never an error
 
 
 __all__ = [

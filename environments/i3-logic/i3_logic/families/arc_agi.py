@@ -51,8 +51,5 @@ def check(puzzle: Puzzle) -> None:
 def verify(puzzle: Puzzle, text: str) -> float:
     want = _reference(puzzle)
     block = reply_block(text, "[")
-    try:
-        given = structured(block, MAX_CHARS) if block else None
-    except AnswerError:
-        return 0.0
+    given = structured(block, MAX_CHARS) if block else None
     return 1.0 if is_grid(given) and same(want, given) else 0.0

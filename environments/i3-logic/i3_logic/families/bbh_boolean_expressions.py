@@ -8,18 +8,10 @@ anywhere in the reply; here exactly one of the two words must be stated.
 
 from __future__ import annotations
 
-from i3_logic.families.bbh_common import choice_answer, require_answer
-from i3_logic.puzzle import Puzzle
+from i3_logic.families.bbh_common import WordChoice
 
 NAME = "bbh_boolean_expressions"
 ALIASES = ()
-_WORDS = {"true": "true", "false": "false"}
-
-
-def check(puzzle: Puzzle) -> None:
-    require_answer(puzzle, puzzle.task, set(_WORDS))
-
-
-def verify(puzzle: Puzzle, text: str) -> float:
-    want = require_answer(puzzle, puzzle.task, set(_WORDS)).lower()
-    return 1.0 if choice_answer(text, _WORDS) == want else 0.0
+_CHOICE = WordChoice({"true": "true", "false": "false"})
+check = _CHOICE.check
+verify = _CHOICE.verify

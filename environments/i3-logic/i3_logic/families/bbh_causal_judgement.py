@@ -8,18 +8,10 @@ yes/no word anywhere in the reply; here exactly one of the two words must be sta
 
 from __future__ import annotations
 
-from i3_logic.families.bbh_common import choice_answer, require_answer
-from i3_logic.puzzle import Puzzle
+from i3_logic.families.bbh_common import WordChoice
 
 NAME = "bbh_causal_judgement"
 ALIASES = ("bbh_navigate",)
-_WORDS = {"yes": "yes", "no": "no"}
-
-
-def check(puzzle: Puzzle) -> None:
-    require_answer(puzzle, puzzle.task, set(_WORDS))
-
-
-def verify(puzzle: Puzzle, text: str) -> float:
-    want = require_answer(puzzle, puzzle.task, set(_WORDS)).lower()
-    return 1.0 if choice_answer(text, _WORDS) == want else 0.0
+_CHOICE = WordChoice({"yes": "yes", "no": "no"})
+check = _CHOICE.check
+verify = _CHOICE.verify

@@ -23,6 +23,7 @@ from i3_logic.answers import clean
 from i3_logic.puzzle import MAX_ANSWER_CHARS, AnswerError, Puzzle, PuzzleDataError, final_answer
 
 __all__ = [
+    "WordChoice",
     "choice_answer",
     "integer",
     "option_letter",
@@ -72,6 +73,25 @@ def choice_answer(text: str | None, words: dict[str, str]) -> str | None:
         return None
     key = " ".join(block.strip(" .!*`_").lower().split())
     return words.get(key)
+
+
+class WordChoice:
+    """A task answered with one of a few words (yes/no, true/false, valid/invalid): the
+    ``check`` and ``verify`` of its family module. ``words`` maps each accepted spelling (lower
+    case) to the answer it gives; a row's reference answer must be one of those answers."""
+
+    def __init__(self, words: dict[str, str]) -> None:
+        self.words = words
+        self.answers = set(words.values())
+
+    def reference(self, puzzle: Puzzle) -> str:
+        return require_answer(puzzle, puzzle.task, self.answers).lower()
+
+    def check(self, puzzle: Puzzle) -> None:
+        self.reference(puzzle)
+
+    def verify(self, puzzle: Puzzle, text: str) -> float:
+        return 1.0 if choice_answer(text, self.words) == self.reference(puzzle) else 0.0
 
 
 _OPTION_LINE = re.compile(r"^\s*\(?([A-Z])[).:]\s+(\S.*?)\s*$", re.MULTILINE)

@@ -7,18 +7,10 @@ Upstream fell back to the first valid/invalid word anywhere in the reply ("this 
 
 from __future__ import annotations
 
-from i3_logic.families.bbh_common import choice_answer, require_answer
-from i3_logic.puzzle import Puzzle
+from i3_logic.families.bbh_common import WordChoice
 
 NAME = "bbh_formal_fallacies"
 ALIASES = ()
-_WORDS = {"valid": "valid", "invalid": "invalid"}
-
-
-def check(puzzle: Puzzle) -> None:
-    require_answer(puzzle, puzzle.task, set(_WORDS))
-
-
-def verify(puzzle: Puzzle, text: str) -> float:
-    want = require_answer(puzzle, puzzle.task, set(_WORDS)).lower()
-    return 1.0 if choice_answer(text, _WORDS) == want else 0.0
+_CHOICE = WordChoice({"valid": "valid", "invalid": "invalid"})
+check = _CHOICE.check
+verify = _CHOICE.verify

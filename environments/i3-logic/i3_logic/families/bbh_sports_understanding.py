@@ -8,26 +8,20 @@ word "no" scored as no; here exactly one answer must be stated.
 
 from __future__ import annotations
 
-from i3_logic.families.bbh_common import choice_answer, require_answer
-from i3_logic.puzzle import Puzzle
+from i3_logic.families.bbh_common import WordChoice
 
 NAME = "bbh_sports_understanding"
 ALIASES = ()
-_WORDS = {
-    "yes": "yes",
-    "plausible": "yes",
-    "yes, plausible": "yes",
-    "no": "no",
-    "not plausible": "no",
-    "implausible": "no",
-    "no, not plausible": "no",
-}
-
-
-def check(puzzle: Puzzle) -> None:
-    require_answer(puzzle, puzzle.task, {"yes", "no"})
-
-
-def verify(puzzle: Puzzle, text: str) -> float:
-    want = require_answer(puzzle, puzzle.task, {"yes", "no"}).lower()
-    return 1.0 if choice_answer(text, _WORDS) == want else 0.0
+_CHOICE = WordChoice(
+    {
+        "yes": "yes",
+        "plausible": "yes",
+        "yes, plausible": "yes",
+        "no": "no",
+        "not plausible": "no",
+        "implausible": "no",
+        "no, not plausible": "no",
+    }
+)
+check = _CHOICE.check
+verify = _CHOICE.verify

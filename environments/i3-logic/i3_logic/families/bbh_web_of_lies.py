@@ -13,7 +13,7 @@ import re
 
 from i3_logic.answers import choice
 from i3_logic.families.bbh_common import require_answer, stated_answer
-from i3_logic.puzzle import AnswerError, Puzzle
+from i3_logic.puzzle import Puzzle
 
 NAME = "bbh_web_of_lies"
 ALIASES = ()
@@ -46,10 +46,7 @@ def check(puzzle: Puzzle) -> None:
 
 def verify(puzzle: Puzzle, text: str) -> float:
     want = require_answer(puzzle, puzzle.task, {"yes", "no"}).lower()
-    try:
-        block = stated_answer(text)
-    except AnswerError:
-        return 0.0
+    block = stated_answer(text)
     asked = _ASKED.findall(puzzle.question)
     given = reading(block, asked[-1] if asked else None)
     return 1.0 if given == want else 0.0

@@ -93,10 +93,7 @@ def _pairs_off(tents: list[tuple[int, int]], trees: set[tuple[int, int]]) -> boo
 def verify(puzzle: Puzzle, text: str) -> float:
     given, row_counts, col_counts = _parts(puzzle)
     n, m = len(given), len(given[0])
-    try:
-        grid = read_grid(text, n, m)
-    except AnswerError:
-        return 0.0
+    grid = read_grid(text, n, m)
     if any((given[r][c] == "T") != (grid[r][c] == "T") for r in range(n) for c in range(m)):
         return 0.0
     tents = [(r, c) for r in range(n) for c in range(m) if grid[r][c] == "C"]

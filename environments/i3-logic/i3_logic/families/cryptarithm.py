@@ -184,10 +184,7 @@ def _equation(text: str, ops: list[str]) -> list[str] | None:
 
 def verify(puzzle: Puzzle, text: str) -> float:
     words, ops = _layout(puzzle)
-    try:
-        numbers = _written(_block(text), words, ops)
-    except AnswerError:
-        return 0.0
+    numbers = _written(_block(text), words, ops)
     if numbers is None or len(numbers) != len(words):
         return 0.0
     assignment: dict[str, str] = {}

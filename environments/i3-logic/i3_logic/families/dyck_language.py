@@ -153,9 +153,6 @@ def symbols(answer: str) -> list[str]:
 def verify(puzzle: Puzzle, text: str) -> float:
     prefix = _squeeze(puzzle.metadata["question_sequence"], "question_sequence")
     full = _squeeze(puzzle.metadata["full_sequence"], "full_sequence")
-    try:
-        given = symbols(reply_block(text, BARE))
-    except AnswerError:
-        return 0.0
+    given = symbols(reply_block(text, BARE))
     # The completed sequence (what the prompt asks for), or the brackets to append.
     return 1.0 if given in (list(full), list(full[len(prefix) :])) else 0.0

@@ -28,7 +28,6 @@ from i3_logic.answers import python_answer_block
 from i3_logic.arith import evaluate
 from i3_logic.puzzle import (
     ANSWER_INSTRUCTION,
-    AnswerError,
     Puzzle,
     PuzzleDataError,
     require,
@@ -156,13 +155,10 @@ def verify(puzzle: Puzzle, text: str) -> float:
     meta: dict[str, Any] = puzzle.metadata
     target = Fraction(meta["result"])
     allowed = _operators(puzzle)
-    try:
-        # "expr", "expr = 24", "24 = expr", "expr = 8 * 3 = 24": every side must equal the
-        # target and one side must be the expression over exactly the given numbers.
-        block = python_answer_block(text)
-        sides = [evaluate(side, operators=allowed) for side in block.split("=") if side.strip()]
-    except AnswerError:
-        return 0.0
+    # "expr", "expr = 24", "24 = expr", "expr = 8 * 3 = 24": every side must equal the
+    # target and one side must be the expression over exactly the given numbers.
+    block = python_answer_block(text)
+    sides = [evaluate(side, operators=allowed) for side in block.split("=") if side.strip()]
     if not sides or any(side.value != target for side in sides):
         return 0.0
     numbers = sorted(meta["numbers"])

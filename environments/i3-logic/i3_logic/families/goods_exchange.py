@@ -101,10 +101,7 @@ def written_pairs(block: str) -> list[tuple[str, str]] | None:
 
 def verify(puzzle: Puzzle, text: str) -> float:
     owners = _owns_after(puzzle)
-    try:
-        pairs = written_pairs(python_answer_block(text))
-    except AnswerError:
-        return 0.0
+    pairs = written_pairs(python_answer_block(text))
     if pairs is None or len(pairs) != len(owners):
         return 0.0
     said = {_key(p): _key(i) for p, i in pairs}

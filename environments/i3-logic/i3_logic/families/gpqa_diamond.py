@@ -15,7 +15,7 @@ import re
 
 from i3_logic.answers import answer_block, clean, finite_number
 from i3_logic.families.bbh_common import option_letter, require_answer
-from i3_logic.puzzle import AnswerError, Puzzle
+from i3_logic.puzzle import Puzzle
 
 NAME = "gpqa_diamond"
 ALIASES = ()
@@ -37,10 +37,7 @@ def same_text(given: str, want: str) -> bool:
 
 def verify(puzzle: Puzzle, text: str) -> float:
     want = require_answer(puzzle, NAME)
-    try:
-        block = answer_block(text)
-    except AnswerError:
-        return 0.0
+    block = answer_block(text)
     letter = _REFERENCE_LETTER.fullmatch(want)
     if letter:
         return 1.0 if option_letter(block, puzzle.question) == letter.group(1).upper() else 0.0

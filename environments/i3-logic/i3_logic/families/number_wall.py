@@ -122,8 +122,5 @@ def valid(given: list[list[Any]], grid: list[list[Any]]) -> bool:
 
 def verify(puzzle: Puzzle, text: str) -> float:
     given = _grid(puzzle)
-    try:
-        grid = read_grid(list_answer_block(text), len(given))
-    except AnswerError:
-        return 0.0
+    grid = read_grid(list_answer_block(text), len(given))
     return 1.0 if valid(given, grid) else 0.0

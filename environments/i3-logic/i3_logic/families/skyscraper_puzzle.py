@@ -17,7 +17,6 @@ import random
 from i3_logic.answers import list_answer_block
 from i3_logic.puzzle import (
     ANSWER_INSTRUCTION_LOWER,
-    AnswerError,
     Puzzle,
     PuzzleDataError,
     is_latin,
@@ -101,10 +100,7 @@ def check(puzzle: Puzzle) -> None:
 
 def verify(puzzle: Puzzle, text: str) -> float:
     n, clues = _parts(puzzle)
-    try:
-        grid = parse_grid(list_answer_block(text), n, n)
-    except AnswerError:
-        return 0.0
+    grid = parse_grid(list_answer_block(text), n, n)
     if not is_latin(grid, n):
         return 0.0
     return 1.0 if clues_of(grid) == clues else 0.0

@@ -95,8 +95,5 @@ def valid(
 
 def verify(puzzle: Puzzle, text: str) -> float:
     layout, across, down = _parts(puzzle)
-    try:
-        grid = read_grid(list_answer_block(text))
-    except AnswerError:
-        return 0.0
+    grid = read_grid(list_answer_block(text))
     return 1.0 if valid(layout, across, down, grid) else 0.0
