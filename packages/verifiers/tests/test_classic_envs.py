@@ -2,10 +2,15 @@
 
 import itertools
 import re
+from pathlib import Path
+
+import pytest
 
 import verifiers as vf
 from verifiers.testing import ScriptedServer
 from verifiers.testing.responders import last_text
+
+DOCS_EXAMPLES = Path(__file__).resolve().parents[3] / "docs" / "examples"
 
 
 def xml_responder(body):
@@ -47,23 +52,30 @@ def test_xml_env_scores_bad_format_lower(run_vf_eval, tmp_path):
     assert all(r["error"] is None for r in rows)
 
 
-def test_multiturn_game_with_stop_condition(run_vf_eval, tmp_path):
+@pytest.fixture
+def guess_game(monkeypatch):
+    """The multi-turn tutorial's game (docs/examples/guess_game.py, targets 37, 64 and 90),
+    importable by its id: a classic-API MultiTurnEnv ended by a @vf.stop condition."""
+    monkeypatch.syspath_prepend(str(DOCS_EXAMPLES))
+    return "guess_game"
+
+
+def test_multiturn_game_with_stop_condition(run_vf_eval, tmp_path, guess_game):
     with ScriptedServer(binary_search_responder) as srv:
-        rows, _ = run_vf_eval(tmp_path, "classic-guess-game", srv.base_url, "-n", 5, "-r", 1)
-    assert len(rows) == 5
-    assert all(r["stop_condition"] == "guessed_it" and r["reward"] == 1.0 for r in rows)
+        rows, _ = run_vf_eval(tmp_path, guess_game, srv.base_url, "-n", 3, "-r", 1)
+    assert len(rows) == 3
+    assert all(r["stop_condition"] == "guessed" and r["reward"] == 1.0 for r in rows)
     by_target = {int(r["answer"]): r for r in rows}
-    assert by_target[50]["metrics"]["num_turns"] == 1.0  # first guess is right
-    assert by_target[99]["metrics"]["num_turns"] > 3
-    hints = [m["content"] for m in by_target[99]["completion"] if m["role"] == "user"]
-    assert hints and set(hints) == {"higher"}
+    assert {t: r["metrics"]["turns"] for t, r in by_target.items()} == {37: 3, 64: 7, 90: 7}
+    hints = [m["content"] for m in by_target[37]["completion"] if m["role"] == "user"]
+    assert hints == ["lower", "higher"]  # 50, 25, then 37: the hints follow the guesses
 
 
-def test_multiturn_game_hits_max_turns(run_vf_eval, tmp_path):
+def test_multiturn_game_hits_max_turns(run_vf_eval, tmp_path, guess_game):
     with ScriptedServer(lambda body: "My guess is 2") as srv:
         rows, _ = run_vf_eval(
             tmp_path,
-            "classic-guess-game",
+            guess_game,
             srv.base_url,
             "-n",
             2,
