@@ -34,31 +34,24 @@ async def test_plain_reply_and_usage(server):
     await client.aclose()
 
 
-async def test_token_ids_and_logprobs_are_captured(server):
+@pytest.mark.parametrize(
+    "flag, prompt_ids",
+    [("return_token_ids", encode_chat(MESSAGES)), ("return_tokens_as_token_ids", None)],
+)
+async def test_token_ids_and_logprobs_are_captured(server, flag, prompt_ids):
+    """Both of vLLM's ways to ask for token ids (ids beside the choice, or the logprobs'
+    tokens as ``token_id:N`` strings) give integer completion ids with one logprob each;
+    only the first returns the prompt's ids."""
     client = fast_client(server.base_url)
     response = await client.get_response(
-        MESSAGES,
-        "mock",
-        sampling_args={"logprobs": True, "extra_body": {"return_token_ids": True}},
+        MESSAGES, "mock", sampling_args={"logprobs": True, "extra_body": {flag: True}}
     )
-    assert response.prompt_ids == encode_chat(MESSAGES)
-    assert response.completion_ids and len(response.completion_logprobs) == len(
-        response.completion_ids
-    )
+    assert response.prompt_ids == prompt_ids
+    assert response.completion_ids and all(isinstance(t, int) for t in response.completion_ids)
+    assert len(response.completion_logprobs) == len(response.completion_ids)
     assert all(lp <= 0 for lp in response.completion_logprobs)
     # extra_body keys travel as top-level body keys, as the openai SDK sends them
-    assert server.requests[-1]["return_token_ids"] is True
-    await client.aclose()
-
-
-async def test_tokens_as_token_id_strings(server):
-    client = fast_client(server.base_url)
-    response = await client.get_response(
-        MESSAGES,
-        "mock",
-        sampling_args={"logprobs": True, "extra_body": {"return_tokens_as_token_ids": True}},
-    )
-    assert response.completion_ids and all(isinstance(t, int) for t in response.completion_ids)
+    assert server.requests[-1][flag] is True
     await client.aclose()
 
 
