@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 from datasets import Dataset
+from stream_kit import add, boxed_correct, question, single_env, stream_over, wait_until
 
 import verifiers as vf
 from verifiers.client import OpenAIClient
@@ -20,43 +21,6 @@ from verifiers.testing import (
     ScriptResponder,
 )
 from verifiers.testing.responders import last_text
-
-
-def boxed_correct(completion, answer) -> float:
-    return float(f"\\boxed{{{answer}}}" in (completion[-1].get("content") or ""))
-
-
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
-
-
-def question(i: int) -> str:
-    return f"What is {i} + 1?"
-
-
-def single_env(n: int) -> vf.SingleTurnEnv:
-    ds = Dataset.from_list([{"question": question(i), "answer": str(i + 1)} for i in range(n)])
-    return vf.SingleTurnEnv(dataset=ds, rubric=vf.Rubric(funcs=[boxed_correct]))
-
-
-def stream_over(env, client, *, filter_zero_variance=False, **options) -> vf.RolloutStream:
-    """A RolloutStream of model "m" over every example of `env`. Unlike the default, groups
-    whose rewards are all equal are kept unless asked: most tests here are about ordering."""
-    return vf.RolloutStream(
-        env,
-        client,
-        "m",
-        env.get_dataset(),
-        filter_zero_variance=filter_zero_variance,
-        **options,
-    )
-
-
-async def wait_until(condition) -> None:
-    """Yield to the loop until `condition()` holds (the test's timeout bounds a hang)."""
-    while not condition():
-        await asyncio.sleep(0.001)
 
 
 async def test_groups_come_in_completion_order_not_submission_order():

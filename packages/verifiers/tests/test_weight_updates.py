@@ -8,34 +8,13 @@ import asyncio
 
 import pytest
 from datasets import Dataset
+from stream_kit import add, boxed_correct, single_env, stream_over, wait_until
 
 import verifiers as vf
 from verifiers.client import POLICY_VERSION_HEADER, OpenAIClient
 from verifiers.errors import ConfigError, ModelConnectionError
 from verifiers.testing import GateResponder, ScriptedServer, free_port
 from verifiers.training import NCCL_READY_MARKER, InferenceAdmin
-
-
-async def wait_until(condition) -> None:
-    """Yield to the loop until `condition()` holds (the test's timeout bounds a hang)."""
-    while not condition():
-        await asyncio.sleep(0.001)
-
-
-def boxed_correct(completion, answer) -> float:
-    return float(f"\\boxed{{{answer}}}" in (completion[-1].get("content") or ""))
-
-
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
-
-
-def single_env(n: int) -> vf.SingleTurnEnv:
-    ds = Dataset.from_list(
-        [{"question": f"What is {i} + 1?", "answer": str(i + 1)} for i in range(n)]
-    )
-    return vf.SingleTurnEnv(dataset=ds, rubric=vf.Rubric(funcs=[boxed_correct]))
 
 
 def ask(client: OpenAIClient, text: str = "What is 1 + 1?"):
@@ -175,15 +154,7 @@ async def test_a_version_bump_between_turns_is_one_call_and_tags_each_turn():
     ds = Dataset.from_list([{"question": "What is 3 + 4?", "answer": "7"}])
     env = vf.ToolEnv(dataset=ds, tools=[add], max_turns=3, rubric=vf.Rubric(funcs=[boxed_correct]))
     async with ScriptedServer(gate, report_policy_version=True) as srv:
-        stream = vf.RolloutStream(
-            env,
-            srv.base_url,
-            "m",
-            env.get_dataset(),
-            rollouts_per_example=1,
-            filter_zero_variance=False,
-            max_off_policy_steps=1,
-        )
+        stream = stream_over(env, srv.base_url, rollouts_per_example=1, max_off_policy_steps=1)
         admin = InferenceAdmin(srv.base_url, stream=stream)
         pending = asyncio.ensure_future(anext(stream))
         await gate.arrived["7"].wait()  # turn 1 answered under version 0, turn 2 sent
@@ -204,15 +175,7 @@ async def test_in_flight_requests_beyond_the_bound_are_cancelled_and_rerun_on_ne
     more than `max_off_policy_steps` behind are cancelled and their groups re-run."""
     env = single_env(1)
     async with ScriptedServer(report_policy_version=True) as srv:
-        stream = vf.RolloutStream(
-            env,
-            srv.base_url,
-            "m",
-            env.get_dataset(),
-            rollouts_per_example=2,
-            filter_zero_variance=False,
-            max_off_policy_steps=0,
-        )
+        stream = stream_over(env, srv.base_url, rollouts_per_example=2, max_off_policy_steps=0)
         admin = InferenceAdmin(srv.base_url, broadcast_dir=tmp_path, stream=stream)
         await admin.pause()
         pending = asyncio.ensure_future(anext(stream))
@@ -234,16 +197,13 @@ async def test_groups_sampled_by_a_server_still_on_old_weights_are_dropped():
         ScriptedServer(report_policy_version=True) as stale,
     ):
         await InferenceAdmin(fresh.base_url).update_weights(version=3)
-        stream = vf.RolloutStream(
+        stream = stream_over(
             env,
             [fresh.base_url, stale.base_url],
-            "m",
-            env.get_dataset(),
             rollouts_per_example=2,
             max_in_flight=2,
             policy_version=3,
             max_off_policy_steps=1,
-            filter_zero_variance=False,
         )
         groups = [g async for g in stream]
         fresh_ids = {r["id"] for r in fresh.responses}
