@@ -9,6 +9,7 @@ from openai import AsyncOpenAI
 
 import verifiers as vf
 from verifiers.testing import Fault, Reply, ScriptedServer, SequenceResponder, encode_chat
+from verifiers.training import TOKEN_SAMPLING_ARGS
 
 
 def arithmetic_dataset(n=4):
@@ -242,12 +243,16 @@ def test_timeout_keeps_partial_state():
     assert out["completion"] and out["completion"][0]["role"] == "assistant"
 
 
+def one_output_with_tokens(env, server) -> dict:
+    """The output of `env`'s first example, sampled with token ids asked for (as trainers do)."""
+    result = env.evaluate_sync(
+        client_for(server), "m", num_examples=1, sampling_args=TOKEN_SAMPLING_ARGS
+    )
+    return result["outputs"][0]
+
+
 def test_token_data_recorded_for_trainers(server):
-    env = Echo(dataset=arithmetic_dataset(1), max_turns=2)
-    sampling = {"logprobs": True, "extra_body": {"return_token_ids": True}}
-    out = env.evaluate_sync(client_for(server), "m", num_examples=1, sampling_args=sampling)[
-        "outputs"
-    ][0]
+    out = one_output_with_tokens(Echo(dataset=arithmetic_dataset(1), max_turns=2), server)
     steps = out["trajectory"]
     assert len(steps) == 2
     for step in steps:
@@ -267,11 +272,7 @@ def test_token_data_recorded_for_trainers(server):
 
 def test_max_seq_len_truncates_tokens(server):
     env = single_turn(dataset=arithmetic_dataset(1), max_seq_len=5)
-    sampling = {"logprobs": True, "extra_body": {"return_token_ids": True}}
-    out = env.evaluate_sync(client_for(server), "m", num_examples=1, sampling_args=sampling)[
-        "outputs"
-    ][0]
-    tokens = out["trajectory"][0]["tokens"]
+    tokens = one_output_with_tokens(env, server)["trajectory"][0]["tokens"]
     assert tokens["overlong_prompt"] is True
     assert tokens["completion_ids"] == [] and tokens["is_truncated"] is True
 
