@@ -17,8 +17,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .headers import SecurityHeaders, security_headers
 from .index import RolloutIndex
 from .pages import Links, PageError, Renderer
 from .source import NotFound, Run, RunSource
@@ -68,30 +68,6 @@ class ServerLinks(Links):
 
     def static(self, path: str) -> str:
         return self.request.url_for("static", path=path).path
-
-
-class SecurityHeaders:
-    """Sets the CSP (and no sniffing, no referrer) on every response, errors included."""
-
-    def __init__(self, app: ASGIApp, csp: str) -> None:
-        self.app = app
-        self.headers = [
-            (b"content-security-policy", csp.encode()),
-            (b"x-content-type-options", b"nosniff"),
-            (b"referrer-policy", b"no-referrer"),
-        ]
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), *self.headers]
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
 
 
 def create_app(source: RunSource, csp: str | None = CSP) -> Starlette:
@@ -180,7 +156,9 @@ def create_app(source: RunSource, csp: str | None = CSP) -> Starlette:
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ],
         exception_handlers={HTTPException: not_found},
-        middleware=[Middleware(SecurityHeaders, csp=csp)] if csp else [],
+        middleware=[Middleware(SecurityHeaders, headers=security_headers(csp, "no-referrer"))]
+        if csp
+        else [],
         lifespan=lifespan,
     )
     app.state.indexes = indexes
