@@ -8,10 +8,11 @@ import io
 import json
 import tarfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, Self
 
 from verifiers.sandbox.base import (
+    ExecRequest,
     ExecResult,
     Sandbox,
     SandboxCreationError,
@@ -125,26 +126,18 @@ class AgentSandbox(Sandbox):
         self._expiry = asyncio.ensure_future(self.close())  # keep a reference until done
 
     # -- the interface ---------------------------------------------------------------------
-    async def exec(
-        self,
-        cmd: str | Sequence[str],
-        timeout: float = 30.0,  # noqa: ASYNC109
-        stdin: str | bytes | None = None,
-        cwd: str | None = None,
-        env: Mapping[str, str] | None = None,
-    ) -> ExecResult:
+    async def run(self, request: ExecRequest) -> ExecResult:
         req: dict[str, Any] = {
             "op": "exec",
-            "cmd": cmd if isinstance(cmd, str) else list(cmd),
-            "timeout": timeout,
+            "cmd": request.cmd,
+            "timeout": request.timeout,
             "cap": self.spec.output_limit,
-            "cwd": cwd,
-            "env": dict(env or {}),
+            "cwd": request.cwd,
+            "env": request.env,
         }
-        if stdin is not None:
-            raw = stdin.encode() if isinstance(stdin, str) else stdin
-            req["stdin"] = base64.b64encode(raw).decode()
-        res = await self._call(req, timeout)
+        if request.stdin is not None:
+            req["stdin"] = base64.b64encode(request.stdin).decode()
+        res = await self._call(req, request.timeout)
         return ExecResult(
             exit_code=res["exit_code"],
             stdout=res["stdout"],

@@ -78,13 +78,24 @@ class ExecResult:
         return self.exit_code == 0 and not self.timed_out
 
 
+@dataclass(frozen=True, slots=True)
+class ExecRequest:
+    """One `Sandbox.exec` call, its arguments in the forms every provider sends on: `cmd` a
+    shell string or an argv list, `stdin` bytes, `env` a plain dict."""
+
+    cmd: str | list[str]
+    timeout: float
+    stdin: bytes | None
+    cwd: str | None
+    env: dict[str, str]
+
+
 class Sandbox(abc.ABC):
     """One isolated machine. Not shared between rollouts; `close` is idempotent."""
 
     id: str
     spec: SandboxSpec
 
-    @abc.abstractmethod
     async def exec(
         self,
         cmd: str | Sequence[str],
@@ -94,6 +105,19 @@ class Sandbox(abc.ABC):
         env: Mapping[str, str] | None = None,
     ) -> ExecResult:
         """Run `cmd` (a shell string or an argv); the whole process tree is killed on timeout."""
+        return await self.run(
+            ExecRequest(
+                cmd if isinstance(cmd, str) else list(cmd),
+                timeout,
+                stdin.encode() if isinstance(stdin, str) else stdin,
+                cwd,
+                dict(env or {}),
+            )
+        )
+
+    @abc.abstractmethod
+    async def run(self, request: ExecRequest) -> ExecResult:
+        """Carry out one `exec` call (the provider's part: the arguments are normalised)."""
 
     @abc.abstractmethod
     async def write_file(self, path: str, data: str | bytes, mode: int = 0o644) -> None: ...

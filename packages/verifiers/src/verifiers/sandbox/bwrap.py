@@ -266,12 +266,9 @@ class BwrapProvider(Provider):
     @staticmethod
     def unavailable_reason() -> str | None:
         """None when this provider can run; otherwise a sentence saying why not."""
-        if shutil.which("bwrap") is None:
-            return "bwrap is not installed (apt-get install bubblewrap)"
-        if os.geteuid() != 0:
-            return "the bwrap provider must run as root to drop to the sandbox uid and set cgroups"
-        if cgroups.detect() is None:
-            return "no cgroup v1 or v2 hierarchy is mounted at /sys/fs/cgroup"
+        problem = cgroups.host_problem("bwrap", "bwrap", "bubblewrap")
+        if problem is not None:
+            return problem
         if not Path("/usr/bin/python3").exists():
             return "/usr/bin/python3 (the sandbox's interpreter) is missing"
         try:

@@ -7,6 +7,7 @@ that groups left by a crashed process can be swept (`sweep_stale`)."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import time
 from dataclasses import dataclass, field
@@ -316,3 +317,15 @@ def sweep_stale() -> int:
             cg.destroy(timeout=0.5)
             removed += 1
     return removed
+
+
+def host_problem(tier: str, program: str | None = None, package: str | None = None) -> str | None:
+    """Why this host cannot run a local tier that starts sandboxes as another uid in cgroups
+    of their own (and needs `program`, from the apt `package`); None when it can."""
+    if program is not None and shutil.which(program) is None:
+        return f"{program} is not installed (apt-get install {package or program})"
+    if os.geteuid() != 0:
+        return f"the {tier} tier must run as root to drop to the sandbox uid and set cgroups"
+    if detect() is None:
+        return "no cgroup hierarchy is mounted at /sys/fs/cgroup"
+    return None

@@ -77,11 +77,7 @@ class ProcessProvider(ChildAgentProvider[ProcessSandbox]):
 
     @staticmethod
     def unavailable_reason() -> str | None:
-        if os.geteuid() != 0:
-            return "the process tier must run as root to drop to the sandbox uid and set cgroups"
-        if cgroups.detect() is None:
-            return "no cgroup hierarchy is mounted at /sys/fs/cgroup"
-        return None
+        return cgroups.host_problem("process")
 
     def _base(self) -> Path:
         if self._dir is None:

@@ -22,12 +22,13 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from verifiers.errors import ConfigError
 from verifiers.sandbox.base import (
+    ExecRequest,
     ExecResult,
     Provider,
     ProviderUnavailableError,
@@ -148,17 +149,15 @@ class RaySandbox(Sandbox):
             self._dead = "dead (its agent stopped answering)"
             raise
 
-    async def exec(
-        self,
-        cmd: str | Sequence[str],
-        timeout: float = 30.0,  # noqa: ASYNC109
-        stdin: str | bytes | None = None,
-        cwd: str | None = None,
-        env: Mapping[str, str] | None = None,
-    ) -> ExecResult:
-        argv = cmd if isinstance(cmd, str) else list(cmd)
+    async def run(self, request: ExecRequest) -> ExecResult:
         return await self._call(
-            "exec", argv, timeout, stdin, cwd, dict(env or {}), deadline=timeout + self._margin
+            "exec",
+            request.cmd,
+            request.timeout,
+            request.stdin,
+            request.cwd,
+            request.env,
+            deadline=request.timeout + self._margin,
         )
 
     async def python(self, code: str, timeout: float = 30.0) -> dict[str, Any]:  # noqa: ASYNC109

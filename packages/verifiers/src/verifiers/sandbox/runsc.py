@@ -86,13 +86,7 @@ class RunscProvider(ChildAgentProvider[RunscSandbox]):
 
     @staticmethod
     def unavailable_reason() -> str | None:
-        if shutil.which("runsc") is None:
-            return "runsc is not installed (apt-get install runsc)"
-        if os.geteuid() != 0:
-            return "runsc runs rootful here: the provider must run as root"
-        if cgroups.detect() is None:
-            return "no cgroup hierarchy is mounted at /sys/fs/cgroup"
-        return None
+        return cgroups.host_problem("runsc (rootful here)", "runsc")
 
     def _base(self) -> Path:
         if self._dir is None:
