@@ -170,3 +170,16 @@ def test_a_ray_host_runs_exactly_the_isolating_tiers_but_ray():
             match=re.escape(f"tier={name!r}") + ".*" + re.escape(f"choose one of {local}"),
         ):
             HostConfig(tier=name).check()
+
+
+def test_the_local_tiers_share_one_host_check():
+    """issue 29 item 5: bwrap, gVisor and the process tier repeated their root and cgroup
+    checks; `cgroups.host_problem` is the one check. A missing program is named with its
+    package, and on a host that runs the tiers (root, cgroups mounted) there is no problem."""
+    missing = cgroups.host_problem("x", "no-such-program-vf", "no-such-package")
+    assert missing == "no-such-program-vf is not installed (apt-get install no-such-package)"
+    if os.geteuid() == 0 and cgroups.detect() is not None:
+        assert cgroups.host_problem("process") is None
+        assert ProcessProvider.unavailable_reason() is None
+    else:
+        assert cgroups.host_problem("process") is not None
