@@ -10,11 +10,13 @@ import inspect
 import threading
 from pathlib import Path
 
+import pytest
 from datasets import Dataset
 
 import verifiers as vf
 from verifiers.envs.env_datasets import EnvDatasets
 from verifiers.envs.environment import Environment
+from verifiers.envs.forwarding import forward, forward_attribute
 from verifiers.envs.output_records import output_record
 from verifiers.envs.user_threads import UserThreads
 from verifiers.state import State
@@ -43,6 +45,31 @@ def test_dataset_methods_are_the_datasets_part():
         ("1", 1),
     ]
     assert list(inspect.signature(env.get_dataset).parameters) == ["n", "seed"]
+
+
+def test_forwarded_values_read_through_and_renamed_methods_call_the_part():
+    """`forward_attribute` (SandboxEnv's `provider`/`pool`, RayEnvironment's metadata) reads
+    the part's current value of its own name and refuses assignment, as a property without a
+    setter does; `forward(method, part, name)` calls the part's method named `name` with
+    `method`'s signature (RayEnvironment's `get_dataset` is its local environment's)."""
+
+    class Front:
+        env_id = forward_attribute[str]("local")
+        get_dataset = forward(EnvDatasets.get, "local", "get_dataset")
+
+        def __init__(self, local: Environment) -> None:
+            self.local = local
+
+    env = vf.SingleTurnEnv(dataset=Dataset.from_list(rows(4)), env_id="first")
+    front = Front(env)
+    assert front.env_id == "first" and isinstance(Front.env_id, forward_attribute)
+    env.env_id = "second"
+    assert front.env_id == "second"
+    with pytest.raises(AttributeError, match="env_id"):
+        front.env_id = "third"
+    assert env.env_id == "second"
+    assert len(front.get_dataset(n=3)) == 3
+    assert list(inspect.signature(front.get_dataset).parameters) == ["n", "seed"]
 
 
 def test_a_subclass_build_dataset_override_is_what_get_dataset_uses():

@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from verifiers.decorators import cleanup
+from verifiers.envs.forwarding import forward_attribute
 from verifiers.envs.sandbox_client import (
     AdvancedConfigs,
     CreateSandboxRequest,
@@ -109,6 +110,9 @@ class SandboxEnv(StatefulToolEnv):
     backoff_factor: Setting[float] = Setting(on_retry=True)
     max_backoff_seconds: Setting[float] = Setting(on_retry=True)
     jitter: Setting[float] = Setting(on_retry=True)
+    # the sandbox provider and the warm pool, held by the leases
+    provider = forward_attribute[Provider]("sandbox_leases")
+    pool = forward_attribute[SandboxPool]("sandbox_leases")
 
     def __init__(
         self,
@@ -202,14 +206,6 @@ class SandboxEnv(StatefulToolEnv):
         self.sandbox_client = LocalSandboxClient(self.sandbox_leases)
         # upstream 0.1.9+: the directory comes from the state, never from the model
         self.add_tool(self.bash, args_from_state=["sandbox_id", "sandbox_state", "working_dir"])
-
-    @property
-    def provider(self) -> Provider:
-        return self.sandbox_leases.provider
-
-    @property
-    def pool(self) -> SandboxPool:
-        return self.sandbox_leases.pool
 
     def get_sandbox_request(self, state: State) -> CreateSandboxRequest:
         """The classic per-rollout hook: override to vary the request per state."""

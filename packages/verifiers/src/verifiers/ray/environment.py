@@ -10,7 +10,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from verifiers.client import Client
+from verifiers.envs.env_datasets import EnvDatasets
 from verifiers.envs.environment import Environment
+from verifiers.envs.forwarding import forward, forward_attribute
 from verifiers.errors import ClusterError, ConfigError, MissingKeyError, WorkerLostError
 from verifiers.generation import RolloutSlots
 from verifiers.ray.pool import ActorPool, Placement, Worker, short_error
@@ -132,41 +134,17 @@ class RayEnvironment:
             self._default_pool()  # start now, so actors load while the run is prepared
 
     # -- what the orchestrator needs from the environment ---------------------------------
-    @property
-    def env_id(self) -> str:
-        return self.local.env_id
-
-    @property
-    def env_args(self) -> dict[str, Any]:
-        return self.local.env_args
-
-    @property
-    def rubric(self) -> Any:
-        return self.local.rubric
-
-    @property
-    def sampling_args(self) -> SamplingArgs:
-        return self.local.sampling_args
-
-    @property
-    def pass_threshold(self) -> float:
-        return self.local.pass_threshold
-
-    @property
-    def executor(self) -> Any:
-        return self.local.executor
-
-    def eval_inputs(self, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
-        return self.local.eval_inputs(*args, **kwargs)
-
-    def get_dataset(self, *args: Any, **kwargs: Any) -> Any:
-        return self.local.get_dataset(*args, **kwargs)
-
-    def get_eval_dataset(self, *args: Any, **kwargs: Any) -> Any:
-        return self.local.get_eval_dataset(*args, **kwargs)
-
-    def metric_names(self) -> list[str]:
-        return self.local.metric_names()
+    # this process's own instance answers them
+    env_id = forward_attribute[str]("local")
+    env_args = forward_attribute[dict[str, Any]]("local")
+    rubric = forward_attribute[Any]("local")
+    sampling_args = forward_attribute[SamplingArgs]("local")
+    pass_threshold = forward_attribute[float]("local")
+    executor = forward_attribute[Any]("local")
+    eval_inputs = forward(EnvDatasets.eval_inputs, "local")
+    get_dataset = forward(EnvDatasets.get, "local", "get_dataset")
+    get_eval_dataset = forward(EnvDatasets.get_eval, "local", "get_eval_dataset")
+    metric_names = forward(Environment.metric_names, "local")
 
     # The entry points are Environment's own: they run groups through `run_scored_group`.
     generate = Environment.generate
