@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from verifiers.envs.experimental.gym_env import EpisodicSumRubric
 from verifiers.envs.multiturn_env import MultiTurnEnv
 from verifiers.errors import ConfigError, SandboxError
 from verifiers.rubrics import Rubric
@@ -26,18 +27,9 @@ CONTRACTS = ("gym", "mcp")
 BUILD_HINT = "Run: vf-build <env-id> (optionally with -p <environments-path>)."
 
 
-async def _sum_step_rewards(state: State) -> float:
-    return float(sum(float(step.get("reward", 0.0) or 0.0) for step in state.get("trajectory", [])))
-
-
-_sum_step_rewards.__name__ = "sum_step_rewards"
-
-
-class OpenEnvEpisodicSumRubric(Rubric):
-    """Reward: the sum of the per-step rewards the OpenEnv server returned."""
-
-    def __init__(self, weight: float = 1.0, **kwargs: Any) -> None:
-        super().__init__(funcs=[_sum_step_rewards], weights=[weight], **kwargs)
+class OpenEnvEpisodicSumRubric(EpisodicSumRubric):
+    """Reward: the sum of the per-step rewards the OpenEnv server returned (upstream's name
+    for `EpisodicSumRubric` here)."""
 
 
 class OpenEnvEnv(MultiTurnEnv):
