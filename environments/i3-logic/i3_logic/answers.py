@@ -18,13 +18,17 @@ from i3_logic.puzzle import MAX_ANSWER_CHARS, AnswerError, answer_text, final_an
 
 __all__ = [
     "answer_block",
+    "answer_block_or_bare",
     "choice",
     "clean",
+    "grid_answer_block",
+    "last_bracketed",
     "latex_brackets",
     "list_answer_block",
     "list_items",
     "parse_cells",
     "python_answer_block",
+    "unbracketed_answer_block",
 ]
 
 # Wrappers removed while the whole block is inside them (applied until nothing changes).
@@ -53,6 +57,19 @@ def answer_block(text: str | None) -> str:
     if not cleaned:
         raise AnswerError("empty answer block")
     return cleaned
+
+
+def answer_block_or_bare(text: str, bare: re.Pattern[str]) -> str:
+    """The reply's final answer block, cleaned; or, when it has none, the whole reply if the
+    whole reply is an answer of the form ``bare`` (the SynLogic prompts that ask for a
+    bare answer with no tags). ``AnswerError`` otherwise: prose is never read as an answer.
+    """
+    if final_answer(text):
+        return answer_block(text)
+    whole = (text or "").strip()
+    if whole and len(whole) <= MAX_ANSWER_CHARS and bare.fullmatch(whole):
+        return clean(whole)
+    raise AnswerError("no final answer block")
 
 
 def list_answer_block(text: str | None) -> str:
@@ -97,6 +114,39 @@ def python_answer_block(text: str | None) -> str:
                 raise AnswerError("empty python block")
             return clean(block)
     return answer_block(text)
+
+
+def last_bracketed(text: str, brackets: re.Pattern[str]) -> str | None:
+    """What the last match of `brackets` encloses (its group 1, as written): the form the
+    prompts that ask for ``[...]`` or ``[[...]]`` at the end of the reply read. None when the
+    reply has ``<answer>`` tags (explicit: they win) or no match. ``AnswerError`` when another
+    match ends on the last one's line (two candidates side by side: a hedge)."""
+    if _ANSWER_TAGS.search(text):
+        return None
+    found = list(brackets.finditer(text))
+    if not found:
+        return None
+    last = found[-1]
+    line_start = text.rfind("\n", 0, last.start()) + 1
+    if len(found) > 1 and found[-2].end() > line_start:
+        raise AnswerError("two bracketed answers on one line")
+    return last.group(1)
+
+
+def grid_answer_block(text: str | None) -> str:
+    """``list_answer_block``, cleaned, without a leading ``grid = `` (a code block's
+    assignment): the grid literal a reply gives."""
+    block = clean(list_answer_block(text))
+    if "=" in block.split("[", 1)[0]:
+        block = block.split("=", 1)[1].strip()
+    return block
+
+
+def unbracketed_answer_block(text: str, brackets: re.Pattern[str]) -> str:
+    """``answer_block``, or what it encloses (cleaned) when it is one whole `brackets` match."""
+    block = answer_block(text)
+    inner = brackets.fullmatch(block)
+    return clean(inner.group(1)) if inner else block
 
 
 # "[[...]] or [[...]]": the last list is one candidate, not the answer.

@@ -33,6 +33,7 @@ __all__ = [
     "format_grid",
     "int_grid",
     "is_latin",
+    "literal_grid",
     "parse_grid",
     "parse_literal",
     "random_latin_square",
@@ -254,6 +255,19 @@ def literal_rows(text: str) -> list[list[Any]] | None:
         return None
     if not isinstance(value, list) or not all(isinstance(r, list) for r in value):
         raise AnswerError("grid must be a list of rows")
+    return value
+
+
+def literal_grid(block: str, rows: int, cols: int) -> list[list[Any]]:
+    """A grid written as a list literal of `rows` rows of `cols` cells each (cells of any
+    literal type: the family checks them); ``AnswerError`` otherwise."""
+    value = parse_literal(block)
+    if (
+        not isinstance(value, list)
+        or len(value) != rows
+        or any(not isinstance(r, list) or len(r) != cols for r in value)
+    ):
+        raise AnswerError(f"grid must be a list of {rows} rows of {cols} cells")
     return value
 
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from i3_logic.families.bbh_common import require_answer
+from i3_logic.families.bbh_common import parsed_reference
 from i3_logic.families.zebra_puzzle import reply_block, same, structured
-from i3_logic.puzzle import MAX_ANSWER_CHARS, AnswerError, Puzzle, PuzzleDataError
+from i3_logic.puzzle import MAX_ANSWER_CHARS, Puzzle
 
 NAME = "arc_agi"
 ALIASES = ("arc_agi_2",)
@@ -33,15 +33,13 @@ def is_grid(value: Any) -> bool:
     )
 
 
+def _reference_grid(answer: str) -> list[list[int]] | None:
+    value = structured(answer, 10 * MAX_CHARS)
+    return value if is_grid(value) else None
+
+
 def _reference(puzzle: Puzzle) -> list[list[int]]:
-    answer = require_answer(puzzle, puzzle.task)
-    try:
-        value = structured(answer, 10 * MAX_CHARS)
-    except AnswerError:
-        value = None
-    if not is_grid(value):
-        raise PuzzleDataError(f"{puzzle.task} reference answer must be a grid (list of int rows)")
-    return value
+    return parsed_reference(puzzle, _reference_grid, "a grid (list of int rows)")
 
 
 def check(puzzle: Puzzle) -> None:

@@ -16,10 +16,13 @@ rules with numbers the puzzle never had).
 
 from __future__ import annotations
 
-from typing import Any
-
-from i3_logic.answers import clean, list_answer_block
-from i3_logic.puzzle import AnswerError, Puzzle, PuzzleDataError, parse_literal, require
+from i3_logic.answers import grid_answer_block
+from i3_logic.puzzle import (
+    Puzzle,
+    PuzzleDataError,
+    literal_grid,
+    require,
+)
 
 NAME = "arrow_maze"
 ALIASES = ()
@@ -67,18 +70,9 @@ def check(puzzle: Puzzle) -> None:
 def read_grid(text: str, rows: int, cols: int) -> list[list[str]]:
     """The grid of the reply's final answer block (or, without one, its last bracketed list):
     a list literal of rows of strings; numbers may be written unquoted."""
-    block = clean(list_answer_block(text))
-    if "=" in block.split("[", 1)[0]:
-        block = block.split("=", 1)[1].strip()  # ``grid = [...]`` in the code block
-    value: Any = parse_literal(block)
-    if not isinstance(value, list) or len(value) != rows:
-        raise AnswerError(f"grid must be a list of {rows} rows")
-    grid = []
-    for row in value:
-        if not isinstance(row, list) or len(row) != cols:
-            raise AnswerError(f"every row must have {cols} cells")
-        grid.append([str(v).strip() for v in row])
-    return grid
+    return [
+        [str(v).strip() for v in row] for row in literal_grid(grid_answer_block(text), rows, cols)
+    ]
 
 
 def ray_total(grid: list[list[str]], r: int, c: int, covered: set[tuple[int, int]]) -> int:

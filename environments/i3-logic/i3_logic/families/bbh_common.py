@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from i3_logic.answers import clean
 from i3_logic.puzzle import MAX_ANSWER_CHARS, AnswerError, Puzzle, PuzzleDataError, final_answer
@@ -28,10 +29,13 @@ __all__ = [
     "integer",
     "option_letter",
     "options",
+    "parsed_reference",
     "python_literal",
     "require_answer",
     "stated_answer",
 ]
+
+T = TypeVar("T")
 
 _TAG_OR_BOX = re.compile(r"<answer>.*?</answer>|\\boxed\{", re.IGNORECASE | re.DOTALL)
 _CONTINUED = re.compile(r"(?:or|and)\b", re.IGNORECASE)  # "(A)\nor (B)": a hedge
@@ -155,6 +159,19 @@ def require_answer(puzzle: Puzzle, task: str, allowed: set[str] | None = None) -
             f"{task} reference answer must be one of {', '.join(sorted(allowed))}; got {answer!r}"
         )
     return answer
+
+
+def parsed_reference(puzzle: Puzzle, parse: Callable[[str], T | None], what: str) -> T:
+    """The row's reference ``answer`` read by `parse`; ``PuzzleDataError`` saying it must be
+    `what` when it is empty or `parse` gives None or raises ``AnswerError``."""
+    answer = require_answer(puzzle, puzzle.task)
+    try:
+        value = parse(answer)
+    except AnswerError:
+        value = None
+    if value is None:
+        raise PuzzleDataError(f"{puzzle.task} reference answer must be {what}; got {answer!r}")
+    return value
 
 
 _MAX_DEPTH = 8

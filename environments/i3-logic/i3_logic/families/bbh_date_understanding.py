@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from i3_logic.families.bbh_common import option_letter, require_answer, stated_answer
-from i3_logic.puzzle import Puzzle, PuzzleDataError
+from i3_logic.families.bbh_common import option_letter, parsed_reference, stated_answer
+from i3_logic.puzzle import Puzzle
 
 NAME = "bbh_date_understanding"
 ALIASES = tuple(
@@ -32,14 +32,13 @@ ALIASES = tuple(
 _REFERENCE = re.compile(r"\(?([A-Z])\)?")
 
 
-def _letter(puzzle: Puzzle) -> str:
-    answer = require_answer(puzzle, puzzle.task)
+def _reference_letter(answer: str) -> str | None:
     m = _REFERENCE.fullmatch(answer)
-    if not m:
-        raise PuzzleDataError(
-            f"{puzzle.task} reference answer must be an option like (A); got {answer!r}"
-        )
-    return m.group(1)
+    return m.group(1) if m else None
+
+
+def _letter(puzzle: Puzzle) -> str:
+    return parsed_reference(puzzle, _reference_letter, "an option like (A)")
 
 
 def check(puzzle: Puzzle) -> None:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 
 from i3_logic.answers import latex_brackets
-from i3_logic.families.bbh_common import require_answer, stated_answer
-from i3_logic.puzzle import AnswerError, Puzzle, PuzzleDataError
+from i3_logic.families.bbh_common import parsed_reference, stated_answer
+from i3_logic.puzzle import AnswerError, Puzzle
 
 NAME = "bbh_dyck_languages"
 ALIASES = ()
@@ -33,13 +33,7 @@ def symbols(text: str) -> list[str]:
 
 
 def _reference(puzzle: Puzzle) -> list[str]:
-    answer = require_answer(puzzle, puzzle.task)
-    try:
-        return symbols(answer)
-    except AnswerError:
-        raise PuzzleDataError(
-            f"{puzzle.task} reference answer must be closing brackets; got {answer!r}"
-        ) from None
+    return parsed_reference(puzzle, symbols, "closing brackets")
 
 
 def check(puzzle: Puzzle) -> None:

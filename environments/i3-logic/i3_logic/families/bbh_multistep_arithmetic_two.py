@@ -9,19 +9,15 @@ the stated answer must be one integer and nothing else.
 
 from __future__ import annotations
 
-from i3_logic.families.bbh_common import integer, require_answer, stated_answer
-from i3_logic.puzzle import Puzzle, PuzzleDataError
+from i3_logic.families.bbh_common import integer, parsed_reference, stated_answer
+from i3_logic.puzzle import Puzzle
 
 NAME = "bbh_multistep_arithmetic_two"
 ALIASES = ("bbh_object_counting",)
 
 
 def _reference(puzzle: Puzzle) -> int:
-    answer = require_answer(puzzle, puzzle.task)
-    value = integer(answer)
-    if value is None:
-        raise PuzzleDataError(f"{puzzle.task} reference answer must be an integer; got {answer!r}")
-    return value
+    return parsed_reference(puzzle, integer, "an integer")
 
 
 def check(puzzle: Puzzle) -> None:

@@ -15,10 +15,14 @@ Differences from upstream: the last list in the reply counts, not the first; a c
 
 from __future__ import annotations
 
-from typing import Any
-
-from i3_logic.answers import clean, list_answer_block
-from i3_logic.puzzle import AnswerError, Puzzle, PuzzleDataError, parse_literal, require
+from i3_logic.answers import grid_answer_block
+from i3_logic.puzzle import (
+    AnswerError,
+    Puzzle,
+    PuzzleDataError,
+    literal_grid,
+    require,
+)
 
 NAME = "campsite"
 ALIASES = ()
@@ -58,16 +62,7 @@ def check(puzzle: Puzzle) -> None:
 def read_grid(text: str, rows: int, cols: int) -> list[list[str]]:
     """The grid of the reply's final answer block (or, without one, its last bracketed list):
     a list literal of rows of ``'T'``, ``'C'`` and ``'X'``."""
-    block = clean(list_answer_block(text))
-    if "=" in block.split("[", 1)[0]:
-        block = block.split("=", 1)[1].strip()  # ``grid = [...]`` in the code block
-    value: Any = parse_literal(block)
-    if (
-        not isinstance(value, list)
-        or len(value) != rows
-        or any(not isinstance(r, list) or len(r) != cols for r in value)
-    ):
-        raise AnswerError(f"grid must be {rows} x {cols}")
+    value = literal_grid(grid_answer_block(text), rows, cols)
     if any(v not in SYMBOLS for r in value for v in r):
         raise AnswerError("cells must be 'T', 'C' or 'X'")
     return value

@@ -18,15 +18,8 @@ from __future__ import annotations
 
 import re
 
-from i3_logic.answers import answer_block, clean
-from i3_logic.puzzle import (
-    MAX_ANSWER_CHARS,
-    AnswerError,
-    Puzzle,
-    PuzzleDataError,
-    final_answer,
-    parse_literal,
-)
+from i3_logic.answers import answer_block_or_bare, clean
+from i3_logic.puzzle import AnswerError, Puzzle, PuzzleDataError, parse_literal
 
 NAME = "cipher"
 ALIASES = ()
@@ -42,16 +35,6 @@ def expected(puzzle: Puzzle) -> str:
 def check(puzzle: Puzzle) -> None:
     if not expected(puzzle):
         raise PuzzleDataError(f"{NAME} puzzle has no expected text in 'answer'")
-
-
-def _block(text: str) -> str:
-    if final_answer(text):
-        return answer_block(text)
-    whole = (text or "").strip()
-    # Upstream reads a reply without a code block whole: the same here, for a bare [[...]].
-    if len(whole) <= MAX_ANSWER_CHARS and _DOUBLE.fullmatch(whole):
-        return whole
-    raise AnswerError("no final answer block")
 
 
 def reading(block: str) -> str:
@@ -75,5 +58,6 @@ def reading(block: str) -> str:
 
 
 def verify(puzzle: Puzzle, text: str) -> float:
-    given = reading(_block(text))
+    # Upstream reads a reply without a code block whole: the same here, for a bare [[...]].
+    given = reading(answer_block_or_bare(text, _DOUBLE))
     return 1.0 if given and given == expected(puzzle) else 0.0

@@ -20,14 +20,12 @@ from __future__ import annotations
 import random
 import re
 
-from i3_logic.answers import answer_block, clean, latex_brackets
+from i3_logic.answers import answer_block_or_bare, latex_brackets
 from i3_logic.puzzle import (
     ANSWER_INSTRUCTION,
-    MAX_ANSWER_CHARS,
     AnswerError,
     Puzzle,
     PuzzleDataError,
-    final_answer,
     parse_literal,
     require,
     trace_id,
@@ -60,19 +58,6 @@ def open_stack(sequence: str) -> list[str]:
 def completion(sequence: str) -> str:
     """The shortest closing string of an open prefix (unique: the open stack reversed)."""
     return "".join(PAIRS[o] for o in reversed(open_stack(sequence)))
-
-
-def reply_block(text: str, bare: re.Pattern[str]) -> str:
-    """The reply's final answer block, cleaned; or, when it has none, the whole reply if the
-    whole reply is an answer of the form ``bare`` (SynLogic's prompts for these tasks ask for
-    the bare answer with no tags). ``AnswerError`` otherwise: prose is never read as an answer.
-    """
-    if final_answer(text):
-        return answer_block(text)
-    whole = (text or "").strip()
-    if whole and len(whole) <= MAX_ANSWER_CHARS and bare.fullmatch(whole):
-        return clean(whole)
-    raise AnswerError("no final answer block")
 
 
 def generate(rng: random.Random, difficulty: int) -> Puzzle:
@@ -153,6 +138,6 @@ def symbols(answer: str) -> list[str]:
 def verify(puzzle: Puzzle, text: str) -> float:
     prefix = _squeeze(puzzle.metadata["question_sequence"], "question_sequence")
     full = _squeeze(puzzle.metadata["full_sequence"], "full_sequence")
-    given = symbols(reply_block(text, BARE))
+    given = symbols(answer_block_or_bare(text, BARE))
     # The completed sequence (what the prompt asks for), or the brackets to append.
     return 1.0 if given in (list(full), list(full[len(prefix) :])) else 0.0

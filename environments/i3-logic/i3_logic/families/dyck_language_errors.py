@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import re
 
-from i3_logic.families.dyck_language import CLOSERS, PAIRS, reply_block
+from i3_logic.answers import answer_block_or_bare
+from i3_logic.families.dyck_language import CLOSERS, PAIRS
 from i3_logic.puzzle import Puzzle, PuzzleDataError, require
 
 NAME = "dyck_language_errors"
@@ -59,7 +60,7 @@ def check(puzzle: Puzzle) -> None:
 
 def verify(puzzle: Puzzle, text: str) -> float:
     want = first_error(_sequence(puzzle))
-    block = reply_block(text, BARE)
+    block = answer_block_or_bare(text, BARE)
     if not _INTEGER.fullmatch(block):
         return 0.0
     return 1.0 if int(block.replace("\u2212", "-")) == want else 0.0

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import re
 
-from i3_logic.answers import clean
-from i3_logic.families.dyck_language import reply_block
+from i3_logic.answers import answer_block_or_bare, clean
 from i3_logic.puzzle import AnswerError, Puzzle, PuzzleDataError, require
 
 NAME = "dyck_language_reasoning_errors"
@@ -68,7 +67,7 @@ def reading(text: str) -> set[int] | None:
     if _explicitly_empty(text):
         return set()
     try:
-        block = reply_block(text, BARE)
+        block = answer_block_or_bare(text, BARE)
     except AnswerError:
         return None
     block = clean(block).strip()

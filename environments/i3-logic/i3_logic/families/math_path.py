@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from i3_logic.answers import answer_block, clean
+from i3_logic.answers import clean, last_bracketed, unbracketed_answer_block
 from i3_logic.arith import evaluate
 from i3_logic.puzzle import MAX_ANSWER_CHARS, AnswerError, Puzzle, PuzzleDataError, require
 
@@ -31,7 +31,6 @@ OPERATORS = frozenset("+-*/%")
 _QUERY_LEFT = re.compile(r"[0-9?+\-*/%()]+", re.ASCII)
 _INTEGER = re.compile(r"-?\d+", re.ASCII)
 _DOUBLE_BRACKETS = re.compile(r"\[\[(.*?)\]\]", re.DOTALL)
-_ANSWER_TAG = re.compile(r"<answer>.*?</answer>", re.DOTALL | re.IGNORECASE)
 _SPELLINGS = str.maketrans({"\u00d7": "*", "\u00f7": "/", "\u2212": "-", "\u2013": "-"})
 
 
@@ -58,20 +57,13 @@ def check(puzzle: Puzzle) -> None:
 def _block(text: str) -> str:
     """The last ``[[...]]`` (the asked form) unless the reply has ``<answer>`` tags; else the
     common forms. Two ``[[...]]`` on the line of the last one are a hedge."""
-    if not _ANSWER_TAG.search(text):
-        found = list(_DOUBLE_BRACKETS.finditer(text))
-        if found:
-            last = found[-1]
-            line_start = text.rfind("\n", 0, last.start()) + 1
-            if len(found) > 1 and found[-2].end() > line_start:
-                raise AnswerError("two [[...]] answers on one line")
-            block = last.group(1).strip()
-            if len(block) > MAX_ANSWER_CHARS:
-                raise AnswerError(f"answer longer than {MAX_ANSWER_CHARS} characters")
-            return clean(block)
-    block = answer_block(text)
-    inner = _DOUBLE_BRACKETS.fullmatch(block)
-    return clean(inner.group(1)) if inner else block
+    found = last_bracketed(text, _DOUBLE_BRACKETS)
+    if found is None:
+        return unbracketed_answer_block(text, _DOUBLE_BRACKETS)
+    block = found.strip()
+    if len(block) > MAX_ANSWER_CHARS:
+        raise AnswerError(f"answer longer than {MAX_ANSWER_CHARS} characters")
+    return clean(block)
 
 
 def fills(left: str, written: str) -> bool:

@@ -18,7 +18,13 @@ from __future__ import annotations
 from typing import Any
 
 from i3_logic.answers import list_answer_block
-from i3_logic.puzzle import AnswerError, Puzzle, PuzzleDataError, parse_literal, require
+from i3_logic.puzzle import (
+    AnswerError,
+    Puzzle,
+    PuzzleDataError,
+    literal_grid,
+    require,
+)
 
 NAME = "number_wall"
 ALIASES = ()
@@ -47,13 +53,8 @@ def check(puzzle: Puzzle) -> None:
 
 def read_grid(block: str, n: int) -> list[list[Any]]:
     """An n x n list of ints, "X" and "A" (digit strings read as ints); ``AnswerError`` else."""
-    value = parse_literal(block)
-    if not isinstance(value, list) or len(value) != n:
-        raise AnswerError(f"expected {n} rows")
     grid = []
-    for row in value:
-        if not isinstance(row, list) or len(row) != n:
-            raise AnswerError(f"expected {n} cells per row")
+    for row in literal_grid(block, n, n):
         cells = []
         for v in row:
             if isinstance(v, str) and v.strip().isascii() and v.strip().isdigit():

@@ -24,8 +24,8 @@ from i3_logic.puzzle import (
     Puzzle,
     PuzzleDataError,
     final_answer,
+    literal_grid,
     parse_grid,
-    parse_literal,
     require,
     trace_id,
 )
@@ -203,10 +203,8 @@ def read_grid(text: str, n: int) -> list[list[int]]:
         block = _last_paren_literal(text)
     block = clean(block)
     if block.startswith("("):
-        value = parse_literal(block)  # ((1, 2, ...), ...): tuples read as lists
-        if not isinstance(value, list) or not all(isinstance(r, list) for r in value):
-            raise AnswerError("grid must be a tuple of rows")
-        if len(value) != n or any(len(r) != n or any(type(v) is not int for v in r) for r in value):
+        value = literal_grid(block, n, n)  # ((1, 2, ...), ...): tuples read as lists
+        if any(type(v) is not int for r in value for v in r):
             raise AnswerError(f"grid must be {n} x {n} integers")
         return value
     return parse_grid(block, n, n)

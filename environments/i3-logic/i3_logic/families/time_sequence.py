@@ -21,13 +21,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from i3_logic.answers import answer_block, clean
+from i3_logic.answers import last_bracketed, unbracketed_answer_block
 from i3_logic.puzzle import MAX_ANSWER_CHARS, AnswerError, Puzzle, PuzzleDataError, require
 
 NAME = "time_sequence"
 ALIASES = ()
 _BRACKETS = re.compile(r"\[([^\[\]]*)\]")
-_ANSWER_TAG = re.compile(r"<answer>.*?</answer>", re.DOTALL | re.IGNORECASE)
 # "45, 3" (a Chinese comma too); "45.0" is 45, as upstream's JSON reading has it.
 _PAIR = re.compile(r"\s*(\d+)(?:\.0+)?\s*[,\uff0c]\s*(\d+)(?:\.0+)?\s*", re.ASCII)
 
@@ -54,19 +53,12 @@ def check(puzzle: Puzzle) -> None:
 def _block(text: str) -> str:
     """The content of the last ``[...]`` (the asked form) unless the reply has ``<answer>``
     tags; else the common answer forms, brackets removed."""
-    if not _ANSWER_TAG.search(text):
-        found = list(_BRACKETS.finditer(text))
-        if found:
-            last = found[-1]
-            line_start = text.rfind("\n", 0, last.start()) + 1
-            if len(found) > 1 and found[-2].end() > line_start:
-                raise AnswerError("two bracketed answers on one line")
-            if len(last.group(1)) > MAX_ANSWER_CHARS:
-                raise AnswerError(f"answer longer than {MAX_ANSWER_CHARS} characters")
-            return last.group(1)
-    block = answer_block(text)
-    inner = _BRACKETS.fullmatch(block)
-    return clean(inner.group(1)) if inner else block
+    found = last_bracketed(text, _BRACKETS)
+    if found is None:
+        return unbracketed_answer_block(text, _BRACKETS)
+    if len(found) > MAX_ANSWER_CHARS:
+        raise AnswerError(f"answer longer than {MAX_ANSWER_CHARS} characters")
+    return found  # as written: "[45, 3.]" is not the pair asked for
 
 
 def verify(puzzle: Puzzle, text: str) -> float:
