@@ -89,6 +89,10 @@ class EvalSubmission(EvalDetails):
     def details(self) -> dict[str, Any]:
         return self.model_dump(include=set(DETAIL_FIELDS))
 
+    def columns(self) -> dict[str, Any]:
+        """The fields an `EvalResult` row keeps in columns of their own: all but the details."""
+        return self.model_dump(exclude=set(DETAIL_FIELDS))
+
 
 def stored_details(raw: Any) -> dict[str, Any]:
     """The details of a stored row as the schema allows them: fields outside it, and fields
@@ -161,14 +165,8 @@ class EvalResults:
                 environment_id=env.id,
                 version_id=ver.id,
                 submitter_id=principal.user.id,
-                model=sub.model,
-                reward_mean=sub.reward_mean,
-                reward_std=sub.reward_std,
-                num_examples=sub.num_examples,
-                rollouts_per_example=sub.rollouts_per_example,
-                num_rollouts=sub.num_rollouts,
-                num_errors=sub.num_errors,
                 details=details,
+                **sub.columns(),
             )
             s.add(row)
             s.flush()

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from ..auth import Principal
 from ..db.models import Account, Environment, File, Tag, UsedFilename, Version
-from ..errors import Conflict, Forbidden, NotFound, Unauthorized
+from ..errors import Conflict, Forbidden, NotFound
 from ..names import normalize, validate_project_name
 from ..storage.base import blob_key
 from ..validation import ArtifactInfo
@@ -43,14 +43,21 @@ class PublishingService:
         self.ctx = ctx
 
     def _owner_for_publish(
-        self, s: Session, principal: Principal, owner: str, name: str
+        self, s: Session, principal: Principal, owner: str, name: str | None
     ) -> Account:
-        if principal.user is None:
-            raise Unauthorized("publishing needs an API token")
+        """``owner``'s account, if this token may publish ``owner/name`` there (with no
+        ``name``: some environment of ``owner``, before an upload says which)."""
+        principal.require_user("publishing needs an API token")
         acct = s.scalar(select(Account).where(Account.slug == owner))
         if acct is None:
             raise NotFound(f"no owner named {owner!r}")
-        if not principal.can_publish(acct, name):
+        if name is None:
+            if not principal.can_publish_in(acct):
+                raise Forbidden(
+                    f"this token may not publish to {owner} "
+                    "(needs the publish scope, for this owner, and a publisher role)"
+                )
+        elif not principal.can_publish(acct, name):
             raise Forbidden(
                 f"this token may not publish to {owner}/{name} "
                 "(needs the publish scope, for this environment, and a publisher role)"
@@ -61,19 +68,7 @@ class PublishingService:
         """Refuse an upload before its body is read: a token that cannot publish to
         ``owner`` (or to ``owner/name`` when the route names it) never gets to send bytes."""
         with self.ctx.db.reader() as s:
-            if name is not None:
-                self._owner_for_publish(s, principal, owner, name)
-                return
-            if principal.user is None:
-                raise Unauthorized("publishing needs an API token")
-            acct = s.scalar(select(Account).where(Account.slug == owner))
-            if acct is None:
-                raise NotFound(f"no owner named {owner!r}")
-            if not principal.can_publish_in(acct):
-                raise Forbidden(
-                    f"this token may not publish to {owner} "
-                    "(needs the publish scope, for this owner, and a publisher role)"
-                )
+            self._owner_for_publish(s, principal, owner, name)
 
     def ensure_environment(
         self,

@@ -18,7 +18,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import DeclarativeBase, Mapped, MappedColumn, mapped_column, relationship
 
 
 def utcnow() -> dt.datetime:
@@ -27,6 +27,16 @@ def utcnow() -> dt.datetime:
 
 class Base(DeclarativeBase):
     pass
+
+
+def _owned_by(parent: str, **kw: Any) -> MappedColumn[Any]:
+    """A key to a ``parent`` row that this row belongs to: deleted with it."""
+    return mapped_column(ForeignKey(f"{parent}.id", ondelete="CASCADE"), **kw)
+
+
+def _account_or_null() -> MappedColumn[Any]:
+    """A key to the account that did something; unset when that account is deleted."""
+    return mapped_column(ForeignKey("accounts.id", ondelete="SET NULL"), nullable=True)
 
 
 class Account(Base):
@@ -48,12 +58,8 @@ class Membership(Base):
 
     __tablename__ = "memberships"
 
-    org_id: Mapped[int] = mapped_column(
-        ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True
-    )
-    user_id: Mapped[int] = mapped_column(
-        ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True
-    )
+    org_id: Mapped[int] = _owned_by("accounts", primary_key=True)
+    user_id: Mapped[int] = _owned_by("accounts", primary_key=True)
     role: Mapped[str] = mapped_column(String(16))
 
 
@@ -63,7 +69,7 @@ class ApiToken(Base):
     __tablename__ = "api_tokens"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    user_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = _owned_by("accounts")
     name: Mapped[str] = mapped_column(String(100), default="")
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     scope: Mapped[str] = mapped_column(String(16))  # "read" | "publish"
@@ -84,7 +90,7 @@ class Environment(Base):
     __table_args__ = (UniqueConstraint("owner_id", "normalized_name"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    owner_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    owner_id: Mapped[int] = _owned_by("accounts")
     name: Mapped[str] = mapped_column(String(100))
     normalized_name: Mapped[str] = mapped_column(String(100), index=True)
     description: Mapped[str] = mapped_column(Text, default="")
@@ -111,9 +117,7 @@ class Environment(Base):
 class Tag(Base):
     __tablename__ = "environment_tags"
 
-    environment_id: Mapped[int] = mapped_column(
-        ForeignKey("environments.id", ondelete="CASCADE"), primary_key=True
-    )
+    environment_id: Mapped[int] = _owned_by("environments", primary_key=True)
     tag: Mapped[str] = mapped_column(String(50), primary_key=True, index=True)
 
 
@@ -122,18 +126,14 @@ class Version(Base):
     __table_args__ = (UniqueConstraint("environment_id", "canonical_version"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    environment_id: Mapped[int] = mapped_column(
-        ForeignKey("environments.id", ondelete="CASCADE"), index=True
-    )
+    environment_id: Mapped[int] = _owned_by("environments", index=True)
     version: Mapped[str] = mapped_column(String(100))
     canonical_version: Mapped[str] = mapped_column(String(100))
     summary: Mapped[str] = mapped_column(Text, default="")
     requires_python: Mapped[str | None] = mapped_column(String(200), nullable=True)
     dependencies: Mapped[list[Any]] = mapped_column(JSON, default=list)
     content_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    uploader_id: Mapped[int | None] = mapped_column(
-        ForeignKey("accounts.id", ondelete="SET NULL"), nullable=True
-    )
+    uploader_id: Mapped[int | None] = _account_or_null()
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     yanked: Mapped[bool] = mapped_column(Boolean, default=False)
     yanked_reason: Mapped[str] = mapped_column(Text, default="")
@@ -153,10 +153,8 @@ class File(Base):
     __table_args__ = (UniqueConstraint("environment_id", "filename"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    version_id: Mapped[int] = mapped_column(
-        ForeignKey("versions.id", ondelete="CASCADE"), index=True
-    )
-    environment_id: Mapped[int] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"))
+    version_id: Mapped[int] = _owned_by("versions", index=True)
+    environment_id: Mapped[int] = _owned_by("environments")
     filename: Mapped[str] = mapped_column(String(300))
     kind: Mapped[str] = mapped_column(String(16))  # wheel | sdist | source
     sha256: Mapped[str] = mapped_column(String(64))
@@ -166,9 +164,7 @@ class File(Base):
     core_metadata: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
     metadata_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
     uploaded_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    uploader_id: Mapped[int | None] = mapped_column(
-        ForeignKey("accounts.id", ondelete="SET NULL"), nullable=True
-    )
+    uploader_id: Mapped[int | None] = _account_or_null()
     downloads: Mapped[int] = mapped_column(BigInteger, default=0)
 
     version: Mapped[Version] = relationship(back_populates="files")
@@ -179,9 +175,7 @@ class UsedFilename(Base):
 
     __tablename__ = "used_filenames"
 
-    owner_id: Mapped[int] = mapped_column(
-        ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True
-    )
+    owner_id: Mapped[int] = _owned_by("accounts", primary_key=True)
     filename: Mapped[str] = mapped_column(String(300), primary_key=True)
     sha256: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
@@ -193,10 +187,8 @@ class PendingUpload(Base):
     __tablename__ = "pending_uploads"
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    environment_id: Mapped[int] = mapped_column(
-        ForeignKey("environments.id", ondelete="CASCADE"), index=True
-    )
-    user_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    environment_id: Mapped[int] = _owned_by("environments", index=True)
+    user_id: Mapped[int] = _owned_by("accounts")
     kind: Mapped[str] = mapped_column(String(16))
     filename: Mapped[str] = mapped_column(String(300))
     sha256: Mapped[str] = mapped_column(String(64))
@@ -225,15 +217,9 @@ class EvalResult(Base):
     __tablename__ = "eval_results"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    environment_id: Mapped[int] = mapped_column(
-        ForeignKey("environments.id", ondelete="CASCADE"), index=True
-    )
-    version_id: Mapped[int] = mapped_column(
-        ForeignKey("versions.id", ondelete="CASCADE"), index=True
-    )
-    submitter_id: Mapped[int | None] = mapped_column(
-        ForeignKey("accounts.id", ondelete="SET NULL"), nullable=True
-    )
+    environment_id: Mapped[int] = _owned_by("environments", index=True)
+    version_id: Mapped[int] = _owned_by("versions", index=True)
+    submitter_id: Mapped[int | None] = _account_or_null()
     model: Mapped[str] = mapped_column(String(200), index=True)
     reward_mean: Mapped[float | None] = mapped_column(Float, nullable=True)
     reward_std: Mapped[float | None] = mapped_column(Float, nullable=True)
