@@ -36,6 +36,7 @@ from openai.types.chat import ChatCompletion
 
 import verifiers as vf
 from verifiers.testing import ArithmeticResponder, Reply, ScriptedServer
+from verifiers.testing.processes import stop
 from verifiers.testing.responders import last_message, last_text
 
 MODEL = "mock-model"
@@ -547,15 +548,10 @@ REQUIRED_STATE_COLUMNS = ["trajectory", "sampling_args"]  # vf_utils.py
 
 def sampling_args_v05() -> dict[str, Any]:
     """orchestrator/utils.py `get_sampling_args(config, temperature=1.0, is_vllm=True)` of a
-    default SamplingConfig (min_tokens 0 and repetition_penalty 1.0 are left out)."""
-    return {
-        "temperature": 1.0,
-        "max_tokens": None,
-        "seed": None,
-        "top_p": 1.0,
-        "logprobs": True,
-        "extra_body": {"top_k": -1, "min_p": 0.0, "return_token_ids": True},
-    }
+    default SamplingConfig: v0.2's, but min_tokens 0 and repetition_penalty 1.0 are left out."""
+    args = sampling_args_v02()
+    del args["extra_body"]["min_tokens"], args["extra_body"]["repetition_penalty"]
+    return args
 
 
 def client_configs_v05(base_url: str) -> list[vf.ClientConfig]:
@@ -701,12 +697,7 @@ def v05_processes() -> Iterator[list]:
     processes: list = []
     yield processes
     for process in processes:
-        if process.is_alive():
-            process.terminate()
-            process.join(15)
-        if process.is_alive():
-            process.kill()
-            process.join(5)
+        stop(process)
 
 
 def test_prime_rl_v05_step_on_env_servers(model, tests_dir_importable, v05_processes):

@@ -34,6 +34,7 @@ from verifiers.serve import (
     spawn_env_server,
 )
 from verifiers.testing import ScriptedServer
+from verifiers.testing.processes import stop
 
 ENV_ID = "test_serve"  # this module
 FAST_HEALTH = dict(health_check_interval=0.1, health_check_timeout=0.3, max_failed_health_checks=3)
@@ -78,15 +79,6 @@ def spawn_server(
     )
     process.start()
     return address, process
-
-
-def stop(process: mp.Process) -> None:
-    if process.is_alive():
-        process.terminate()
-        process.join(15)
-    if process.is_alive():
-        process.kill()
-        process.join(5)
 
 
 def children(pid: int) -> list[int]:

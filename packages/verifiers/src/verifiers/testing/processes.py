@@ -1,12 +1,14 @@
 """Whether processes a test started have gone: for pools, servers and their workers, which
-may be grandchildren (not ours to wait for) and may linger as zombies until reaped."""
+may be grandchildren (not ours to wait for) and may linger as zombies until reaped; and
+stopping a server process a test started."""
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 from pathlib import Path
 
-__all__ = ["gone", "wait_gone"]
+__all__ = ["gone", "stop", "wait_gone"]
 
 
 def gone(pid: int) -> bool:
@@ -26,3 +28,13 @@ def wait_gone(pids: list[int], limit: float = 5.0) -> bool:
             return True
         time.sleep(0.02)
     return False
+
+
+def stop(process: multiprocessing.process.BaseProcess) -> None:
+    """Stop a started process: SIGTERM and up to 15 s to shut down cleanly, then SIGKILL."""
+    if process.is_alive():
+        process.terminate()
+        process.join(15)
+    if process.is_alive():
+        process.kill()
+        process.join(5)
