@@ -8,7 +8,7 @@ import time
 
 import i3_math
 import pytest
-from i3_math import answer_parser, load_environment, parse_verdict, prepare_dataset
+from i3_math import TASK, load_environment, parse_verdict
 
 import verifiers as vf
 from verifiers.testing import (
@@ -87,7 +87,7 @@ async def test_extraction_and_think_tags(env):
 
 
 def test_require_think_close_for_templates_that_inject_think():
-    lenient, strict = answer_parser(), answer_parser(require_think_close=True)
+    lenient, strict = vf.boxed_answer_parser(), vf.boxed_answer_parser(require_think_close=True)
     truncated = [{"role": "assistant", "content": "so it might be \\boxed{42} but"}]
     closed = [{"role": "assistant", "content": "thinking</think>\\boxed{42}"}]
     assert (lenient.parse_answer(truncated), strict.parse_answer(truncated)) == ("42", "")
@@ -236,7 +236,7 @@ def test_broken_rows_are_named():
     with pytest.raises(vf.ConfigError, match=r"2 unusable row\(s\): row 1: question .*; row 2"):
         load_environment(source=bad)
     numbers = [{"question": "integer answers are written out", "answer": 7}]
-    assert prepare_dataset(vf.load_dataset_source(None, source=numbers))["answer"] == ["7"]
+    assert TASK.prepare_dataset(vf.load_dataset_source(None, source=numbers))["answer"] == ["7"]
     with pytest.raises(vf.ConfigError, match="lacks column"):
         load_environment(source=[{"question": "q", "solution": "1"}])
     with pytest.raises(vf.ConfigError, match="does not exist"):

@@ -13,101 +13,35 @@ from typing import Any
 
 import verifiers as vf
 
+from . import grading
 from .answers import check_answer
-from .grading import (
-    COMPASS_VERIFIER_COT,
-    JUDGE_PROMPT,
-    HybridScienceRubric,
-    parse_verdict,
+from .grading import *  # noqa: F403 - grading's names are this package's (see __all__)
+from .grading import JUDGE_PROMPT, HybridScienceRubric
+
+#: grading's names (its rubric, judge prompts and verdict reader) and the task's
+__all__ = [*grading.__all__, "INSTRUCTION_PROMPT", "TASK", "check_answer", "load_environment"]
+
+#: i3-science's rows and words (task.toml), rubric and judge prompt;
+#: ``TASK.official_instruction`` is upstream's INTELLECT-3 line (``instruction_prompt="official"``).
+TASK = vf.JudgedBoxedTask.from_toml(
+    Path(__file__).with_name("task.toml"), rubric=HybridScienceRubric, judge_prompt=JUDGE_PROMPT
 )
 
-__all__ = [
-    "COMPASS_VERIFIER_COT",
-    "DEFAULT_DIFFICULTY_KEY",
-    "INSTRUCTION_PROMPT",
-    "JUDGE_PROMPT",
-    "OFFICIAL_INSTRUCTION",
-    "HybridScienceRubric",
-    "answer_parser",
-    "check_answer",
-    "load_environment",
-    "parse_verdict",
-    "prepare_dataset",
-]
 
-DATASET_NAME = "PrimeIntellect/INTELLECT-3-RL"
-DEFAULT_DIFFICULTY_KEY = "avg@16_qwen3_4b_instruct_2507"
-#: The instruction put before each problem, in our words; upstream's own line (the INTELLECT-3
-#: prompt) is loaded at run time with ``instruction_prompt="official"`` (`OFFICIAL_INSTRUCTION`).
-INSTRUCTION_PROMPT = (
-    "Work out the problem below, then give the final answer, and nothing else, inside \\boxed{}."
-)
-#: Where upstream's instruction is published: the INTELLECT-3 version of the environment.
-OFFICIAL_INSTRUCTION = vf.JudgedBoxedTask.intellect3_instruction("i3_science")
-SAMPLE = Path(__file__).parent / "data" / "sample.jsonl"
-
-
-#: The final ``\\boxed{}`` answer after the reasoning, or "" when there is none.
-answer_parser = vf.boxed_answer_parser
-
-
-def prepare_dataset(dataset: Any, **options: Any) -> Any:
-    """Validate rows, apply the pass-rate filter and build the environment's columns
-    (`vf.JudgedBoxedTask.prepare_dataset`; by default our instruction and difficulty column)."""
-    return _task().prepare_dataset(dataset, **options)
-
-
-def load_environment(
-    source: Any = "auto",
-    dataset_name: str = DATASET_NAME,
-    dataset_subset: str = "science",
-    dataset_split: str = "train",
-    dataset_shuffle: bool = False,
-    seed: int = 42,
-    difficulty_key: str | None = DEFAULT_DIFFICULTY_KEY,
-    min_avg_reward: float = 0.0,
-    max_avg_reward: float = 1.0,
-    keep_unrated: bool = False,
-    instruction_prompt: Any = None,
-    system_prompt: str | None = None,
-    max_answer_chars: int = 500,
-    require_think_close: bool = False,
-    math_verify_timeout: float = 5.0,
-    math_verify_workers: int | None = None,
-    numeric_rel_tol: float = 0.01,
-    judge_model: str | None = None,
-    judge_base_url: str | None = None,
-    judge_api_key_var: str | None = None,
-    judge_sampling_args: dict[str, Any] | None = None,
-    judge_timeout: float = 1200.0,
-    judge_max_concurrent: int = 256,
-    judge_prompt: Any = JUDGE_PROMPT,
-) -> vf.Environment:
+@TASK.loader
+def load_environment(**arguments: Any) -> vf.Environment:
     """Build the i3-science environment: `vf.JudgedBoxedTask.build` with i3-science's rows
     (``info`` may carry ``{domain}``), words and rubric (its docstring and README.md describe
     every argument).
 
     Here ``instruction_prompt`` None is ours (`INSTRUCTION_PROMPT`), ``"official"`` upstream's
-    INTELLECT-3 line (`OFFICIAL_INSTRUCTION`); the judge's prompt is ours (`JUDGE_PROMPT`) or,
-    with ``"official"``, CompassVerifier's (`COMPASS_VERIFIER_COT`), each fetched when loaded
-    and cached on disk. ``numeric_rel_tol`` applies to gold numbers written with a decimal point
-    or a power of ten (integers are compared exactly).
+    INTELLECT-3 line (``TASK.official_instruction``); the judge's prompt is ours
+    (`JUDGE_PROMPT`) or, with ``"official"``, CompassVerifier's (`COMPASS_VERIFIER_COT`), each
+    fetched when loaded and cached on disk. ``numeric_rel_tol`` applies to gold numbers written
+    with a decimal point or a power of ten (integers are compared exactly).
     """
-    arguments = dict(locals())  # every argument, as given, to the builder
-    return _task().build(**arguments)
+    return TASK.build(**arguments)
 
 
-def _task() -> vf.JudgedBoxedTask:
-    # Built per call from the module's constants, so that a test pointing one of them at a
-    # local copy is obeyed.
-    return vf.JudgedBoxedTask(
-        name="i3-science",
-        dataset_name=DATASET_NAME,
-        sample=SAMPLE,
-        instruction=INSTRUCTION_PROMPT,
-        official_instruction=OFFICIAL_INSTRUCTION,
-        judge_prompt=JUDGE_PROMPT,
-        rubric=HybridScienceRubric,
-        official_judge_prompts=[COMPASS_VERIFIER_COT],
-        difficulty_key=DEFAULT_DIFFICULTY_KEY,
-    )
+#: The instruction put before each question, in our words (task.toml).
+INSTRUCTION_PROMPT = TASK.instruction

@@ -5,20 +5,25 @@ A `JudgedBoxedTask` names what differs between such environments (dataset, instr
 prompt, rubric); ``task.build(...)`` loads the rows, filters them by pass rate, and returns a
 `SingleTurnEnv` whose rubric grades the final boxed answer by rules (math-verify in a process
 pool, see `MathVerifyJudgeRubric`) and, optionally, an LLM judge for what the rules reject.
+An environment keeps its data in a TOML file (`JudgedBoxedTask.from_toml`) and gets its
+``load_environment`` signature, written once here, from `JudgedBoxedTask.loader`.
 """
 
 from __future__ import annotations
 
 import enum
+import functools
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from verifiers.envs.singleturn_env import SingleTurnEnv
 from verifiers.errors import ConfigError
 from verifiers.parsers import MaybeThinkParser, Parser, ThinkParser
 from verifiers.pass_rate import PassRateFilter
-from verifiers.rubrics import JudgeFallbackRubric, JudgeRubric, MathRubric
+from verifiers.rubrics import COMPASS_VERIFIER_COT, JudgeFallbackRubric, JudgeRubric, MathRubric
 from verifiers.rubrics.math_rubric import strict_boxed_answer
 from verifiers.utils.published_prompts import PromptSource
 
@@ -131,6 +136,20 @@ INTELLECT3_ENVIRONMENTS = (
 )
 
 
+#: The fields of a `JudgedBoxedTask.from_toml` file, each required, and its optional table.
+_TOML_FIELDS = (
+    "name",
+    "dataset_name",
+    "sample",
+    "instruction",
+    "difficulty_key",
+    "intellect3_module",
+)
+_TOML_DEFAULTS_TABLE = "load_environment"
+
+Loader = TypeVar("Loader", bound=Callable[..., Any])
+
+
 class _Own(enum.Enum):
     """A `JudgedBoxedTask.prepare_dataset` argument left out: the task's own value (None is a
     value there: no difficulty column)."""
@@ -144,7 +163,9 @@ class JudgedBoxedTask:
 
     ``sample`` is the bundled offline sample (``source="sample"``); ``official_instruction``
     and ``official_judge_prompts`` are where ``"official"`` loads upstream's texts from;
-    ``difficulty_key`` is the pass-rate column `prepare_dataset` filters on by default."""
+    ``difficulty_key`` is the pass-rate column `prepare_dataset` filters on by default;
+    ``defaults`` are the environment's own defaults of `build` arguments in its
+    ``load_environment`` (`loader`), beyond the task's dataset, difficulty key and judge prompt."""
 
     name: str
     dataset_name: str
@@ -155,6 +176,84 @@ class JudgedBoxedTask:
     rubric: type[MathVerifyJudgeRubric]
     official_judge_prompts: list[PromptSource] = field(default_factory=list)
     difficulty_key: str | None = None
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_toml(
+        cls,
+        path: Path,
+        *,
+        rubric: type[MathVerifyJudgeRubric],
+        judge_prompt: str,
+        official_judge_prompts: Sequence[PromptSource] = (COMPASS_VERIFIER_COT,),
+    ) -> JudgedBoxedTask:
+        """The task an environment's TOML file describes, with its rubric and judge prompt.
+
+        The file holds ``name``, ``dataset_name``, ``sample`` (a path relative to the file),
+        ``instruction``, ``difficulty_key`` (``false``: none) and ``intellect3_module`` (whose
+        published ``INSTRUCTION_PROMPT`` ``"official"`` loads, `intellect3_instruction`), and
+        optionally a ``[load_environment]`` table of `defaults`. ``official_judge_prompts``
+        defaults to CompassVerifier's (`vf.COMPASS_VERIFIER_COT`). A missing or unknown key is
+        a ConfigError naming it."""
+        import tomllib  # here: only environments built from a file pay for it
+
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as e:
+            raise ConfigError(f"judged task {path}: {e}") from None
+        defaults = data.pop(_TOML_DEFAULTS_TABLE, {})
+        missing = [key for key in _TOML_FIELDS if key not in data]
+        unknown = sorted(set(data) - set(_TOML_FIELDS))
+        if missing or unknown:
+            raise ConfigError(
+                f"judged task {path}: missing {missing or 'nothing'}, unknown {unknown or 'none'}"
+                f" (it takes {', '.join(_TOML_FIELDS)} and a [{_TOML_DEFAULTS_TABLE}] table)"
+            )
+        _build_arguments(defaults)  # an argument build does not take is an error now
+        return cls(
+            name=data["name"],
+            dataset_name=data["dataset_name"],
+            sample=path.parent / data["sample"],
+            instruction=data["instruction"],
+            official_instruction=cls.intellect3_instruction(data["intellect3_module"]),
+            judge_prompt=judge_prompt,
+            rubric=rubric,
+            official_judge_prompts=list(official_judge_prompts),
+            difficulty_key=data["difficulty_key"] or None,
+            defaults=defaults,
+        )
+
+    def loader(self, function: Loader) -> Loader:
+        """Decorate the environment's ``load_environment(**arguments)``, which passes its
+        arguments to `build`, so that it takes `build`'s arguments in `build`'s order, by name
+        or position, defaulting to this task's ``dataset_name``, ``difficulty_key``,
+        ``judge_prompt`` and `defaults` where `build` has none of its own.
+
+        The signature is written once, for every such environment, yet reads as if written out
+        in each: upstream's tests read its defaults with ``inspect.signature``,
+        `vf.load_environment` names the accepted arguments from it, and an unknown, missing or
+        repeated argument is a TypeError naming the function before anything loads."""
+        own = {
+            "dataset_name": self.dataset_name,
+            "difficulty_key": self.difficulty_key,
+            "judge_prompt": self.judge_prompt,
+            **self.defaults,
+        }
+        signature = _loader_signature(own).replace(
+            return_annotation=inspect.signature(function).return_annotation
+        )
+
+        @functools.wraps(function)
+        def load_environment(*args: Any, **kwargs: Any) -> Any:
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError as e:
+                raise TypeError(f"{function.__name__}() {e}") from None
+            bound.apply_defaults()
+            return function(**bound.arguments)
+
+        load_environment.__signature__ = signature  # type: ignore[attr-defined]
+        return load_environment  # type: ignore[return-value]
 
     @staticmethod
     def intellect3_instruction(module: str) -> PromptSource:
@@ -321,3 +420,29 @@ class JudgedBoxedTask:
         if source == "sample":
             return f"sample {self.sample.name}"
         return "dataset" if not isinstance(source, str) else f"dataset {dataset_name}"
+
+
+def _loader_signature(defaults: Mapping[str, Any]) -> inspect.Signature:
+    """`JudgedBoxedTask.build`'s arguments as an environment's ``load_environment`` takes them:
+    by position or name, each defaulting to ``defaults[name]`` or else to `build`'s default
+    (every argument needs one: ``dataset_subset`` has none in `build`)."""
+    arguments = _build_arguments(defaults)
+    missing = [p.name for p in arguments if p.default is p.empty and p.name not in defaults]
+    if missing:
+        raise ConfigError(f"a judged environment needs its own default for {', '.join(missing)}")
+    return inspect.Signature(
+        [
+            p.replace(kind=p.POSITIONAL_OR_KEYWORD, default=defaults.get(p.name, p.default))
+            for p in arguments
+        ]
+    )
+
+
+def _build_arguments(names: Iterable[str]) -> list[inspect.Parameter]:
+    """`JudgedBoxedTask.build`'s parameters, after checking that it takes each of ``names``."""
+    build = inspect.signature(JudgedBoxedTask.build)
+    arguments = [p for p in build.parameters.values() if p.name != "self"]
+    unknown = sorted(set(names) - {p.name for p in arguments})
+    if unknown:
+        raise ConfigError(f"JudgedBoxedTask.build takes no {', '.join(map(repr, unknown))}")
+    return arguments

@@ -5,8 +5,10 @@ published prompts loaded at run time (CompassVerifier's ``CV_COT_PROMPT`` as the
 upstream's ``INSTRUCTION_PROMPT``).
 
 Each check is ``async check(package, tmp_path, monkeypatch)`` for the environment's package
-(its ``load_environment``, ``COMPASS_VERIFIER_COT``, ``OFFICIAL_INSTRUCTION`` and
-``INSTRUCTION_PROMPT``); `JUDGED_TASK_CHECKS` lists them for one parametrized test per environment.
+(its ``load_environment``, ``TASK``, ``COMPASS_VERIFIER_COT`` and ``INSTRUCTION_PROMPT``; a
+check pointing a published source elsewhere replaces ``package.TASK``, which
+``load_environment`` builds from); `JUDGED_TASK_CHECKS` lists them for one parametrized test
+per environment.
 Publications are loopback copies in upstream's layout holding placeholder wording written for
 these checks; the judge is a scripted OpenAI-compatible server.
 """
@@ -29,7 +31,6 @@ from verifiers.testing.environments import (
     jsonl_rows,
     key_recording_judge,
     offline_hub,
-    point_at_local_copy,
     published_files,
     rollout_state,
     score_rollouts,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "JUDGED_TASK_CHECKS",
+    "LOADER_ARGUMENTS",
     "UPSTREAM_JUDGED_DEFAULTS",
     "SdkGradingTable",
     "judged_environment",
@@ -83,12 +85,18 @@ _COMPASS_PATH = "open-compass/CompassVerifier/pinned/src/prompts.py"
 def _compass_published(
     package: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Path]:
-    """`_COMPASS_PUBLISHED` on loopback with ``package.COMPASS_VERIFIER_COT`` pointed at it;
-    yields the served file (remove it to make the publication unreachable)."""
+    """`_COMPASS_PUBLISHED` on loopback with the task's official judge prompt (CompassVerifier's)
+    pointed at it; yields the served file (remove it to make the publication unreachable)."""
     with published_files(tmp_path, monkeypatch, {_COMPASS_PATH: _COMPASS_PUBLISHED}) as site:
-        moved = dataclasses.replace(package.COMPASS_VERIFIER_COT, url=f"{site}/{_COMPASS_PATH}")
-        monkeypatch.setattr(package, "COMPASS_VERIFIER_COT", moved)
+        _point_judge_prompt_at(package, monkeypatch, f"{site}/{_COMPASS_PATH}")
         yield tmp_path / "site" / _COMPASS_PATH
+
+
+def _point_judge_prompt_at(package: ModuleType, monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+    """Replace ``package.TASK`` by one whose official judge prompt is read from ``url``."""
+    moved = dataclasses.replace(package.COMPASS_VERIFIER_COT, url=url)
+    task = dataclasses.replace(package.TASK, official_judge_prompts=[moved])
+    monkeypatch.setattr(package, "TASK", task)
 
 
 def _compass_judge(body: dict[str, Any]) -> str:
@@ -118,6 +126,37 @@ UPSTREAM_JUDGED_DEFAULTS: dict[str, Any] = {
 }
 
 
+#: ``load_environment``'s arguments in order, as every judged environment takes them (the order
+#: i3-math and i3-science wrote out before `vf.JudgedBoxedTask.loader` generated it), with the
+#: defaults they share; each environment's ``TASK`` gives the rest.
+LOADER_ARGUMENTS: dict[str, Any] = {
+    "source": "auto",
+    "dataset_name": None,
+    "dataset_subset": None,
+    "dataset_split": "train",
+    "dataset_shuffle": False,
+    "seed": 42,
+    "difficulty_key": None,
+    "min_avg_reward": 0.0,
+    "max_avg_reward": 1.0,
+    "keep_unrated": False,
+    "instruction_prompt": None,
+    "system_prompt": None,
+    "max_answer_chars": 500,
+    "require_think_close": False,
+    "math_verify_timeout": 5.0,
+    "math_verify_workers": None,
+    "numeric_rel_tol": 0.0,
+    "judge_model": None,
+    "judge_base_url": None,
+    "judge_api_key_var": None,
+    "judge_sampling_args": None,
+    "judge_timeout": 1200.0,
+    "judge_max_concurrent": 256,
+    "judge_prompt": None,
+}
+
+
 def signature_defaults(
     load_environment: Callable[..., Any], names: Iterable[str]
 ) -> dict[str, Any]:
@@ -144,6 +183,7 @@ async def check_official_source_is_compass_verifiers_file(
     package: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     src = package.COMPASS_VERIFIER_COT
+    assert package.TASK.official_judge_prompts == [src]
     assert src.url.startswith("https://raw.githubusercontent.com/open-compass/CompassVerifier/")
     assert src.url.endswith("/src/prompts.py") and src.name == "CV_COT_PROMPT"
     assert dict(src.placeholders) == {"gold_answer": "answer", "llm_response": "response"}
@@ -196,10 +236,7 @@ async def check_unreachable_publication_is_a_config_error_naming_the_way_out(
     package: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("VF_PROMPT_CACHE", str(tmp_path / "empty-cache"))
-    dead = dataclasses.replace(
-        package.COMPASS_VERIFIER_COT, url="http://127.0.0.1:9/src/prompts.py"
-    )
-    monkeypatch.setattr(package, "COMPASS_VERIFIER_COT", dead)
+    _point_judge_prompt_at(package, monkeypatch, "http://127.0.0.1:9/src/prompts.py")
     try:
         package.load_environment(source="sample", judge_model="j", judge_prompt="official")
     except ConfigError as e:
@@ -236,13 +273,15 @@ async def check_official_instruction_is_upstreams_constant_loaded_at_run_time(
     """instruction_prompt="official": the INSTRUCTION_PROMPT constant of upstream's module
     (research-environments b9cb04a), read with ast and never executed; None is ours."""
     name = package.__name__
-    source = point_at_local_copy(
-        monkeypatch,
-        package,
-        "OFFICIAL_INSTRUCTION",
-        tmp_path / f"{name}.py",
+    source = package.TASK.official_instruction
+    copy = tmp_path / f"{name}.py"
+    copy.write_text(
         'import verifiers as vf\n\nINSTRUCTION_PROMPT = "PLACEHOLDER UPSTREAM LINE."\n'
-        "def load_environment(**kwargs):\n    raise SystemExit('never executed')\n",
+        "def load_environment(**kwargs):\n    raise SystemExit('never executed')\n"
+    )
+    moved = dataclasses.replace(source, url=copy.as_uri())
+    monkeypatch.setattr(
+        package, "TASK", dataclasses.replace(package.TASK, official_instruction=moved)
     )
     upstream = f"/b9cb04acef3b5608a0e05883af7f329c0c69dbaa/environments/{name}/{name}.py"
     assert source.name == "INSTRUCTION_PROMPT"
@@ -258,6 +297,40 @@ async def check_official_instruction_is_upstreams_constant_loaded_at_run_time(
 
 
 # -- upstream's arguments -----------------------------------------------------------------------
+async def check_signature_reads_as_if_written_out(
+    package: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The generated signature: `LOADER_ARGUMENTS` in order, each by position or name, with the
+    task's dataset, difficulty key, judge prompt and own defaults; a positional call loads what
+    the named one does; a repeated or unknown argument is a TypeError naming the function."""
+    params = inspect.signature(package.load_environment).parameters
+    assert list(params) == list(LOADER_ARGUMENTS)
+    assert {p.kind for p in params.values()} == {inspect.Parameter.POSITIONAL_OR_KEYWORD}
+    task = package.TASK
+    own = {
+        "dataset_name": task.dataset_name,
+        "difficulty_key": task.difficulty_key,
+        "judge_prompt": package.JUDGE_PROMPT,
+        **task.defaults,
+    }
+    assert {name: p.default for name, p in params.items()} == {**LOADER_ARGUMENTS, **own}
+    load = package.load_environment
+    assert problems_of(load("sample", task.dataset_name, own["dataset_subset"], "train", True)) == (
+        problems_of(load(source="sample", dataset_shuffle=True))
+    )
+    refused: list[tuple[tuple[Any, ...], dict[str, Any], str]] = [
+        (("sample",), {"source": "hub"}, "load_environment() multiple values for argument"),
+        ((), {"diamond": False}, "load_environment() got an unexpected keyword argument"),
+    ]
+    for args, kwargs, why in refused:
+        try:
+            load(*args, **kwargs)
+        except TypeError as e:
+            assert why in str(e), str(e)
+        else:
+            raise AssertionError(f"{args} {kwargs} was accepted")
+
+
 async def check_dataset_shuffle_reorders_with_upstream_seed(
     package: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -347,6 +420,7 @@ async def check_unreachable_judge_is_an_infra_error_not_a_zero(
 
 
 JUDGED_TASK_CHECKS: list[Check] = [
+    check_signature_reads_as_if_written_out,
     check_official_source_is_compass_verifiers_file,
     check_official_judge_prompt_is_loaded_and_its_verdicts_read,
     check_official_prompt_is_cached_for_offline_runs,
