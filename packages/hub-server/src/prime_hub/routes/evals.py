@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import orjson
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 from verifiers_viewer import Filters
@@ -127,23 +127,15 @@ async def push_rollouts(request: Request, owner: str, name: str, eval_id: int) -
 @router.get(
     "/environments/{owner}/{name}/evals/{eval_id}/rollouts",
     summary="An evaluation's rollouts: filtered, sorted, a page at a time (from its index)",
+    description="Filters are the rollout viewer's, one query parameter each; ``error`` is an "
+    "error type, 'any' (failed) or 'none' (no error).",
 )
 def list_rollouts(
     request: Request,
     owner: str,
     name: str,
     eval_id: int,
-    reward_min: float | None = None,
-    reward_max: float | None = None,
-    error: str | None = Query(
-        default=None, description="an error type, 'any' (failed) or 'none' (no error)"
-    ),
-    stop: str | None = None,
-    example: str | None = None,
-    member: str | None = None,
-    metric: str | None = None,
-    metric_min: float | None = None,
-    metric_max: float | None = None,
+    filters: Annotated[Filters, Depends()],  # one query parameter per field
     sort: str = Query(default="line", description="a column, or metric:<name>"),
     order: Literal["asc", "desc"] = "asc",
     limit: int = Query(default=50, ge=1, le=1000),
@@ -156,17 +148,6 @@ def list_rollouts(
     store = _store(request)
     row = store.readable(principal_sync(request), eval_id, owner, name)
     index = store.index(row)
-    filters = Filters(
-        reward_min=reward_min,
-        reward_max=reward_max,
-        error=error,
-        stop=stop,
-        example=example,
-        member=member,
-        metric=metric,
-        metric_min=metric_min,
-        metric_max=metric_max,
-    )
     rows = index.rows(filters, sort=sort, descending=order == "desc", offset=offset, limit=limit)
     return {
         "eval_id": eval_id,
