@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -229,38 +230,35 @@ def load_environment(
     )
 
 
-def load_aime2024(
-    system_prompt: str | None = None,
-    source: Any = "auto",
-    math_verify_timeout: float = 5.0,
-    max_workers: int | None = None,
-    sampling_args: dict[str, Any] | None = None,
-) -> vf.Environment:
+def _one_year(year: int, doc: str) -> Callable[..., vf.Environment]:
+    """Upstream's per-year environment id: `load_environment` with ``year`` fixed."""
+
+    def load(
+        system_prompt: str | None = None,
+        source: Any = "auto",
+        math_verify_timeout: float = 5.0,
+        max_workers: int | None = None,
+        sampling_args: dict[str, Any] | None = None,
+    ) -> vf.Environment:
+        return load_environment(
+            year=year,
+            source=source,
+            system_prompt=system_prompt,
+            math_verify_timeout=math_verify_timeout,
+            max_workers=max_workers,
+            sampling_args=sampling_args,
+        )
+
+    load.__name__ = load.__qualname__ = f"load_aime{year}"
+    load.__doc__ = doc
+    return load
+
+
+load_aime2024 = _one_year(
+    2024,
     """Upstream's ``aime2024`` environment id: `load_environment` with ``year=2024`` (upstream
-    takes only ``system_prompt``; the rest are ours)."""
-    return load_environment(
-        year=2024,
-        source=source,
-        system_prompt=system_prompt,
-        math_verify_timeout=math_verify_timeout,
-        max_workers=max_workers,
-        sampling_args=sampling_args,
-    )
-
-
-def load_aime2025(
-    system_prompt: str | None = None,
-    source: Any = "auto",
-    math_verify_timeout: float = 5.0,
-    max_workers: int | None = None,
-    sampling_args: dict[str, Any] | None = None,
-) -> vf.Environment:
-    """Upstream's ``aime2025`` environment id: `load_environment` with ``year=2025``."""
-    return load_environment(
-        year=2025,
-        source=source,
-        system_prompt=system_prompt,
-        math_verify_timeout=math_verify_timeout,
-        max_workers=max_workers,
-        sampling_args=sampling_args,
-    )
+    takes only ``system_prompt``; the rest are ours).""",
+)
+load_aime2025 = _one_year(
+    2025, """Upstream's ``aime2025`` environment id: `load_environment` with ``year=2025``."""
+)

@@ -1,7 +1,10 @@
 import asyncio
+import inspect
 import json
 import logging
 import socket
+import tomllib
+from pathlib import Path
 
 import aime
 import pytest
@@ -22,26 +25,10 @@ def said(text):
     return [{"role": "assistant", "content": text}]
 
 
-# (gold, model output, expected reward)
+#: (gold, model output, expected reward), from tests/data/grading.toml
 GRADING = [
-    ("70", "Adding up, we get $\\boxed{70}$.", 1.0),
-    ("70", "\\boxed{070}", 1.0),
-    ("70", "\\boxed{70.0}", 1.0),
-    ("70", "\\boxed{\\dfrac{140}{2}}", 1.0),
-    ("0", "So there are \\boxed{0} such integers.", 1.0),
-    ("70", "\\boxed{71} is wrong, it is \\boxed{70}", 1.0),  # the last box counts
-    ("70", "<think>maybe \\boxed{12}?</think>The answer is \\boxed{70}.", 1.0),
-    ("70", "so the total is 70.</think>\n\\boxed{70}", 1.0),  # template put <think> in the prompt
-    ("70", "\\boxed{71}", 0.0),
-    ("70", "\\boxed{70} is wrong, it is \\boxed{71}", 0.0),
-    ("70", "The answer is 70.", 0.0),  # no box: prose is not an answer
-    ("70", "\\boxed{}", 0.0),
-    ("70", "\\boxed{x}", 0.0),
-    ("70", "\\boxed{70", 0.0),  # unclosed box
-    ("70", "<think>it must be \\boxed{70}", 0.0),  # unclosed reasoning: truncated
-    ("70", "<think>\\boxed{70}</think>I give up.", 0.0),  # the box is only in the reasoning
-    ("70", "", 0.0),
-    ("204", "\\boxed{2 0 4 0}", 0.0),
+    (row["gold"], row["output"], row["reward"])
+    for row in tomllib.loads((Path(__file__).parent / "data" / "grading.toml").read_text())["rows"]
 ]
 
 
@@ -51,6 +38,26 @@ async def test_grading_table(env, gold, output, expected):
     score = await env.rubric.correct_answer(completion=said(output), answer=gold, state=state)
     assert score == expected
     assert not state.get("math_verify_timeout")
+
+
+@pytest.mark.parametrize("year", [2024, 2025])
+def test_upstream_year_ids_load_that_year_with_our_arguments(year):
+    """Upstream's ``aime2024`` / ``aime2025`` ids (this package's entry points): the year's
+    problems only, taking ``system_prompt`` as upstream does and our other arguments."""
+    load = getattr(aime, f"load_aime{year}")
+    assert load.__name__ == f"load_aime{year}" and f"year={year}" in load.__doc__
+    assert list(inspect.signature(load).parameters) == [
+        "system_prompt",
+        "source",
+        "math_verify_timeout",
+        "max_workers",
+        "sampling_args",
+    ]
+    env = load(system_prompt="Be brief.", source="sample", max_workers=1)
+    both = aime.load_environment(source="sample", year="both", max_workers=1)
+    assert 0 < len(env.dataset) < len(both.dataset)
+    assert {info["year"] for info in env.dataset["info"]} == {year}
+    assert env.system_prompt == "Be brief."
 
 
 @pytest.mark.parametrize(
