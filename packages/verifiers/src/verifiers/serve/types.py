@@ -65,30 +65,30 @@ class HealthRequest(BaseRequest):
 class HealthResponse(BaseResponse): ...
 
 
-class RunRolloutRequest(BaseRequest):
-    request_type: Literal["run_rollout"] = "run_rollout"
+class _RunRequest(BaseRequest):
+    """What a rollout and a group request both carry besides their inputs."""
 
-    input: SkipValidation[dict[str, Any]]
     client_config: SkipValidation[Any]
     model: str
     sampling_args: SkipValidation[dict[str, Any]]
     max_retries: int = 0
     state_columns: list[str] | None = None
+
+
+class RunRolloutRequest(_RunRequest):
+    request_type: Literal["run_rollout"] = "run_rollout"
+
+    input: SkipValidation[dict[str, Any]]
 
 
 class RunRolloutResponse(BaseResponse):
     output: SkipValidation[dict[str, Any] | None] = None
 
 
-class RunGroupRequest(BaseRequest):
+class RunGroupRequest(_RunRequest):
     request_type: Literal["run_group"] = "run_group"
 
     group_inputs: SkipValidation[list[dict[str, Any]]]
-    client_config: SkipValidation[Any]
-    model: str
-    sampling_args: SkipValidation[dict[str, Any]]
-    max_retries: int = 0
-    state_columns: list[str] | None = None
 
 
 class RunGroupResponse(BaseResponse):

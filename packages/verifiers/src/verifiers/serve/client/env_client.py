@@ -19,6 +19,7 @@ from typing import Any
 
 from verifiers.serve import wire
 from verifiers.serve.types import (
+    BaseRequest,
     BaseResponse,
     HealthRequest,
     HealthResponse,
@@ -121,7 +122,7 @@ class EnvClient(ABC):
         )
         await self.ensure_server_up()
         try:
-            response = await self.handle_run_rollout_request(request, timeout=None)
+            response = RunRolloutResponse.model_validate(await self.send_request(request))
             if not response.success or response.output is None:
                 raise _failure(response)
         except ServerError as e:
@@ -148,7 +149,7 @@ class EnvClient(ABC):
         )
         await self.ensure_server_up()
         try:
-            response = await self.handle_run_group_request(request, timeout=None)
+            response = RunGroupResponse.model_validate(await self.send_request(request))
             if not response.success or response.outputs is None:
                 raise _failure(response)
         except ServerError as e:
@@ -172,18 +173,9 @@ class EnvClient(ABC):
     ) -> HealthResponse: ...
 
     @abstractmethod
-    async def handle_run_rollout_request(
-        self,
-        request: RunRolloutRequest,
-        timeout: float | None,  # noqa: ASYNC109
-    ) -> RunRolloutResponse: ...
-
-    @abstractmethod
-    async def handle_run_group_request(
-        self,
-        request: RunGroupRequest,
-        timeout: float | None,  # noqa: ASYNC109
-    ) -> RunGroupResponse: ...
+    async def send_request(self, request: BaseRequest, timeout: float | None = None) -> Any:  # noqa: ASYNC109
+        """The server's answer to `request`, decoded (the caller validates it as the response
+        model of the request's kind). Raises `ServerError` when the server fails it."""
 
     @abstractmethod
     async def close(self) -> None: ...

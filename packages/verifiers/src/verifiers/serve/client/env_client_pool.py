@@ -15,15 +15,7 @@ from typing import Any
 
 from verifiers.serve.client.env_client import EnvClient
 from verifiers.serve.client.zmq_env_client import ZMQEnvClient
-from verifiers.serve.types import (
-    HealthRequest,
-    HealthResponse,
-    RunGroupRequest,
-    RunGroupResponse,
-    RunRolloutRequest,
-    RunRolloutResponse,
-    ServerState,
-)
+from verifiers.serve.types import BaseRequest, HealthRequest, HealthResponse, ServerState
 
 
 class EnvClientPool(EnvClient):
@@ -73,19 +65,8 @@ class EnvClientPool(EnvClient):
             return HealthResponse(success=True)
         return HealthResponse(success=False, error="; ".join(a.error or "" for a in answers))
 
-    async def handle_run_rollout_request(
-        self,
-        request: RunRolloutRequest,
-        timeout: float | None,  # noqa: ASYNC109
-    ) -> RunRolloutResponse:
-        return await self.pick().handle_run_rollout_request(request, timeout)
-
-    async def handle_run_group_request(
-        self,
-        request: RunGroupRequest,
-        timeout: float | None,  # noqa: ASYNC109
-    ) -> RunGroupResponse:
-        return await self.pick().handle_run_group_request(request, timeout)
+    async def send_request(self, request: BaseRequest, timeout: float | None = None) -> Any:  # noqa: ASYNC109
+        return await self.pick().send_request(request, timeout)
 
     async def close(self) -> None:
         await asyncio.gather(*(c.close() for c in self.clients))

@@ -42,10 +42,6 @@ from verifiers.serve.types import (
     HealthRequest,
     HealthResponse,
     PendingRequest,
-    RunGroupRequest,
-    RunGroupResponse,
-    RunRolloutRequest,
-    RunRolloutResponse,
     ServerError,
     ServerState,
     ServerTimeoutError,
@@ -168,20 +164,6 @@ class ZMQEnvClient(EnvClient):
         if self.server_state is ServerState.HEALTHY:
             return HealthResponse(success=True)
         return HealthResponse(success=False, error=f"server state: {self.server_state.value}")
-
-    async def handle_run_rollout_request(
-        self,
-        request: RunRolloutRequest,
-        timeout: float | None,  # noqa: ASYNC109
-    ) -> RunRolloutResponse:
-        return RunRolloutResponse.model_validate(await self.send_request(request, timeout))
-
-    async def handle_run_group_request(
-        self,
-        request: RunGroupRequest,
-        timeout: float | None,  # noqa: ASYNC109
-    ) -> RunGroupResponse:
-        return RunGroupResponse.model_validate(await self.send_request(request, timeout))
 
     @property
     def num_pending(self) -> int:

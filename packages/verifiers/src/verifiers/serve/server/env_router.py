@@ -17,16 +17,15 @@ import os
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from multiprocessing.process import BaseProcess
-from typing import Any
 
 import zmq
 import zmq.asyncio
 
 from verifiers.serve import wire
 from verifiers.serve.credentials import ApiKeyPolicy
-from verifiers.serve.server.env_worker import FAILED, READY, EnvWorker
+from verifiers.serve.server.env_worker import FAILED, READY, EnvWorker, ServedEnv
 from verifiers.serve.types import BaseResponse
 
 logger = logging.getLogger("verifiers.serve")
@@ -51,25 +50,12 @@ class WorkerHandle:
 
 class EnvRouter:
     def __init__(
-        self,
-        env_id: str,
-        env_args: dict[str, Any] | None = None,
-        extra_env_kwargs: dict[str, Any] | None = None,
-        log_level: str | None = None,
-        log_dir: str | None = None,
-        console_logging: bool = True,
-        *,
-        num_workers: int = 1,
-        api_keys: ApiKeyPolicy | None = None,
+        self, served: ServedEnv, *, num_workers: int = 1, api_keys: ApiKeyPolicy | None = None
     ) -> None:
         if num_workers < 1:
             raise ValueError(f"num_workers must be at least 1, got {num_workers}")
-        self.env_id = env_id
-        self.env_args = dict(env_args or {})
-        self.extra_env_kwargs = dict(extra_env_kwargs or {})
-        self.log_level = log_level
-        self.log_dir = log_dir
-        self.console_logging = console_logging
+        self.served = served
+        self.env_id = served.env_id
         self.num_workers = num_workers
         self.api_keys = ApiKeyPolicy.resolve(api_keys)
         self.session_id = uuid.uuid4().hex[:12]
@@ -101,15 +87,8 @@ class EnvRouter:
         # spawn, never fork: the server runs an event loop and ZMQ threads.
         process = mp.get_context("spawn").Process(
             target=EnvWorker.run_worker,
-            args=(
-                self.env_id,
-                self.env_args,
-                self.extra_env_kwargs,
-                self.log_level,
-                self.log_dir,
-                self.console_logging,
-            ),
             kwargs=dict(
+                **asdict(self.served),
                 worker_id=worker_id,
                 worker_name=f"{self.env_id}-{worker_id}",
                 request_address=address,

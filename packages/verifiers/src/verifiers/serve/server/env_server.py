@@ -20,6 +20,7 @@ from typing import Any
 from verifiers.serve.credentials import ApiKeyPolicy, ApiKeysSetting
 from verifiers.serve.logs import setup_process_logging
 from verifiers.serve.server.env_router import EnvRouter
+from verifiers.serve.server.env_worker import EnvWorker, ServedEnv
 
 logger = logging.getLogger("verifiers.serve")
 
@@ -51,12 +52,14 @@ class EnvServer(ABC):
         self.json_logging = json_logging
         self.death_pipe = death_pipe
         self.router = EnvRouter(
-            env_id,
-            env_args,
-            extra_env_kwargs,
-            log_level,
-            log_dir,
-            console_logging,
+            ServedEnv(
+                env_id,
+                dict(env_args or {}),
+                dict(extra_env_kwargs or {}),
+                log_level,
+                log_dir,
+                console_logging,
+            ),
             num_workers=num_workers,
             api_keys=ApiKeyPolicy.resolve(api_keys),
         )
@@ -68,8 +71,6 @@ class EnvServer(ABC):
     @staticmethod
     def get_all_log_files(log_dir: str, num_workers: int) -> list[Path]:
         """The server's log file, then each worker's (upstream 0.1.12's layout)."""
-        from verifiers.serve.server.env_worker import EnvWorker
-
         workers = [EnvWorker.get_log_file(log_dir, i) for i in range(num_workers)]
         return [EnvServer.get_log_file(log_dir), *workers]
 

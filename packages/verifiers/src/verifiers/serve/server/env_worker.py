@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 import traceback
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,20 @@ logger = logging.getLogger("verifiers.serve")
 
 READY = b"ready"
 FAILED = b"failed"
+
+
+@dataclass(frozen=True)
+class ServedEnv:
+    """What every worker of a server loads, and how the server's processes log: the part of
+    the server's (upstream) arguments that its router hands on to each `EnvWorker`. The
+    field names are `EnvWorker`'s parameter names."""
+
+    env_id: str
+    env_args: dict[str, Any] = field(default_factory=dict)
+    extra_env_kwargs: dict[str, Any] = field(default_factory=dict)
+    log_level: str | None = None
+    log_dir: str | None = None
+    console_logging: bool = True
 
 
 async def run_on_env(
