@@ -11,6 +11,7 @@ import orjson
 
 from verifiers.errors import ConfigError
 from verifiers.pass_rate import PassRateFilter
+from verifiers.utils.json_object import json_object
 
 
 def build_prompt(
@@ -88,19 +89,9 @@ def _prompt_is_text(dataset: Any) -> bool:
 
 def parse_info(info: Any) -> dict[str, Any]:
     """`info` may be a dict or a JSON string (recommended when row schemas differ)."""
-    if info is None or info == "":
-        return {}
-    if isinstance(info, str):
-        try:
-            value = orjson.loads(info)
-        except orjson.JSONDecodeError as e:
-            raise ConfigError(f"'info' is a string but not JSON: {e}") from None
-        if not isinstance(value, dict):
-            raise ConfigError(f"'info' JSON must be an object, got {type(value).__name__}")
-        return value
-    if isinstance(info, dict):
+    if isinstance(info, dict):  # the usual case, once per rollout: no further call
         return info
-    raise ConfigError(f"'info' must be a dict or a JSON string, got {type(info).__name__}")
+    return json_object(info, "'info'", expected="a dict or the JSON text of an object")
 
 
 MAX_REPORTED_ROW_ERRORS = 5

@@ -11,17 +11,15 @@ import argparse
 import importlib.util
 import os
 import tomllib
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import orjson
-
 from verifiers.cli import eval_options as opt
 from verifiers.errors import ConfigError
 from verifiers.loading import environment_module_name
+from verifiers.utils.json_object import json_object
 
 
 class UsageError(ConfigError):
@@ -74,16 +72,9 @@ class RaySettings:
 
 
 def parse_json_object(value: Any, flag: str) -> dict[str, Any]:
-    if value is None or value == "":
-        return {}
-    if isinstance(value, str):
-        try:
-            value = orjson.loads(value)
-        except orjson.JSONDecodeError as e:
-            raise UsageError(f"{flag} is not valid JSON ({e}): {value!r}") from None
-    if not isinstance(value, Mapping):
-        raise UsageError(f"{flag} must be a JSON object, got {type(value).__name__}")
-    return dict(value)
+    """A copy of the object `flag` gives (as JSON text or a table); a usage error if it is not
+    one."""
+    return dict(json_object(value, flag, error=UsageError))
 
 
 def parse_header_lines(values: Any, flag: str) -> dict[str, str]:

@@ -18,7 +18,6 @@ or below it. Without either setting nothing is allowed.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Mapping, Sequence
@@ -27,6 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from verifiers.errors import ConfigError
+from verifiers.utils.json_object import json_object
 
 __all__ = ["API_KEYS_VAR", "NO_KEY", "ApiKeyPolicy"]
 
@@ -73,18 +73,14 @@ class ApiKeyPolicy:
         source = "api_keys"
         if api_keys is None:
             api_keys, source = os.environ.get(API_KEYS_VAR) or "{}", API_KEYS_VAR
-        if isinstance(api_keys, str):
-            try:
-                api_keys = json.loads(api_keys)
-            except json.JSONDecodeError as e:
-                raise ConfigError(f"{source} is not JSON: {e}") from None
-        if not isinstance(api_keys, Mapping):
-            raise ConfigError(
-                f'{source} must map variable names to base URLs, e.g. {{"OPENAI_API_KEY": '
-                f'["https://api.openai.com/v1"]}}; got {type(api_keys).__name__}'
-            )
+        mapping = json_object(
+            api_keys,
+            source,
+            expected='a map of variable names to base URLs, e.g. {"OPENAI_API_KEY": '
+            '["https://api.openai.com/v1"]}',
+        )
         allowed = []
-        for var, urls in api_keys.items():
+        for var, urls in mapping.items():
             if not isinstance(var, str) or not var:
                 raise ConfigError(f"{source}: {var!r} is not a variable name")
             urls = [urls] if isinstance(urls, str) else urls

@@ -70,16 +70,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 async def _serve(args: argparse.Namespace) -> None:
-    srv = ScriptedServer(
-        ArithmeticResponder(wrong_rate=args.wrong_rate),
-        host=args.host,
-        port=args.port,
-        latency_ms=args.latency_ms,
-        fail_rate=args.fail_rate,
-        seed=args.seed,
-        model=args.model,
-        max_recorded=args.max_recorded,
-    )
+    # every `serve` option but --wrong-rate (the responder's) is the server's keyword argument
+    # of the same name, so a new option is one `add_argument` line
+    options = {k: v for k, v in vars(args).items() if k not in ("cmd", "wrong_rate")}
+    srv = ScriptedServer(ArithmeticResponder(wrong_rate=args.wrong_rate), **options)
     done = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
