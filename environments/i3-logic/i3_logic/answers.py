@@ -14,7 +14,14 @@ from __future__ import annotations
 import math
 import re
 
-from i3_logic.puzzle import MAX_ANSWER_CHARS, AnswerError, answer_text, final_answer, parse_literal
+from i3_logic.puzzle import (
+    MAX_ANSWER_CHARS,
+    AnswerError,
+    answer_text,
+    final_answer,
+    parse_grid,
+    parse_literal,
+)
 
 __all__ = [
     "answer_block",
@@ -22,6 +29,7 @@ __all__ = [
     "choice",
     "clean",
     "grid_answer_block",
+    "int_grid_answer",
     "last_bracketed",
     "latex_brackets",
     "list_answer_block",
@@ -131,6 +139,12 @@ def last_bracketed(text: str, brackets: re.Pattern[str]) -> str | None:
     if len(found) > 1 and found[-2].end() > line_start:
         raise AnswerError("two bracketed answers on one line")
     return last.group(1)
+
+
+def int_grid_answer(text: str | None, rows: int, cols: int) -> list[list[int]]:
+    """The reply's `rows` x `cols` integer grid: ``list_answer_block`` in any form of
+    ``parse_grid``; ``AnswerError`` otherwise."""
+    return parse_grid(list_answer_block(text), rows, cols)
 
 
 def grid_answer_block(text: str | None) -> str:

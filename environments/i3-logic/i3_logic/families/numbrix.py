@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from i3_logic.answers import list_answer_block
-from i3_logic.puzzle import Puzzle, PuzzleDataError, parse_grid, require
+from i3_logic.answers import int_grid_answer
+from i3_logic.puzzle import Puzzle, PuzzleDataError, require
 
 NAME = "numbrix"
 ALIASES = ()
@@ -56,5 +56,5 @@ def valid(given: list[list[Any]], grid: list[list[int]]) -> bool:
 def verify(puzzle: Puzzle, text: str) -> float:
     given = _grid(puzzle)
     n = len(given)
-    grid = parse_grid(list_answer_block(text), n, n)
+    grid = int_grid_answer(text, n, n)
     return 1.0 if valid(given, grid) else 0.0

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import random
 
-from i3_logic.answers import list_answer_block
+from i3_logic.answers import int_grid_answer
 from i3_logic.puzzle import (
     ANSWER_INSTRUCTION_LOWER,
     Puzzle,
     PuzzleDataError,
     is_latin,
-    parse_grid,
     random_latin_square,
     require,
 )
@@ -100,7 +99,7 @@ def check(puzzle: Puzzle) -> None:
 
 def verify(puzzle: Puzzle, text: str) -> float:
     n, clues = _parts(puzzle)
-    grid = parse_grid(list_answer_block(text), n, n)
+    grid = int_grid_answer(text, n, n)
     if not is_latin(grid, n):
         return 0.0
     return 1.0 if clues_of(grid) == clues else 0.0

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from i3_logic.answers import list_answer_block
-from i3_logic.puzzle import Puzzle, PuzzleDataError, parse_grid, require
+from i3_logic.answers import int_grid_answer
+from i3_logic.puzzle import Puzzle, PuzzleDataError, require
 
 NAME = "survo"
 ALIASES = ()
@@ -59,5 +59,5 @@ def valid(given: list[list[int]], numbers: list[int], grid: list[list[int]]) -> 
 def verify(puzzle: Puzzle, text: str) -> float:
     given, numbers = _parts(puzzle)
     n = len(given)
-    grid = parse_grid(list_answer_block(text), n, n)
+    grid = int_grid_answer(text, n, n)
     return 1.0 if valid(given, numbers, grid) else 0.0

@@ -10,6 +10,7 @@ import pytest
 from i3_logic import TASKS, Puzzle, puzzle_from_info, verify
 from i3_logic.families import arc_agi as family
 from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import replies_test
 
 ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
 ROWS = [json.loads(line) for line in ROWS_FILE.read_text().splitlines()]
@@ -43,8 +44,8 @@ P = PUZZLES["arc_agi"]
 GRID = json.loads(P.answer)
 
 
-@pytest.mark.parametrize(
-    "reply,score",
+test_answer_forms = replies_test(
+    P,
     [
         (f"```json\n{json.dumps(GRID)}\n```", 1.0),
         (f"<answer>```json\n{json.dumps(GRID, indent=2)}\n```</answer>", 1.0),
@@ -59,8 +60,6 @@ GRID = json.loads(P.answer)
         ("", 0.0),
     ],
 )
-def test_answer_forms(reply, score):
-    assert verify(P, reply) == score
 
 
 def test_a_30x30_grid_pretty_printed_is_read():

@@ -11,6 +11,7 @@ import pytest
 from i3_logic import TASKS, Puzzle, puzzle_from_info, verify
 from i3_logic.families import bbeh as family
 from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import replies_test
 
 ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
 PUZZLES = {
@@ -56,8 +57,8 @@ def py(value: str) -> str:
 MC = PUZZLES["bbeh_hyperbaton"]  # (C) a big old red car
 
 
-@pytest.mark.parametrize(
-    "reply,score",
+test_option_answers = replies_test(
+    MC,
     [
         (py('"(C)"'), 1.0),
         (py("'c'"), 1.0),
@@ -76,8 +77,6 @@ MC = PUZZLES["bbeh_hyperbaton"]  # (C) a big old red car
         ("", 0.0),
     ],
 )
-def test_option_answers(reply, score):
-    assert verify(MC, reply) == score
 
 
 def answer(reference: str, reply: str) -> float:

@@ -13,6 +13,7 @@ from i3_logic import TASKS, Puzzle, puzzle_from_info, verify
 from i3_logic.families import bbh_date_understanding as family
 from i3_logic.families.bbh_common import options
 from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import replies_test
 
 ROWS = [
     json.loads(line)
@@ -181,8 +182,8 @@ def test_hyperbaton_row_follows_the_adjective_order():
 P = PUZZLES["bbh_date_understanding"]  # answer (A) 02/23/2024
 
 
-@pytest.mark.parametrize(
-    "reply,score",
+test_answer_forms = replies_test(
+    P,
     [
         ("So the answer is (A).", 1.0),
         ("So the answer is A.", 1.0),
@@ -203,8 +204,6 @@ P = PUZZLES["bbh_date_understanding"]  # answer (A) 02/23/2024
         ("So the answer is " + "(A)" * 2000, 0.0),
     ],
 )
-def test_answer_forms(reply, score):
-    assert verify(P, reply) == score
 
 
 def test_upstream_first_match_is_not_kept():

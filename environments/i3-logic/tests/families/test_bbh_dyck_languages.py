@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from i3_logic import Puzzle, puzzle_from_info, verify
+from i3_logic import Puzzle, puzzle_from_info
 from i3_logic.families import bbh_dyck_languages as family
 from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import replies_test
 
 ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
 PUZZLES = [
@@ -36,8 +37,8 @@ def test_rows_are_right():
 P = PUZZLES[0]  # Input: [ { ( < > )  ->  } ]
 
 
-@pytest.mark.parametrize(
-    "reply,score",
+test_answer_forms = replies_test(
+    P,
     [
         ("So the answer is } ].", 1.0),
         ("So the answer is } ]", 1.0),  # upstream dropped the last character without a period
@@ -52,8 +53,6 @@ P = PUZZLES[0]  # Input: [ { ( < > )  ->  } ]
         ("", 0.0),
     ],
 )
-def test_answer_forms(reply, score):
-    assert verify(P, reply) == score
 
 
 @pytest.mark.parametrize("answer", ["", "close them", "} ] x"])

@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-from i3_logic import Puzzle, puzzle_from_info, verify
+from i3_logic import Puzzle, puzzle_from_info
 from i3_logic.families import bbh_formal_fallacies as family
 from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import replies_test
 
 ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
 PUZZLES = [
@@ -46,8 +47,8 @@ def test_rows_are_right():
 P = PUZZLES[1]  # invalid
 
 
-@pytest.mark.parametrize(
-    "reply,score",
+test_answer_forms = replies_test(
+    P,
     [
         ("So the answer is invalid.", 1.0),
         ("So the answer is INVALID", 1.0),
@@ -57,8 +58,6 @@ P = PUZZLES[1]  # invalid
         ("", 0.0),
     ],
 )
-def test_answer_forms(reply, score):
-    assert verify(P, reply) == score
 
 
 @pytest.mark.parametrize("answer", ["", "Yes", "not valid"])

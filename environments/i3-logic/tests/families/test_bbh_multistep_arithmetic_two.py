@@ -11,6 +11,7 @@ import pytest
 from i3_logic import TASKS, Puzzle, puzzle_from_info, verify
 from i3_logic.families import bbh_multistep_arithmetic_two as family
 from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import replies_test
 
 ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
 PUZZLES = {
@@ -45,8 +46,8 @@ def test_rows_are_right():
 P = PUZZLES["bbh_multistep_arithmetic_two"]  # -11
 
 
-@pytest.mark.parametrize(
-    "reply,score",
+test_answer_forms = replies_test(
+    P,
     [
         ("So the answer is -11.", 1.0),
         ("So the answer is \u221211.", 1.0),
@@ -60,8 +61,6 @@ P = PUZZLES["bbh_multistep_arithmetic_two"]  # -11
         ("", 0.0),
     ],
 )
-def test_answer_forms(reply, score):
-    assert verify(P, reply) == score
 
 
 def test_upstream_first_number_is_not_the_answer():

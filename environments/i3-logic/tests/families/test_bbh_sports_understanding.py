@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from i3_logic import Puzzle, puzzle_from_info, verify
+from i3_logic import Puzzle, puzzle_from_info
 from i3_logic.families import bbh_sports_understanding as family
 from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import verdicts_test
 
 ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
 PUZZLES = [
@@ -21,8 +22,7 @@ def test_rows_have_both_answers():
     assert (YES.answer, NO.answer) == ("yes", "no")
 
 
-@pytest.mark.parametrize(
-    "puzzle,reply,score",
+test_answer_forms = verdicts_test(
     [
         (YES, "So the answer is yes.", 1.0),
         (YES, "So the answer is Plausible.", 1.0),
@@ -33,10 +33,8 @@ def test_rows_have_both_answers():
         (NO, "So the answer is plausible or not plausible.", 0.0),
         (NO, "Not plausible at all.", 0.0),  # no statement
         (NO, "", 0.0),
-    ],
+    ]
 )
-def test_answer_forms(puzzle, reply, score):
-    assert verify(puzzle, reply) == score
 
 
 @pytest.mark.parametrize("answer", ["", "plausible", "True"])

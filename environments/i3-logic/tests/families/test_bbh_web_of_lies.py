@@ -8,9 +8,10 @@ import re
 from pathlib import Path
 
 import pytest
-from i3_logic import Puzzle, puzzle_from_info, verify
+from i3_logic import Puzzle, puzzle_from_info
 from i3_logic.families import bbh_web_of_lies as family
 from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import verdicts_test
 
 ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
 PUZZLES = [
@@ -43,8 +44,7 @@ def test_rows_are_right():
 YES, NO = PUZZLES  # Dora tells the truth; Ivo lies
 
 
-@pytest.mark.parametrize(
-    "puzzle,reply,score",
+test_answer_forms = verdicts_test(
     [
         (YES, "So the answer is Yes.", 1.0),
         (YES, "So the answer is yes, Dora tells the truth.", 1.0),
@@ -57,10 +57,8 @@ YES, NO = PUZZLES  # Dora tells the truth; Ivo lies
         (NO, "So the answer is yes or no.", 0.0),
         (YES, "No one lies here except Amos. So the answer is yes.", 1.0),  # upstream: "no"
         (YES, "", 0.0),
-    ],
+    ]
 )
-def test_answer_forms(puzzle, reply, score):
-    assert verify(puzzle, reply) == score
 
 
 @pytest.mark.parametrize("answer", ["", "True", "Dora"])

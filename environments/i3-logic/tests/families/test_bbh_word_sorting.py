@@ -9,6 +9,7 @@ import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import bbh_word_sorting as family
 from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import replies_test
 
 ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
 PUZZLES = [
@@ -25,8 +26,8 @@ def test_rows_are_right():
 P = PUZZLES[0]  # apple banana kiwi mango pepper
 
 
-@pytest.mark.parametrize(
-    "reply,score",
+test_answer_forms = replies_test(
+    P,
     [
         ("So the answer is apple banana kiwi mango pepper.", 1.0),
         ("So the answer is Apple, Banana, Kiwi, Mango, Pepper.", 1.0),
@@ -40,8 +41,6 @@ P = PUZZLES[0]  # apple banana kiwi mango pepper
         ("", 0.0),
     ],
 )
-def test_answer_forms(reply, score):
-    assert verify(P, reply) == score
 
 
 def test_prompt_without_a_list_line_still_verifies():

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, PuzzleDataError, load_environment, puzzle_from_info, verify
 from i3_logic.families import buggy_tables as fam
+from i3_logic_testkit import replies_test
 
 import verifiers as vf
 
@@ -69,8 +70,8 @@ def test_skipped_by_default_served_with_an_empty_skip_list():
 VALUE = Puzzle("buggy_tables", "q", "1234.50", 1, {})
 
 
-@pytest.mark.parametrize(
-    ("reply", "score"),
+test_verdicts = replies_test(
+    VALUE,
     [
         ("The difference is 1234.50", 1.0),
         ("Work...\n\n**Final answer:** 1234.50.", 1.0),
@@ -89,8 +90,6 @@ VALUE = Puzzle("buggy_tables", "q", "1234.50", 1, {})
         ("", 0.0),
     ],
 )
-def test_verdicts(reply, score):
-    assert verify(VALUE, reply) == score
 
 
 @pytest.mark.parametrize("answer", ["", "12.5", "unknown", "12"])

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
 from i3_logic.families import cipher
+from i3_logic_testkit import replies_test
 
 ROWS = Path(__file__).parent.parent / "rows" / "cipher.jsonl"
 
@@ -40,8 +41,8 @@ def test_rows_answers_are_the_solved_text():
 P = Puzzle("cipher", "q", "[[KHOOR]]", 1, {})
 
 
-@pytest.mark.parametrize(
-    "reply,score",
+test_answer_forms = replies_test(
+    P,
     [
         ('```python\n[["KHOOR"]]\n```', 1.0),
         ("```python\n[['KHOOR']]\n```", 1.0),
@@ -63,8 +64,6 @@ P = Puzzle("cipher", "q", "[[KHOOR]]", 1, {})
         ('```python\n[["' + "K" * 5000 + '"]]\n```', 0.0),
     ],
 )
-def test_answer_forms(reply, score):
-    assert verify(P, reply) == score
 
 
 def test_expected_text_from_the_answer():

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, PuzzleDataError, generate, puzzle_from_info, verify
 from i3_logic.families import cryptarithm
+from i3_logic_testkit import replies_test
 
 from verifiers.testing import assert_replies_scored
 
@@ -125,8 +126,8 @@ MIXED = Puzzle(
 )
 
 
-@pytest.mark.parametrize(
-    ("reply", "score"),
+test_mixed_operators_and_forms = replies_test(
+    MIXED,
     [
         ("The answer is 12 * 3 + 45 = 81.", 1.0),
         ("The answer is 12×3+45=81", 1.0),
@@ -145,8 +146,6 @@ MIXED = Puzzle(
         ("答案是", 0.0),
     ],
 )
-def test_mixed_operators_and_forms(reply, score):
-    assert verify(MIXED, reply) == score
 
 
 def test_subtraction_and_leading_zeros():

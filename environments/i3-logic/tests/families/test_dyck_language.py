@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, PuzzleDataError, generate, puzzle_from_info, verify
 from i3_logic.families import dyck_language, dyck_language_errors
+from i3_logic_testkit import replies_test
 
 ROWS = Path(__file__).parent.parent / "rows" / "dyck_language.jsonl"
 ERROR_ROWS = Path(__file__).parent.parent / "rows" / "dyck_language_errors.jsonl"
@@ -78,8 +79,8 @@ def test_generated_puzzles_use_the_synlogic_layout(level):
 P = pz("([{}](<")  # -> ([{}](<>))
 
 
-@pytest.mark.parametrize(
-    "reply,score",
+test_answer_forms = replies_test(
+    P,
     [
         ("([{}](<>))", 1.0),
         ("  ( [ { } ] ( < > ) )\n", 1.0),
@@ -98,8 +99,6 @@ P = pz("([{}](<")  # -> ([{}](<>))
         ("<answer>" + "(" * 5000 + "</answer>", 0.0),
     ],
 )
-def test_answer_forms(reply, score):
-    assert verify(P, reply) == score
 
 
 @pytest.mark.parametrize(
@@ -170,8 +169,8 @@ def test_one_kind_mismatch_bug():
 ERROR_P = error_pz("{[()]<>}(]")  # 10
 
 
-@pytest.mark.parametrize(
-    "reply,score",
+test_errors_answer_forms = replies_test(
+    ERROR_P,
     [
         ("10", 1.0),
         (" 10.\n", 1.0),
@@ -191,8 +190,6 @@ ERROR_P = error_pz("{[()]<>}(]")  # 10
         ("<answer>" + "1" * 5000 + "</answer>", 0.0),
     ],
 )
-def test_errors_answer_forms(reply, score):
-    assert verify(ERROR_P, reply) == score
 
 
 def test_valid_string_wants_minus_one():

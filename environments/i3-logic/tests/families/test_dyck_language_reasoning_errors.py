@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
+from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info
 from i3_logic.families import dyck_language_reasoning_errors as family
+from i3_logic_testkit import verdicts_test
 
 ROWS = Path(__file__).parent.parent / "rows" / "dyck_language_reasoning_errors.jsonl"
 OPENERS = {"(": ")", "[": "]", "{": "}", "<": ">"}
@@ -52,8 +53,7 @@ TWO = pz([5, 8])
 NONE = pz([])
 
 
-@pytest.mark.parametrize(
-    "puzzle,reply,score",
+test_answer_forms = verdicts_test(
     [
         (TWO, "5,8", 1.0),
         (TWO, "8, 5", 1.0),  # a set, as upstream
@@ -79,10 +79,8 @@ NONE = pz([])
         (NONE, "", 0.0),
         (NONE, "I checked every step carefully.", 0.0),
         (NONE, "<answer>maybe</answer>", 0.0),
-    ],
+    ]
 )
-def test_answer_forms(puzzle, reply, score):
-    assert verify(puzzle, reply) == score
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import gpqa_diamond as family
 from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import verdicts_test
 
 ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
 PUZZLES = [
@@ -24,8 +25,7 @@ def test_rows_are_right():
     assert SPIN.answer == "(C)" and "(C) 1/2" in SPIN.question
 
 
-@pytest.mark.parametrize(
-    "puzzle,reply,score",
+test_answer_forms = verdicts_test(
     [
         (CARBON, "Hund's rules give 3P0. \\boxed{A}", 1.0),
         (CARBON, "\\boxed{(A)}", 1.0),
@@ -41,10 +41,8 @@ def test_rows_are_right():
         (SPIN, "\\boxed{c}", 1.0),
         (SPIN, "\\boxed{(B)}", 0.0),
         (SPIN, "", 0.0),
-    ],
+    ]
 )
-def test_answer_forms(puzzle, reply, score):
-    assert verify(puzzle, reply) == score
 
 
 def test_a_text_reference_is_compared_as_text():

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
 from i3_logic.families import math_path
+from i3_logic_testkit import replies_test
 
 from verifiers.testing import assert_replies_scored, jsonl_rows
 
@@ -73,8 +74,8 @@ P = Puzzle(
 )
 
 
-@pytest.mark.parametrize(
-    ("reply", "score"),
+test_answer_forms = replies_test(
+    P,
     [
         ("[[(9 - 3)*4 + 6 = 30]]", 1.0),
         ("[[(9 − 3)×4 + 6 = 30]]", 1.0),
@@ -98,8 +99,6 @@ P = Puzzle(
         ("[[__import__('os') = 30]]", 0.0),
     ],
 )
-def test_answer_forms(reply, score):
-    assert verify(P, reply) == score
 
 
 def test_division_and_modulo_by_zero_score_zero():

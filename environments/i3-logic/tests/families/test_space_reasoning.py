@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
 from i3_logic.families import space_reasoning as fam
+from i3_logic_testkit import replies_test
 
 ROWS = Path(__file__).parents[1] / "rows" / "space_reasoning.jsonl"
 STEP = {"right": (0, 1), "left": (0, -1), "down": (1, 0), "up": (-1, 0)}
@@ -45,8 +46,8 @@ def test_rows_are_right(row):
 SEED = Puzzle("space_reasoning", "q", "sunflower seed", 1, {})
 
 
-@pytest.mark.parametrize(
-    ("reply", "score"),
+test_verdicts = replies_test(
+    SEED,
     [
         ("\\boxed{sunflower seed}", 1.0),
         ("\\boxed{Sunflower Seed}", 1.0),
@@ -60,8 +61,6 @@ SEED = Puzzle("space_reasoning", "q", "sunflower seed", 1, {})
         ("sunflower seed", 0.0),
     ],
 )
-def test_verdicts(reply, score):
-    assert verify(SEED, reply) == score
 
 
 def test_an_article_is_only_dropped_from_the_reply():

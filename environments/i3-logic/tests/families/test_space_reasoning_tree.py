@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
 from i3_logic.families import space_reasoning_tree as fam
+from i3_logic_testkit import replies_test
 
 ROWS = Path(__file__).parents[1] / "rows" / "space_reasoning_tree.jsonl"
 
@@ -38,8 +39,8 @@ def test_rows_are_right(row):
 THREE = Puzzle("space_reasoning_tree", "q", "acorn, sunflower seed, thimble", 1, {})
 
 
-@pytest.mark.parametrize(
-    ("reply", "score"),
+test_verdicts = replies_test(
+    THREE,
     [
         ("\\boxed{acorn, sunflower seed, thimble}", 1.0),
         ("\\boxed{thimble, Acorn, sunflower seed}", 1.0),  # upstream compared sets
@@ -55,8 +56,6 @@ THREE = Puzzle("space_reasoning_tree", "q", "acorn, sunflower seed, thimble", 1,
         ("acorn, sunflower seed, thimble", 0.0),
     ],
 )
-def test_verdicts(reply, score):
-    assert verify(THREE, reply) == score
 
 
 @pytest.mark.parametrize("answer", ["", "mug, mug", " , "])

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
 from i3_logic.families import time_sequence
+from i3_logic_testkit import replies_test
 
 from verifiers.testing import assert_replies_scored
 
@@ -89,8 +90,8 @@ P = Puzzle(
 )
 
 
-@pytest.mark.parametrize(
-    ("reply", "score"),
+test_answer_forms = replies_test(
+    P,
     [
         ("Merging the calendars...\n[60, 2]", 1.0),
         ("[60,2]", 1.0),
@@ -115,8 +116,6 @@ P = Puzzle(
         ("", 0.0),
     ],
 )
-def test_answer_forms(reply, score):
-    assert verify(P, reply) == score
 
 
 def test_no_meeting_possible_is_zero_zero():

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, PuzzleDataError, generate, puzzle_from_info, verify
 from i3_logic.families import web_of_lies as fam
+from i3_logic_testkit import replies_test
 
 ROWS = Path(__file__).parents[1] / "rows" / "web_of_lies.jsonl"
 _CLAIM = r"(tells the truth|lies)"
@@ -92,8 +93,8 @@ def test_generated_puzzles_are_forced_and_right():
 YES_NO = Puzzle("web_of_lies", "q", "yes, no, yes", 1, {})
 
 
-@pytest.mark.parametrize(
-    ("reply", "score"),
+test_verdicts = replies_test(
+    YES_NO,
     [
         ("The answer is **yes, no, yes**.", 1.0),
         ("The answer is: **Yes, No, Yes**", 1.0),
@@ -110,8 +111,6 @@ YES_NO = Puzzle("web_of_lies", "q", "yes, no, yes", 1, {})
         ("The answer is **unknown**.", 0.0),
     ],
 )
-def test_verdicts(reply, score):
-    assert verify(YES_NO, reply) == score
 
 
 def test_chinese_answers():

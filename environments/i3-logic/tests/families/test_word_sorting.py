@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, PuzzleDataError, generate, puzzle_from_info, verify
 from i3_logic.families import word_sorting
+from i3_logic_testkit import replies_test
 
 ROWS = Path(__file__).parent.parent / "rows" / "word_sorting.jsonl"
 
@@ -68,8 +69,8 @@ P = Puzzle("word_sorting", "q", "", 1, meta_of(["apple", "river", "ant", "violin
 # r, v first: river < violin < ant < apple
 
 
-@pytest.mark.parametrize(
-    "reply,score",
+test_answer_forms = replies_test(
+    P,
     [
         ("\\boxed{river,violin,ant,apple}", 1.0),
         ("Sorted: \\boxed{river, violin, ant, apple}", 1.0),
@@ -85,8 +86,6 @@ P = Puzzle("word_sorting", "q", "", 1, meta_of(["apple", "river", "ant", "violin
         ("\\boxed{" + "river," * 1000 + "}", 0.0),
     ],
 )
-def test_answer_forms(reply, score):
-    assert verify(P, reply) == score
 
 
 def test_decreasing_order():

@@ -7,8 +7,9 @@ import string
 from pathlib import Path
 
 import pytest
-from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
+from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info
 from i3_logic.families import word_sorting_mistake as family
+from i3_logic_testkit import verdicts_test
 
 ROWS = Path(__file__).parent.parent / "rows" / "word_sorting_mistake.jsonl"
 
@@ -70,8 +71,7 @@ def pz(answer: int | None, steps: int = 8) -> Puzzle:
 THREE, NO = pz(3), pz(None)
 
 
-@pytest.mark.parametrize(
-    "puzzle,reply,score",
+test_answer_forms = verdicts_test(
     [
         (THREE, "\\boxed{3}", 1.0),
         (THREE, "The first mistake: \\boxed{3}.", 1.0),
@@ -89,10 +89,8 @@ THREE, NO = pz(3), pz(None)
         (NO, "\\boxed{2}", 0.0),
         (NO, "\\boxed{No, 2}", 0.0),
         (NO, "\\boxed{None}", 0.0),
-    ],
+    ]
 )
-def test_answer_forms(puzzle, reply, score):
-    assert verify(puzzle, reply) == score
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import zebra_puzzle as family
 from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import replies_test
 
 ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
 PUZZLES = [
@@ -70,8 +71,8 @@ def fenced(value: str) -> str:
     return f"Reasoning first.\n```json\n{value}\n```"
 
 
-@pytest.mark.parametrize(
-    "reply,score",
+test_answer_forms = replies_test(
+    P,
     [
         (fenced(json.dumps(SOLUTION)), 1.0),
         (fenced(json.dumps(SOLUTION, indent=4)), 1.0),
@@ -92,8 +93,6 @@ def fenced(value: str) -> str:
         ("", 0.0),
     ],
 )
-def test_answer_forms(reply, score):
-    assert verify(P, reply) == score
 
 
 def test_reference_given_as_an_object_or_as_plain_text():

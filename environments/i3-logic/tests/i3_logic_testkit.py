@@ -1,0 +1,92 @@
+"""What i3-logic's tests share: the real SynLogic rows of ``rows/``, table-driven verdict and
+rejection tests, and the pieces the independent judges are built from.
+
+The family tests pin a family's grading as tables (reply -> score, broken row -> rejected);
+`verdicts_test` and `rejected_test` turn a table into the one parametrized test each such
+table needs, so every family's table is checked the same way.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import operator
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
+
+from verifiers.testing import jsonl_rows
+
+ROWS_DIR = Path(__file__).parent / "rows"
+
+#: Python's comparison operators by AST node, for judges that walk ``ast.parse`` output.
+COMPARISONS: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
+    ast.Gt: operator.gt,
+    ast.Lt: operator.lt,
+    ast.GtE: operator.ge,
+    ast.LtE: operator.le,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+}
+#: + - * / by AST node (``/`` true division: exact on ``Fraction`` operands).
+ARITHMETIC: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+}
+
+
+def rows(name: str) -> list[dict[str, Any]]:
+    """The real rows of ``rows/<name>.jsonl`` (INTELLECT-3-RL ``logic`` rows)."""
+    return jsonl_rows(ROWS_DIR / f"{name}.jsonl")
+
+
+def puzzles(name: str) -> list[Puzzle]:
+    """The puzzles of `rows` (name), in file order."""
+    return [puzzle_from_info(r["info"]) for r in rows(name)]
+
+
+def verdicts_test(table: Sequence[tuple[Puzzle, str, float]]) -> Callable[..., None]:
+    """A test that ``i3_logic.verify`` gives each ``(puzzle, reply, score)`` of `table` its
+    score."""
+
+    @pytest.mark.parametrize("puzzle,reply,score", table)
+    def test(puzzle: Puzzle, reply: str, score: float) -> None:
+        assert verify(puzzle, reply) == score
+
+    return test
+
+
+def replies_test(puzzle: Puzzle, table: Sequence[tuple[str, float]]) -> Callable[..., None]:
+    """`verdicts_test` for a table of ``(reply, score)`` replies to one `puzzle`."""
+    return verdicts_test([(puzzle, reply, score) for reply, score in table])
+
+
+def rejected_test(check: Callable[[Puzzle], None], broken: Sequence[Puzzle]) -> Callable[..., None]:
+    """A test that `check` (a family's) raises ``PuzzleDataError`` for every puzzle of `broken`."""
+
+    @pytest.mark.parametrize("puzzle", broken)
+    def test(puzzle: Puzzle) -> None:
+        with pytest.raises(PuzzleDataError):
+            check(puzzle)
+
+    return test
+
+
+def latin_squares(n: int) -> Iterator[list[list[int]]]:
+    """Every n x n Latin square over 1..n, by extending rows that clash in no column."""
+    perms = list(itertools.permutations(range(1, n + 1)))
+
+    def extend(rows: list[tuple[int, ...]]) -> Iterator[list[list[int]]]:
+        if len(rows) == n:
+            yield [list(r) for r in rows]
+            return
+        for p in perms:
+            if all(p[c] != r[c] for r in rows for c in range(n)):
+                yield from extend([*rows, p])
+
+    yield from extend([])
