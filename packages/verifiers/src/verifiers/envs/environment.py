@@ -8,7 +8,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
@@ -277,37 +277,13 @@ class Environment(ClassicCallsMixin):
             attempt += 1
             await asyncio.sleep(min(30.0, 0.5 * 2**attempt))
 
-    def run_scored_group(
-        self,
-        rows: list[dict[str, Any]],
-        client: Client,
-        model: str,
-        sampling: SamplingArgs,
-        *,
-        group_scoring: bool,
-        rollout_slots: asyncio.Semaphore | None = None,
-        max_retries: int = 0,
-        state_columns: list[str] | None = None,
-        emit: Callable[[list[RolloutOutput]], Any] | None = None,
-    ) -> Awaitable[list[RolloutOutput]]:
-        """Roll out and score one group (the rollouts of one example) on one client: the
-        one path `generate`, `evaluate` and `RolloutStream` run groups through
-        (`verifiers.generation.run_group`). A `verifiers.ray.RayEnvironment` runs it on a
-        cluster actor instead. (Not `run_group`: that name is upstream's trainer call.)
-        Awaited as an async method; it hands back `run_group`'s coroutine itself, so a
-        group costs no extra coroutine layer (a subclass may override it with `async def`)."""
-        return run_group(
-            self,
-            rows,
-            client,
-            model,
-            sampling,
-            group_scoring=group_scoring,
-            rollout_slots=rollout_slots,
-            max_retries=max_retries,
-            state_columns=state_columns,
-            emit=emit,
-        )
+    # `run_scored_group(rows, client, model, sampling, *, group_scoring, ...)`: roll out and
+    # score one group (the rollouts of one example) on one client, the one path `generate`,
+    # `evaluate` and `RolloutStream` run groups through. It is `verifiers.generation.run_group`
+    # itself, with this environment as its `env`: a group costs no call layer of its own. A
+    # subclass may override it with `async def`; a `verifiers.ray.RayEnvironment` runs it on a
+    # cluster actor instead. (Not `run_group`: that name is upstream's trainer call.)
+    run_scored_group = run_group
 
     def failed_outputs(
         self,
