@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Coroutine
 from typing import Any, ClassVar, cast
 
 from verifiers import decorators
@@ -45,9 +46,24 @@ def _prompt_too_long(env: MultiTurnEnv, state: State) -> bool:
     return bool(dict.get(state, "prompt_too_long"))
 
 
-def _completion_tokens_reached(env: MultiTurnEnv, state: State) -> bool:
+def _max_total_completion_tokens_reached(env: MultiTurnEnv, state: State) -> bool:
     limit = env.max_total_completion_tokens
     return limit is not None and limit > 0 and state["usage"]["output_tokens"] >= limit
+
+
+def _built_in_stop(
+    check: Callable[[MultiTurnEnv, State], bool], priority: int = 0
+) -> Callable[[MultiTurnEnv, State], Coroutine[Any, Any, bool]]:
+    """The stop condition `check` as upstream's async method (named as `check`, less its
+    underscore), whose body is `check(self, state)`. The loop calls `check` itself while the
+    method is not overridden (`plain_form`); subclasses await or override the method."""
+
+    async def condition(self: MultiTurnEnv, state: State) -> bool:
+        return check(self, state)
+
+    condition.__name__ = check.__name__.removeprefix("_")
+    condition.__qualname__ = f"MultiTurnEnv.{condition.__name__}"
+    return stop(priority=priority)(plain_form(check)(condition))
 
 
 class MultiTurnEnv(Environment):
@@ -93,32 +109,12 @@ class MultiTurnEnv(Environment):
         return state["prompt"]
 
     # -- built-in stop conditions ---------------------------------------------------------
-    # Each is its plain function below (`plain_form`), which the loop calls without a
-    # coroutine while the method is not overridden; the methods stay async, as upstream's.
-    @stop(priority=100)
-    @plain_form(_has_error)
-    async def has_error(self, state: State) -> bool:
-        return _has_error(self, state)
-
-    @stop
-    @plain_form(_has_final_env_response)
-    async def has_final_env_response(self, state: State) -> bool:
-        return _has_final_env_response(self, state)
-
-    @stop
-    @plain_form(_max_turns_reached)
-    async def max_turns_reached(self, state: State) -> bool:
-        return _max_turns_reached(self, state)
-
-    @stop
-    @plain_form(_prompt_too_long)
-    async def prompt_too_long(self, state: State) -> bool:
-        return _prompt_too_long(self, state)
-
-    @stop
-    @plain_form(_completion_tokens_reached)
-    async def max_total_completion_tokens_reached(self, state: State) -> bool:
-        return _completion_tokens_reached(self, state)
+    # Async methods, as upstream's, over the plain functions above (see `_built_in_stop`).
+    has_error = _built_in_stop(_has_error, priority=100)
+    has_final_env_response = _built_in_stop(_has_final_env_response)
+    max_turns_reached = _built_in_stop(_max_turns_reached)
+    prompt_too_long = _built_in_stop(_prompt_too_long)
+    max_total_completion_tokens_reached = _built_in_stop(_max_total_completion_tokens_reached)
 
     async def is_completed(self, state: State, *args: Any, **kwargs: Any) -> bool:
         """Run the stop conditions in priority order; the first that holds ends the rollout."""
