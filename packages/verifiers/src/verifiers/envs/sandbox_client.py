@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import functools
 import shlex
 import sys
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -165,6 +166,24 @@ def _compatible(cls: type[Exception]) -> type[Exception]:
     if key not in _PRIME_TWINS:
         _PRIME_TWINS[key] = type(cls.__name__, (cls, twin), {"__module__": cls.__module__})
     return _PRIME_TWINS[key]
+
+
+async def _logged_job(
+    box: Sandbox, job: BackgroundJob, run: Callable[[], Awaitable[ExecResult]]
+) -> ExecResult:
+    """A background job: its command (`run()`), then the log files upstream's job writes,
+    for environments that read them back."""
+    result = await run()
+    for path, data in (
+        (job.stdout_log_file, result.stdout),
+        (job.stderr_log_file, result.stderr),
+        (job.exit_file, str(result.exit_code)),
+    ):
+        try:
+            await box.write_file(path, data)
+        except (OSError, SandboxError):
+            break
+    return result
 
 
 def _not_running(sandbox_id: str, e: BaseException) -> SandboxNotRunningError:
@@ -363,35 +382,11 @@ class LocalSandboxClient:
         )
         # bounded by the sandbox's own lifetime (it is killed then, and the job with it)
         lifetime = box.spec.lifetime or 24 * 3600.0
-        task = asyncio.get_running_loop().create_task(
-            self._run_job(sandbox_id, box, job, command, lifetime, working_dir, env)
-        )
+        run = functools.partial(self._exec, sandbox_id, box, command, lifetime, working_dir, env)
+        task = asyncio.get_running_loop().create_task(_logged_job(box, job, run))
         task.add_done_callback(lambda t: t.cancelled() or t.exception())
         self._jobs[f"{sandbox_id}:{job_id}"] = task
         return job
-
-    async def _run_job(
-        self,
-        sandbox_id: str,
-        box: Sandbox,
-        job: BackgroundJob,
-        command: str,
-        timeout: float,  # noqa: ASYNC109
-        working_dir: str | None,
-        env: dict[str, str] | None,
-    ) -> ExecResult:
-        result = await self._exec(sandbox_id, box, command, timeout, working_dir, env)
-        # the log files upstream's job writes, for environments that read them back
-        for path, data in (
-            (job.stdout_log_file, result.stdout),
-            (job.stderr_log_file, result.stderr),
-            (job.exit_file, str(result.exit_code)),
-        ):
-            try:
-                await box.write_file(path, data)
-            except (OSError, SandboxError):
-                break
-        return result
 
     async def get_background_job(
         self,
