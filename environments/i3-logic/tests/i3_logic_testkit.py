@@ -66,6 +66,11 @@ def replies_test(puzzle: Puzzle, table: Sequence[tuple[str, float]]) -> Callable
     return verdicts_test([(puzzle, reply, score) for reply, score in table])
 
 
+def wrong_replies_test(puzzle: Puzzle, replies: Sequence[str]) -> Callable[..., None]:
+    """`verdicts_test` for `replies` to one `puzzle` that must each score 0.0."""
+    return verdicts_test([(puzzle, reply, 0.0) for reply in replies])
+
+
 def rejected_test(check: Callable[[Puzzle], None], broken: Sequence[Puzzle]) -> Callable[..., None]:
     """A test that `check` (a family's) raises ``PuzzleDataError`` for every puzzle of `broken`."""
 
@@ -90,3 +95,11 @@ def latin_squares(n: int) -> Iterator[list[list[int]]]:
                 yield from extend([*rows, p])
 
     yield from extend([])
+
+
+def broken_metadata_test(
+    check: Callable[[Puzzle], None], task: str, metadata: Sequence[dict[str, Any]]
+) -> Callable[..., None]:
+    """`rejected_test` for rows of `task` whose metadata is one of `metadata` (question
+    ``"q"``, no answer)."""
+    return rejected_test(check, [Puzzle(task, "q", "", 1, m) for m in metadata])

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 from i3_logic import TASKS, Puzzle, puzzle_from_info, verify
 from i3_logic.families import arc_agi as family
-from i3_logic.puzzle import PuzzleDataError
-from i3_logic_testkit import replies_test
+from i3_logic_testkit import rejected_test, replies_test
 
 ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
 ROWS = [json.loads(line) for line in ROWS_FILE.read_text().splitlines()]
@@ -77,7 +76,10 @@ def test_reference_given_as_text_is_parsed():
     assert verify(as_text, f"```json\n{json.dumps(GRID)}\n```") == 1.0
 
 
-@pytest.mark.parametrize("answer", ["", "[1, 2]", "[[1, 'a']]", "[]", "mirror"])
-def test_check_rejects_rows_without_a_grid(answer):
-    with pytest.raises(PuzzleDataError):
-        family.check(Puzzle(family.NAME, P.question, answer, 1, {}))
+test_check_rejects_rows_without_a_grid = rejected_test(
+    family.check,
+    [
+        Puzzle(family.NAME, P.question, answer, 1, {})
+        for answer in ["", "[1, 2]", "[[1, 'a']]", "[]", "mirror"]
+    ],
+)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import arrow_maze as family
-from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import broken_metadata_test, replies_test
 
 ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
 ROWS = [json.loads(line) for line in ROWS_FILE.read_text().splitlines()]
@@ -109,8 +109,8 @@ def _changed(r: int, c: int, value: str) -> str:
     return json.dumps(g, ensure_ascii=False)
 
 
-@pytest.mark.parametrize(
-    "reply,score",
+test_replies = replies_test(
+    P,
     [
         (f"```python\n{TEXT}\n```", 1.0),
         (f"```\n{TEXT}\n```", 1.0),
@@ -132,12 +132,11 @@ def _changed(r: int, c: int, value: str) -> str:
         ("", 0.0),
     ],
 )
-def test_replies(reply: str, score: float):
-    assert verify(P, reply) == score
 
 
-@pytest.mark.parametrize(
-    "metadata",
+test_broken_metadata_is_refused = broken_metadata_test(
+    family.check,
+    family.NAME,
     [
         {},
         {"maze": "X1X"},
@@ -148,6 +147,3 @@ def test_replies(reply: str, score: float):
         {"maze": [["X", "1"]], "width": 3},
     ],
 )
-def test_broken_metadata_is_refused(metadata):
-    with pytest.raises(PuzzleDataError):
-        family.check(Puzzle(family.NAME, "q", "", 1, metadata))

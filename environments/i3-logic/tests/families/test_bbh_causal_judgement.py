@@ -6,11 +6,9 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 from i3_logic import TASKS, Puzzle, puzzle_from_info
 from i3_logic.families import bbh_causal_judgement as family
-from i3_logic.puzzle import PuzzleDataError
-from i3_logic_testkit import replies_test
+from i3_logic_testkit import rejected_test, replies_test
 
 ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
 PUZZLES = {
@@ -52,7 +50,7 @@ test_answer_forms = replies_test(
 )
 
 
-@pytest.mark.parametrize("answer", ["", "True", "maybe"])
-def test_check_rejects_rows_without_yes_or_no(answer):
-    with pytest.raises(PuzzleDataError):
-        family.check(Puzzle("bbh_navigate", P.question, answer, 1, {}))
+test_check_rejects_rows_without_yes_or_no = rejected_test(
+    family.check,
+    [Puzzle("bbh_navigate", P.question, answer, 1, {}) for answer in ["", "True", "maybe"]],
+)

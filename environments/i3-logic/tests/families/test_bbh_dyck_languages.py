@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from i3_logic import Puzzle, puzzle_from_info
 from i3_logic.families import bbh_dyck_languages as family
-from i3_logic.puzzle import PuzzleDataError
-from i3_logic_testkit import replies_test
+from i3_logic_testkit import rejected_test, replies_test
 
 ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
 PUZZLES = [
@@ -55,7 +53,7 @@ test_answer_forms = replies_test(
 )
 
 
-@pytest.mark.parametrize("answer", ["", "close them", "} ] x"])
-def test_check_rejects_rows_without_brackets(answer):
-    with pytest.raises(PuzzleDataError):
-        family.check(Puzzle(family.NAME, P.question, answer, 1, {}))
+test_check_rejects_rows_without_brackets = rejected_test(
+    family.check,
+    [Puzzle(family.NAME, P.question, answer, 1, {}) for answer in ["", "close them", "} ] x"]],
+)

@@ -7,11 +7,9 @@ import json
 import operator
 from pathlib import Path
 
-import pytest
 from i3_logic import TASKS, Puzzle, puzzle_from_info, verify
 from i3_logic.families import bbh_multistep_arithmetic_two as family
-from i3_logic.puzzle import PuzzleDataError
-from i3_logic_testkit import replies_test
+from i3_logic_testkit import rejected_test, replies_test
 
 ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
 PUZZLES = {
@@ -69,7 +67,7 @@ def test_upstream_first_number_is_not_the_answer():
     assert verify(P, "-11 was wrong; recomputing. So the answer is 11.") == 0.0
 
 
-@pytest.mark.parametrize("answer", ["", "eleven", "1.5"])
-def test_check_rejects_rows_without_an_integer(answer):
-    with pytest.raises(PuzzleDataError):
-        family.check(Puzzle(family.NAME, P.question, answer, 1, {}))
+test_check_rejects_rows_without_an_integer = rejected_test(
+    family.check,
+    [Puzzle(family.NAME, P.question, answer, 1, {}) for answer in ["", "eleven", "1.5"]],
+)

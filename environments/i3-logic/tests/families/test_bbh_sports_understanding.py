@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from i3_logic import Puzzle, puzzle_from_info
 from i3_logic.families import bbh_sports_understanding as family
-from i3_logic.puzzle import PuzzleDataError
-from i3_logic_testkit import verdicts_test
+from i3_logic_testkit import rejected_test, verdicts_test
 
 ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
 PUZZLES = [
@@ -37,7 +35,7 @@ test_answer_forms = verdicts_test(
 )
 
 
-@pytest.mark.parametrize("answer", ["", "plausible", "True"])
-def test_check_rejects_other_answers(answer):
-    with pytest.raises(PuzzleDataError):
-        family.check(Puzzle(family.NAME, YES.question, answer, 1, {}))
+test_check_rejects_other_answers = rejected_test(
+    family.check,
+    [Puzzle(family.NAME, YES.question, answer, 1, {}) for answer in ["", "plausible", "True"]],
+)

@@ -8,10 +8,9 @@ import json
 from fractions import Fraction
 from pathlib import Path
 
-import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import calcudoko as family
-from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import broken_metadata_test, replies_test
 
 ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
 ROWS = [json.loads(line) for line in ROWS_FILE.read_text().splitlines()]
@@ -104,8 +103,8 @@ SOL = [[int(v) for v in row.split()] for row in P.answer.strip("[]").split(",")]
 WRONG = next(g for g in latin_squares(4) if not judge(P, g))
 
 
-@pytest.mark.parametrize(
-    "reply,score",
+test_replies = replies_test(
+    P,
     [
         (bracket(SOL), 1.0),
         (f"first guess {bracket(WRONG)}, fixed: {bracket(SOL)}", 1.0),
@@ -123,8 +122,6 @@ WRONG = next(g for g in latin_squares(4) if not judge(P, g))
         ("", 0.0),
     ],
 )
-def test_replies(reply: str, score: float):
-    assert verify(P, reply) == score
 
 
 def test_region_cells_may_be_pairs_too():
@@ -135,8 +132,9 @@ def test_region_cells_may_be_pairs_too():
     assert verify(p, bracket(SOL)) == 1.0 and verify(p, bracket(WRONG)) == 0.0
 
 
-@pytest.mark.parametrize(
-    "metadata",
+test_broken_metadata_is_refused = broken_metadata_test(
+    family.check,
+    family.NAME,
     [
         {"regions": []},
         {"grid_size": 4},
@@ -150,6 +148,3 @@ def test_region_cells_may_be_pairs_too():
         {"grid_size": "4", "regions": [{"cells": ["(1,1)"], "target": 1, "operator": "+"}]},
     ],
 )
-def test_broken_metadata_is_refused(metadata):
-    with pytest.raises(PuzzleDataError):
-        family.check(Puzzle(family.NAME, "q", "", 1, metadata))

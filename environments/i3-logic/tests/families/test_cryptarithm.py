@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from i3_logic import Puzzle, PuzzleDataError, generate, puzzle_from_info, verify
+from i3_logic import Puzzle, generate, puzzle_from_info, verify
 from i3_logic.families import cryptarithm
-from i3_logic_testkit import replies_test
+from i3_logic_testkit import broken_metadata_test, replies_test
 
 from verifiers.testing import assert_replies_scored
 
@@ -156,8 +156,9 @@ def test_subtraction_and_leading_zeros():
     assert verify(p, "The answer is 05 - 4 = 01.") == 0.0  # leading zeros
 
 
-@pytest.mark.parametrize(
-    "metadata",
+test_check_rejects_broken_rows = broken_metadata_test(
+    cryptarithm.check,
+    "cryptarithm",
     [
         {},
         {"letter_words": ["AB", "CD", "EF"]},
@@ -169,9 +170,6 @@ def test_subtraction_and_leading_zeros():
         {"equation": "AB + CD = EF"},  # this package's old layout
     ],
 )
-def test_check_rejects_broken_rows(metadata):
-    with pytest.raises(PuzzleDataError):
-        cryptarithm.check(Puzzle("cryptarithm", "q", "", 1, metadata))
 
 
 def test_generated_puzzles_use_synlogic_layout():

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from i3_logic import Puzzle, PuzzleDataError, generate, puzzle_from_info, verify
+from i3_logic import Puzzle, generate, puzzle_from_info, verify
 from i3_logic.families import dyck_language, dyck_language_errors
-from i3_logic_testkit import replies_test
+from i3_logic_testkit import broken_metadata_test, rejected_test, replies_test
 
 ROWS = Path(__file__).parent.parent / "rows" / "dyck_language.jsonl"
 ERROR_ROWS = Path(__file__).parent.parent / "rows" / "dyck_language_errors.jsonl"
@@ -101,8 +101,9 @@ test_answer_forms = replies_test(
 )
 
 
-@pytest.mark.parametrize(
-    "meta",
+test_broken_metadata_is_rejected = broken_metadata_test(
+    dyck_language.check,
+    "dyck_language",
     [
         {"question_sequence": "(["},  # no full_sequence
         {"full_sequence": "([])"},
@@ -113,9 +114,6 @@ test_answer_forms = replies_test(
         {"question_sequence": 3, "full_sequence": "()"},
     ],
 )
-def test_broken_metadata_is_rejected(meta):
-    with pytest.raises(PuzzleDataError):
-        dyck_language.check(Puzzle("dyck_language", "q", "", 1, meta))
 
 
 # -- dyck_language_errors: first error recomputed, the answer is one integer ----------------
@@ -200,9 +198,10 @@ def test_valid_string_wants_minus_one():
         assert verify(p, reply) == 0.0, reply
 
 
-@pytest.mark.parametrize(
-    "meta", [{}, {"bracket_string": ""}, {"bracket_string": "(a)"}, {"bracket_string": 5}]
+test_errors_broken_metadata_is_rejected = rejected_test(
+    dyck_language_errors.check,
+    [
+        Puzzle("dyck_language_errors", "q", "", 1, meta)
+        for meta in [{}, {"bracket_string": ""}, {"bracket_string": "(a)"}, {"bracket_string": 5}]
+    ],
 )
-def test_errors_broken_metadata_is_rejected(meta):
-    with pytest.raises(PuzzleDataError):
-        dyck_language_errors.check(Puzzle("dyck_language_errors", "q", "", 1, meta))

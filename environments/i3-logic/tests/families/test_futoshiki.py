@@ -13,6 +13,7 @@ import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import futoshiki as family
 from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import replies_test
 
 ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
 ROWS = [json.loads(line) for line in ROWS_FILE.read_text().splitlines()]
@@ -102,8 +103,8 @@ SOL = json.loads(json.loads(ROWS[0]["info"])["game_data_str"])["answer"]
 WRONG = next(g for g in latin_squares(4) if not judge(P, g))
 
 
-@pytest.mark.parametrize(
-    "reply,score",
+test_replies = replies_test(
+    P,
     [
         (family.bracket_text(SOL), 1.0),
         ("[[" + ", ".join(" ".join(map(str, r)) for r in SOL) + "]]", 1.0),
@@ -122,8 +123,6 @@ WRONG = next(g for g in latin_squares(4) if not judge(P, g))
         ("", 0.0),
     ],
 )
-def test_replies(reply: str, score: float):
-    assert verify(P, reply) == score
 
 
 def test_prefilled_values_come_from_the_answer_when_the_question_has_no_grid():

@@ -8,8 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
-from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
+from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import goods_exchange
+from i3_logic_testkit import broken_metadata_test
 
 from verifiers.testing import assert_replies_scored
 
@@ -134,8 +135,9 @@ def test_stored_answer_with_an_apostrophe_name():
     assert verify(p, block('(("O\'Neil", "black pen"), ("Sam", "gray hat"))')) == 0.0
 
 
-@pytest.mark.parametrize(
-    "metadata",
+test_check_rejects_broken_rows = broken_metadata_test(
+    goods_exchange.check,
+    "goods_exchange",
     [
         {},
         {"owns_after": ""},
@@ -145,6 +147,3 @@ def test_stored_answer_with_an_apostrophe_name():
         {"owns_after": 5},
     ],
 )
-def test_check_rejects_broken_rows(metadata):
-    with pytest.raises(PuzzleDataError):
-        goods_exchange.check(Puzzle("goods_exchange", "q", "", 1, metadata))

@@ -12,6 +12,7 @@ import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import kukurasu as family
 from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import replies_test
 
 ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
 ROWS = [json.loads(line) for line in ROWS_FILE.read_text().splitlines()]
@@ -59,8 +60,8 @@ SOL = P.metadata["solution"]
 BAD = [["1" if v == "X" else "X" for v in r] for r in SOL]
 
 
-@pytest.mark.parametrize(
-    "reply,score",
+test_replies = replies_test(
+    P,
     [
         (json.dumps(SOL), 1.0),
         ("```python\n" + str(SOL) + "\n```", 1.0),
@@ -81,8 +82,6 @@ BAD = [["1" if v == "X" else "X" for v in r] for r in SOL]
         ("", 0.0),
     ],
 )
-def test_replies(reply: str, score: float):
-    assert verify(P, reply) == score
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,9 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
+from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import math_path
-from i3_logic_testkit import replies_test
+from i3_logic_testkit import broken_metadata_test, replies_test
 
 from verifiers.testing import assert_replies_scored, jsonl_rows
 
@@ -115,8 +115,9 @@ def test_modulo_is_pythons():
     assert verify(p, "[[1-7%3 = -1]]") == 0.0
 
 
-@pytest.mark.parametrize(
-    "metadata",
+test_check_rejects_broken_rows = broken_metadata_test(
+    math_path.check,
+    "math_path",
     [
         {},
         {"query_expr": 12},
@@ -127,6 +128,3 @@ def test_modulo_is_pythons():
         {"query_expr": "?+? = 3 = 3"},
     ],
 )
-def test_check_rejects_broken_rows(metadata):
-    with pytest.raises(PuzzleDataError):
-        math_path.check(Puzzle("math_path", "q", "", 1, metadata))

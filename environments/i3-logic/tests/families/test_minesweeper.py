@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import minesweeper as family
-from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import broken_metadata_test, wrong_replies_test
 
 from verifiers.testing import jsonl_rows
 
@@ -100,8 +100,8 @@ P = Puzzle(
 )
 
 
-@pytest.mark.parametrize(
-    "reply",
+test_bad_replies_score_zero = wrong_replies_test(
+    P,
     [
         "",
         "no idea",
@@ -113,8 +113,6 @@ P = Puzzle(
         "[(0, 0), (0, 0)]",
     ],
 )
-def test_bad_replies_score_zero(reply):
-    assert verify(P, reply) == 0.0
 
 
 def test_bare_final_list_and_tagged_answer_are_read():
@@ -122,8 +120,9 @@ def test_bare_final_list_and_tagged_answer_are_read():
     assert verify(P, "<answer>[(0, 0)]</answer>") == 1.0
 
 
-@pytest.mark.parametrize(
-    "metadata",
+test_check_rejects_broken_metadata = broken_metadata_test(
+    family.check,
+    "minesweeper",
     [
         {"revealed_grid": [["X", "1"], ["1", "1"]]},
         {"revealed_grid": [["X", "9"], ["1", "1"]], "current_mines": [[0, 0]]},
@@ -132,6 +131,3 @@ def test_bare_final_list_and_tagged_answer_are_read():
         {"board": [[-1, 1], [1, 1]], "mines": 1},  # this package's old layout
     ],
 )
-def test_check_rejects_broken_metadata(metadata):
-    with pytest.raises(PuzzleDataError):
-        family.check(Puzzle("minesweeper", "q", "", 1, metadata))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import norinori as family
-from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import broken_metadata_test, replies_test
 
 ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
 ROWS = [json.loads(line) for line in ROWS_FILE.read_text().splitlines()]
@@ -87,8 +87,8 @@ P = PUZZLES[1]
 SOL = [[tuple(a), tuple(b)] for a, b in P.metadata["solution"]]
 
 
-@pytest.mark.parametrize(
-    "reply,score",
+test_replies = replies_test(
+    P,
     [
         (text(SOL), 1.0),
         ("```python\n" + str(SOL) + "\n```", 1.0),
@@ -108,12 +108,11 @@ SOL = [[tuple(a), tuple(b)] for a, b in P.metadata["solution"]]
         ("", 0.0),
     ],
 )
-def test_replies(reply: str, score: float):
-    assert verify(P, reply) == score
 
 
-@pytest.mark.parametrize(
-    "metadata",
+test_broken_metadata_is_refused = broken_metadata_test(
+    family.check,
+    family.NAME,
     [
         {},
         {"region_grid": "AB\nAB"},
@@ -123,6 +122,3 @@ def test_replies(reply: str, score: float):
         {"region_grid": [["A", "B"], ["A", "B"]], "n": 3},
     ],
 )
-def test_broken_metadata_is_refused(metadata):
-    with pytest.raises(PuzzleDataError):
-        family.check(Puzzle(family.NAME, "q", "", 1, metadata))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import number_wall as family
-from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import broken_metadata_test, wrong_replies_test
 
 ROWS = [
     json.loads(line)
@@ -101,8 +101,8 @@ def test_solved_small_puzzle_and_forms():
     assert verify(p, json.dumps([[str(v) for v in r] for r in grid])) == 1.0  # digit strings
 
 
-@pytest.mark.parametrize(
-    "reply",
+test_bad_replies_score_zero = wrong_replies_test(
+    P,
     [
         "",
         "```python\n[[1, A, A]]\n```",
@@ -111,18 +111,14 @@ def test_solved_small_puzzle_and_forms():
         "[[1]] or [[2]]",
     ],
 )
-def test_bad_replies_score_zero(reply):
-    assert verify(P, reply) == 0.0
 
 
-@pytest.mark.parametrize(
-    "metadata",
+test_check_rejects_broken_metadata = broken_metadata_test(
+    family.check,
+    family.NAME,
     [
         {"grid": GIVEN},
         {"grid": [["X", "X"], ["X", "X"]], "n": 2},
         {"grid": [[2, "Y"], ["X", 1]], "n": 2},
     ],
 )
-def test_check_rejects_broken_metadata(metadata):
-    with pytest.raises(PuzzleDataError):
-        family.check(Puzzle(family.NAME, "q", "", 1, metadata))

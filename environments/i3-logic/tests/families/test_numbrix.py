@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import numbrix as family
-from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import rejected_test, wrong_replies_test
 
 from verifiers.testing import jsonl_rows
 
@@ -44,8 +44,8 @@ def test_forms():
     assert verify(P, '```python\n[["1", "2"], ["4", "3"]]\n```') == 1.0
 
 
-@pytest.mark.parametrize(
-    "reply",
+test_bad_replies_score_zero = wrong_replies_test(
+    P,
     [
         "",
         "[[1, 2], [3, 4]]",  # 2 and 3 are diagonal
@@ -56,13 +56,12 @@ def test_forms():
         "[[" + "1, " * 3000 + "]]",
     ],
 )
-def test_bad_replies_score_zero(reply):
-    assert verify(P, reply) == 0.0
 
 
-@pytest.mark.parametrize(
-    "grid", [[[1, "X"]], [[1, 1], ["X", "X"]], [[1, 5], ["X", "X"]], [[1, "Y"], ["X", "X"]]]
+test_check_rejects_broken_metadata = rejected_test(
+    family.check,
+    [
+        Puzzle(family.NAME, "q", "", 1, {"grid": grid})
+        for grid in [[[1, "X"]], [[1, 1], ["X", "X"]], [[1, 5], ["X", "X"]], [[1, "Y"], ["X", "X"]]]
+    ],
 )
-def test_check_rejects_broken_metadata(grid):
-    with pytest.raises(PuzzleDataError):
-        family.check(Puzzle(family.NAME, "q", "", 1, {"grid": grid}))

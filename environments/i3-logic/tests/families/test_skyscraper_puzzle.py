@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import skyscraper_puzzle as family
-from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import broken_metadata_test, wrong_replies_test
 
 ROWS = [
     json.loads(line)
@@ -47,8 +47,8 @@ def test_python_block_and_bare_final_list_are_read():
     assert verify(SKY, f"So the grid is\n{GRID}") == 1.0
 
 
-@pytest.mark.parametrize(
-    "reply",
+test_bad_replies_score_zero = wrong_replies_test(
+    SKY,
     [
         "",
         "```python\n```",
@@ -58,18 +58,20 @@ def test_python_block_and_bare_final_list_are_read():
         "```python\n" + str([[1] * 3000] * 3) + "\n```",
     ],
 )
-def test_bad_replies_score_zero(reply):
-    assert verify(SKY, reply) == 0.0
 
 
-@pytest.mark.parametrize(
-    "metadata",
+test_check_rejects_broken_metadata = broken_metadata_test(
+    family.check,
+    family.NAME,
     [
-        {"size": 3, "top": [3, 2, 1], "bottom": [1, 2, 2], "left": [3, 2, 1], "right": [1, 2, 2]},
+        {
+            "size": 3,
+            "top": [3, 2, 1],
+            "bottom": [1, 2, 2],
+            "left": [3, 2, 1],
+            "right": [1, 2, 2],
+        },
         {"n": 3, "top": [3, 2, 0], "bottom": [1, 2, 2], "left": [3, 2, 1], "right": [1, 2, 2]},
         {"n": 3, "top": [3, 2], "bottom": [1, 2, 2], "left": [3, 2, 1], "right": [1, 2, 2]},
     ],
 )
-def test_check_rejects_broken_metadata(metadata):
-    with pytest.raises(PuzzleDataError):
-        family.check(Puzzle(family.NAME, "q", "", 1, metadata))

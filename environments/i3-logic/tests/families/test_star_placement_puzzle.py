@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import star_placement_puzzle as family
-from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import broken_metadata_test, wrong_replies_test
 
 ROWS = [
     json.loads(line)
@@ -55,8 +55,8 @@ def test_dictionary_in_a_python_block_and_other_forms():
     assert verify(P, "<answer>(1, 2), (2, 4), (3, 1), (4, 3)</answer>") == 1.0
 
 
-@pytest.mark.parametrize(
-    "reply",
+test_bad_replies_score_zero = wrong_replies_test(
+    P,
     [
         "",
         DICT,  # no block: the prompt asks for a python block
@@ -68,8 +68,6 @@ def test_dictionary_in_a_python_block_and_other_forms():
         "```python\n{'A': [" + "(1, 2), " * 900 + "]}\n```",
     ],
 )
-def test_bad_replies_score_zero(reply):
-    assert verify(P, reply) == 0.0
 
 
 def test_two_stars_per_region_when_k_is_two():
@@ -79,14 +77,12 @@ def test_two_stars_per_region_when_k_is_two():
     assert verify(p, "```python\n{'A': [(1, 1)]}\n```") == 0.0
 
 
-@pytest.mark.parametrize(
-    "metadata",
+test_check_rejects_broken_metadata = broken_metadata_test(
+    family.check,
+    family.NAME,
     [
         {"regions": ["AABB", "AABB", "CCDD", "CCDD"]},  # this package's old layout
         {"n": 4, "k": 1, "region_grid": REGION[:3]},
         {"n": 4, "k": 0, "region_grid": REGION},
     ],
 )
-def test_check_rejects_broken_metadata(metadata):
-    with pytest.raises(PuzzleDataError):
-        family.check(Puzzle(family.NAME, "q", "", 1, metadata))

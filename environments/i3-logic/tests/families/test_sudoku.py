@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import sudoku as family
-from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import broken_metadata_test, replies_test
 
 ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
 ROWS = [json.loads(line) for line in ROWS_FILE.read_text().splitlines()]
@@ -47,8 +47,8 @@ TUPLE = family.as_tuple_text(SOL)
 OTHER = [[v % 9 + 1 for v in row] for row in SOL]  # a valid Sudoku breaking every clue
 
 
-@pytest.mark.parametrize(
-    "reply,score",
+test_replies = replies_test(
+    P,
     [
         (f"Done.\n```python\n{TUPLE}\n```", 1.0),
         (f"```python\n{TUPLE.replace(' ', '')}\n```", 1.0),
@@ -69,8 +69,6 @@ OTHER = [[v % 9 + 1 for v in row] for row in SOL]  # a valid Sudoku breaking eve
         ("", 0.0),
     ],
 )
-def test_replies(reply: str, score: float):
-    assert verify(P, reply) == score
 
 
 def test_zero_and_x_are_both_blanks_and_digit_strings_are_clues():
@@ -86,8 +84,9 @@ def test_zero_and_x_are_both_blanks_and_digit_strings_are_clues():
         assert verify(p, f"```python\n{family.as_tuple_text(OTHER)}\n```") == 0.0
 
 
-@pytest.mark.parametrize(
-    "metadata",
+test_broken_metadata_is_refused = broken_metadata_test(
+    family.check,
+    family.NAME,
     [
         {},
         {"original_sudoku": "53..7...."},
@@ -98,6 +97,3 @@ def test_zero_and_x_are_both_blanks_and_digit_strings_are_clues():
         {"original_sudoku": [["X"] * 9] * 8 + [["X"] * 8 + [True]]},
     ],
 )
-def test_broken_metadata_is_refused(metadata):
-    with pytest.raises(PuzzleDataError):
-        family.check(Puzzle(family.NAME, "q", "", 1, metadata))

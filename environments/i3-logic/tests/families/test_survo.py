@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import survo as family
-from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import broken_metadata_test, wrong_replies_test
 
 from verifiers.testing import jsonl_rows
 
@@ -37,8 +37,8 @@ def test_forms():
     assert verify(P, f"Filled:\n{FULL}") == 1.0
 
 
-@pytest.mark.parametrize(
-    "reply",
+test_bad_replies_score_zero = wrong_replies_test(
+    P,
     [
         "",
         "```python\n[[5, 2, 5], [4, 3, 9], [7, 7, 14]]\n```",  # sums break
@@ -47,8 +47,6 @@ def test_forms():
         "```python\n[[3, 2], [4, 5]]\n```",
     ],
 )
-def test_bad_replies_score_zero(reply):
-    assert verify(P, reply) == 0.0
 
 
 def test_candidates_must_be_the_numbers_used():
@@ -56,14 +54,12 @@ def test_candidates_must_be_the_numbers_used():
     assert verify(p, f"```python\n{FULL}\n```") == 0.0  # sums hold, but 3 and 5 are not 4, 4
 
 
-@pytest.mark.parametrize(
-    "metadata",
+test_check_rejects_broken_metadata = broken_metadata_test(
+    family.check,
+    family.NAME,
     [
         {"original_matrix": ORIG},
         {"original_matrix": ORIG, "candidate_numbers": [3]},
         {"original_matrix": [[0, 2], [4]], "candidate_numbers": [3]},
     ],
 )
-def test_check_rejects_broken_metadata(metadata):
-    with pytest.raises(PuzzleDataError):
-        family.check(Puzzle(family.NAME, "q", "", 1, metadata))

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
+from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import time_sequence
-from i3_logic_testkit import replies_test
+from i3_logic_testkit import broken_metadata_test, replies_test
 
 from verifiers.testing import assert_replies_scored
 
@@ -130,8 +130,9 @@ def test_no_meeting_possible_is_zero_zero():
     assert verify(p, "[0, 1]") == 0.0
 
 
-@pytest.mark.parametrize(
-    "metadata",
+test_check_rejects_broken_rows = broken_metadata_test(
+    time_sequence.check,
+    "time_sequence",
     [
         {},
         {"records": []},
@@ -142,6 +143,3 @@ def test_no_meeting_possible_is_zero_zero():
         {"records": {"answers": {"answer_maxLen": -5, "answer_nums": 2}}},
     ],
 )
-def test_check_rejects_broken_rows(metadata):
-    with pytest.raises(PuzzleDataError):
-        time_sequence.check(Puzzle("time_sequence", "q", "", 1, metadata))

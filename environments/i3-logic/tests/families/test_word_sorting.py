@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, PuzzleDataError, generate, puzzle_from_info, verify
 from i3_logic.families import word_sorting
-from i3_logic_testkit import replies_test
+from i3_logic_testkit import rejected_test, replies_test
 
 ROWS = Path(__file__).parent.parent / "rows" / "word_sorting.jsonl"
 
@@ -94,21 +94,21 @@ def test_decreasing_order():
     assert verify(p, "\\boxed{river,ant,apple}") == 0.0
 
 
-@pytest.mark.parametrize(
-    "change",
+test_broken_metadata_is_rejected = rejected_test(
+    word_sorting.check,
     [
-        {"sorted_words": ["ant", "apple", "river", "violin"]},  # not under the new alphabet
-        {"order": 0},
-        {"order": "1"},
-        {"front_letters": "1,2"},
-        {"front_letters": "r,r"},
-        {"words": []},
-        {"front_letters": None},
+        Puzzle("word_sorting", "q", "", 1, {**P.metadata, **change})
+        for change in [
+            {"sorted_words": ["ant", "apple", "river", "violin"]},  # not under the new alphabet
+            {"order": 0},
+            {"order": "1"},
+            {"front_letters": "1,2"},
+            {"front_letters": "r,r"},
+            {"words": []},
+            {"front_letters": None},
+        ]
     ],
 )
-def test_broken_metadata_is_rejected(change):
-    with pytest.raises(PuzzleDataError):
-        word_sorting.check(Puzzle("word_sorting", "q", "", 1, {**P.metadata, **change}))
 
 
 def test_missing_key_is_rejected():

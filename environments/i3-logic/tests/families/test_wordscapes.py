@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import wordscapes as family
-from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import broken_metadata_test, wrong_replies_test
 
 from verifiers.testing import jsonl_rows
 
@@ -44,8 +44,8 @@ def test_forms_and_the_gap_rule():
     assert verify(p, '[["b", " ", "a", "t"]]') == 0.0
 
 
-@pytest.mark.parametrize(
-    "reply",
+test_bad_replies_score_zero = wrong_replies_test(
+    P,
     [
         "",
         '[["b", " ", "o", "t"]]',
@@ -56,12 +56,11 @@ def test_forms_and_the_gap_rule():
         '[["b", " ", "a", "t"]]\n[["b", " ", "a"]]',
     ],
 )
-def test_bad_replies_score_zero(reply):
-    assert verify(P, reply) == 0.0
 
 
-@pytest.mark.parametrize(
-    "metadata",
+test_check_rejects_broken_metadata = broken_metadata_test(
+    family.check,
+    family.NAME,
     [
         {"grid": LAYOUT, "across_words": ["at"]},
         {"grid": [["X", "1"]], "across_words": ["at"], "down_words": []},
@@ -69,6 +68,3 @@ def test_bad_replies_score_zero(reply):
         {"grid": LAYOUT, "across_words": ["a t"], "down_words": []},
     ],
 )
-def test_check_rejects_broken_metadata(metadata):
-    with pytest.raises(PuzzleDataError):
-        family.check(Puzzle(family.NAME, "q", "", 1, metadata))
