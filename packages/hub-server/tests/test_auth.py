@@ -127,8 +127,10 @@ def test_revoked_and_unknown_tokens(server, uid):
         assert r.status_code == 401 and "revoked" in r.json()["detail"]
     with server.client("phub_doesnotexist") as c:
         assert c.get("/simple/").status_code == 401
-    with server.client() as c:
-        assert c.get("/api/v1/whoami").status_code == 401
+    with server.client() as c:  # no token: each account route refuses (Principal.require_user)
+        for method, path in (("GET", "whoami"), ("GET", "tokens"), ("DELETE", "tokens/1")):
+            r = c.request(method, f"/api/v1/{path}")
+            assert (r.status_code, r.json()["detail"]) == (401, "no API token given"), path
     # tokens are stored hashed
     from sqlalchemy import select
 
