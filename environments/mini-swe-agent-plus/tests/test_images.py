@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from mini_swe_agent_plus import SENTINEL, images, load_environment, task_from_row
+from mini_swe_testkit import scenario_agent
 
 from verifiers import ConfigError
 from verifiers.sandbox import (
@@ -141,11 +142,7 @@ SCRIPTS = {
 }
 
 
-def agent(body):
-    messages = body["messages"]
-    name = message_text(messages[1]).split("SCENARIO<", 1)[1].split(">", 1)[0]
-    turn = sum(1 for m in messages if m["role"] == "assistant")
-    return SCRIPTS[name][min(turn, len(SCRIPTS[name]) - 1)]
+agent = scenario_agent("SCENARIO", SCRIPTS)
 
 
 def row(image: str, scenario: str, kind: str) -> dict:

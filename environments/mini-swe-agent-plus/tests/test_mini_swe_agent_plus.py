@@ -23,6 +23,7 @@ from mini_swe_agent_plus import (
 )
 from mini_swe_agent_plus.env import first_words
 from mini_swe_agent_plus.grading import truncate_middle
+from mini_swe_testkit import scenario_agent
 
 import verifiers as vf
 from verifiers import ConfigError
@@ -452,13 +453,7 @@ def scenario_rows(names):
     return rows
 
 
-def scripted_agent(body):
-    """Picks the scenario from the task text and answers with its reply for this turn."""
-    messages = body["messages"]
-    name = re.search(r"SCENARIO<([^>]+)>", message_text(messages[1])).group(1)
-    turn = sum(1 for m in messages if m["role"] == "assistant")
-    replies = SCENARIOS[name][1]
-    return replies[min(turn, len(replies) - 1)]
+scripted_agent = scenario_agent("SCENARIO", {name: s[1] for name, s in SCENARIOS.items()})
 
 
 HANG = ["hang-then-fix", "hang-twice"]
