@@ -40,14 +40,14 @@ ARITHMETIC: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
 }
 
 
-def rows(name: str) -> list[dict[str, Any]]:
+def real_rows(name: str) -> list[dict[str, Any]]:
     """The real rows of ``rows/<name>.jsonl`` (INTELLECT-3-RL ``logic`` rows)."""
     return jsonl_rows(ROWS_DIR / f"{name}.jsonl")
 
 
-def puzzles(name: str) -> list[Puzzle]:
-    """The puzzles of `rows` (name), in file order."""
-    return [puzzle_from_info(r["info"]) for r in rows(name)]
+def real_puzzles(name: str) -> list[Puzzle]:
+    """The puzzles of `real_rows` (name), in file order."""
+    return [puzzle_from_info(r["info"]) for r in real_rows(name)]
 
 
 def verdicts_test(table: Sequence[tuple[Puzzle, str, float]]) -> Callable[..., None]:

@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 from i3_logic import FAMILIES, GENERATED, Puzzle, generate, verify
+from i3_logic_testkit import ARITHMETIC, COMPARISONS
 
 HEDGE = object()  # the response does not commit to exactly one answer
 
@@ -81,15 +82,6 @@ def judge_dyck(p: Puzzle, meaning: str) -> bool:
 
 
 _BOOL_OPS = {ast.And: all, ast.Or: any}
-_COMPARE = {
-    ast.Gt: operator.gt,
-    ast.Lt: operator.lt,
-    ast.GtE: operator.ge,
-    ast.LtE: operator.le,
-    ast.Eq: operator.eq,
-    ast.NotEq: operator.ne,
-}
-_NUMERIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
 
 
 def _bool(node: ast.AST) -> Any:
@@ -103,11 +95,11 @@ def _bool(node: ast.AST) -> Any:
     if isinstance(node, ast.BoolOp):
         return _BOOL_OPS[type(node.op)](_bool(v) for v in node.values)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        return _COMPARE[type(node.ops[0])](_bool(node.left), _bool(node.comparators[0]))
+        return COMPARISONS[type(node.ops[0])](_bool(node.left), _bool(node.comparators[0]))
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
         return Fraction(_bool(node.left)) / _bool(node.right)
     if isinstance(node, ast.BinOp):
-        return _NUMERIC[type(node.op)](_bool(node.left), _bool(node.right))
+        return ARITHMETIC[type(node.op)](_bool(node.left), _bool(node.right))
     raise ValueError(ast.dump(node))
 
 

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 from i3_logic import TASKS, Puzzle, puzzle_from_info, verify
 from i3_logic.families import arc_agi as family
-from i3_logic_testkit import rejected_test, replies_test
+from i3_logic_testkit import real_rows, rejected_test, replies_test
 
-ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
-ROWS = [json.loads(line) for line in ROWS_FILE.read_text().splitlines()]
+ROWS = real_rows(family.NAME)
 PUZZLES = {json.loads(r["info"])["task"]: puzzle_from_info(r["info"]) for r in ROWS}
 RULES = {
     "arc_agi": lambda g: [row[::-1] for row in g],  # mirror left-right

@@ -6,15 +6,13 @@ from __future__ import annotations
 import itertools
 import json
 import random
-from pathlib import Path
 
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import arrow_maze as family
-from i3_logic_testkit import broken_metadata_test, replies_test
+from i3_logic_testkit import broken_metadata_test, real_rows, replies_test
 
-ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
-ROWS = [json.loads(line) for line in ROWS_FILE.read_text().splitlines()]
+ROWS = real_rows(family.NAME)
 PUZZLES = [puzzle_from_info(r["info"]) for r in ROWS]
 STEP = {"↑": (-1, 0), "↓": (1, 0), "←": (0, -1), "→": (0, 1)}
 STEP |= {"↖": (-1, -1), "↗": (-1, 1), "↘": (1, 1), "↙": (1, -1)}

@@ -4,20 +4,14 @@ reproduced without eval, and its gameable rules tightened."""
 from __future__ import annotations
 
 import datetime as dt
-import json
-from pathlib import Path
 
 import pytest
-from i3_logic import TASKS, Puzzle, puzzle_from_info, verify
+from i3_logic import TASKS, Puzzle, verify
 from i3_logic.families import bbeh as family
 from i3_logic.puzzle import PuzzleDataError
-from i3_logic_testkit import replies_test
+from i3_logic_testkit import real_puzzles, replies_test
 
-ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
-PUZZLES = {
-    json.loads(json.loads(line)["info"])["task"]: puzzle_from_info(json.loads(line)["info"])
-    for line in ROWS_FILE.read_text().splitlines()
-}
+PUZZLES = {p.task: p for p in real_puzzles(family.NAME)}
 
 
 def test_every_key_has_a_row():

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
-from i3_logic import TASKS, Puzzle, puzzle_from_info
+from i3_logic import TASKS, Puzzle
 from i3_logic.families import bbh_causal_judgement as family
-from i3_logic_testkit import rejected_test, replies_test
+from i3_logic_testkit import real_puzzles, rejected_test, replies_test
 
-ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
-PUZZLES = {
-    json.loads(json.loads(line)["info"])["task"]: puzzle_from_info(json.loads(line)["info"])
-    for line in ROWS_FILE.read_text().splitlines()
-}
+PUZZLES = {p.task: p for p in real_puzzles(family.NAME)}
 
 
 def test_both_keys_have_rows_and_share_the_verifier():

@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import itertools
-import json
-from pathlib import Path
 
-from i3_logic import Puzzle, puzzle_from_info
+from i3_logic import Puzzle
 from i3_logic.families import bbh_formal_fallacies as family
-from i3_logic_testkit import rejected_test, replies_test
+from i3_logic_testkit import real_puzzles, rejected_test, replies_test
 
-ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
-PUZZLES = [
-    puzzle_from_info(json.loads(line)["info"]) for line in ROWS_FILE.read_text().splitlines()
-]
+PUZZLES = real_puzzles(family.NAME)
 
 
 def models(n: int = 3):

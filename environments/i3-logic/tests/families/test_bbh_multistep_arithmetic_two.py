@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import ast
-import json
 import operator
-from pathlib import Path
 
-from i3_logic import TASKS, Puzzle, puzzle_from_info, verify
+from i3_logic import TASKS, Puzzle, verify
 from i3_logic.families import bbh_multistep_arithmetic_two as family
-from i3_logic_testkit import rejected_test, replies_test
+from i3_logic_testkit import real_puzzles, rejected_test, replies_test
 
-ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
-PUZZLES = {
-    json.loads(json.loads(line)["info"])["task"]: puzzle_from_info(json.loads(line)["info"])
-    for line in ROWS_FILE.read_text().splitlines()
-}
+PUZZLES = {p.task: p for p in real_puzzles(family.NAME)}
 OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
 
 

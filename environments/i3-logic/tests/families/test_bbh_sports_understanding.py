@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-from i3_logic import Puzzle, puzzle_from_info
+from i3_logic import Puzzle
 from i3_logic.families import bbh_sports_understanding as family
-from i3_logic_testkit import rejected_test, verdicts_test
+from i3_logic_testkit import real_puzzles, rejected_test, verdicts_test
 
-ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
-PUZZLES = [
-    puzzle_from_info(json.loads(line)["info"]) for line in ROWS_FILE.read_text().splitlines()
-]
+PUZZLES = real_puzzles(family.NAME)
 YES, NO = PUZZLES
 
 

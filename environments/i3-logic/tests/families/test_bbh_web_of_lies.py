@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import itertools
-import json
 import re
-from pathlib import Path
 
-from i3_logic import Puzzle, puzzle_from_info
+from i3_logic import Puzzle
 from i3_logic.families import bbh_web_of_lies as family
-from i3_logic_testkit import rejected_test, verdicts_test
+from i3_logic_testkit import real_puzzles, rejected_test, verdicts_test
 
-ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
-PUZZLES = [
-    puzzle_from_info(json.loads(line)["info"]) for line in ROWS_FILE.read_text().splitlines()
-]
+PUZZLES = real_puzzles(family.NAME)
 
 
 def solve(question: str) -> bool:

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
-from i3_logic import Puzzle, puzzle_from_info, verify
+from i3_logic import Puzzle, verify
 from i3_logic.families import bbh_word_sorting as family
 from i3_logic.puzzle import PuzzleDataError
-from i3_logic_testkit import replies_test
+from i3_logic_testkit import real_puzzles, replies_test
 
-ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
-PUZZLES = [
-    puzzle_from_info(json.loads(line)["info"]) for line in ROWS_FILE.read_text().splitlines()
-]
+PUZZLES = real_puzzles(family.NAME)
 
 
 def test_rows_are_right():

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import ast
 import json
-import operator
 import re
 from pathlib import Path
 
 import pytest
 from i3_logic import Puzzle, generate, puzzle_from_info, verify
 from i3_logic.families import boolean_expressions as fam
-from i3_logic_testkit import rejected_test, replies_test
+from i3_logic_testkit import ARITHMETIC, COMPARISONS, rejected_test, replies_test
 
 ROWS = Path(__file__).parents[1] / "rows" / "boolean_expressions.jsonl"
 # The factual statements used in the rows file, with their truth.
@@ -20,20 +19,6 @@ FACTS = {
     "Owls are reptiles.": False,
     "Iron is a metal.": True,
     "The Moon is larger than the Earth.": False,
-}
-_CMP = {
-    ast.Gt: operator.gt,
-    ast.Lt: operator.lt,
-    ast.GtE: operator.ge,
-    ast.LtE: operator.le,
-    ast.Eq: operator.eq,
-    ast.NotEq: operator.ne,
-}
-_BIN = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
 }
 
 
@@ -49,9 +34,9 @@ def value(node: ast.AST):
         return all(values) if isinstance(node.op, ast.And) else any(values)
     if isinstance(node, ast.Compare):
         (op,), (right,) = node.ops, node.comparators
-        return _CMP[type(op)](value(node.left), value(right))
+        return COMPARISONS[type(op)](value(node.left), value(right))
     if isinstance(node, ast.BinOp):
-        return _BIN[type(node.op)](value(node.left), value(node.right))
+        return ARITHMETIC[type(node.op)](value(node.left), value(node.right))
     raise ValueError(ast.dump(node))
 
 

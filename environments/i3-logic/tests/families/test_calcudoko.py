@@ -3,17 +3,13 @@ Latin square of the 4x4 row graded as a judge says."""
 
 from __future__ import annotations
 
-import itertools
-import json
 from fractions import Fraction
-from pathlib import Path
 
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import calcudoko as family
-from i3_logic_testkit import broken_metadata_test, replies_test
+from i3_logic_testkit import broken_metadata_test, latin_squares, real_rows, replies_test
 
-ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
-ROWS = [json.loads(line) for line in ROWS_FILE.read_text().splitlines()]
+ROWS = real_rows(family.NAME)
 PUZZLES = [puzzle_from_info(r["info"]) for r in ROWS]
 
 
@@ -46,20 +42,6 @@ def eval_product(vals: list[int]) -> int:
     for v in vals:
         out *= v
     return out
-
-
-def latin_squares(n: int):
-    perms = list(itertools.permutations(range(1, n + 1)))
-
-    def extend(rows):
-        if len(rows) == n:
-            yield [list(r) for r in rows]
-            return
-        for p in perms:
-            if all(p[c] != r[c] for r in rows for c in range(n)):
-                yield from extend([*rows, p])
-
-    yield from extend([])
 
 
 def bracket(g: list[list[int]]) -> str:

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import itertools
 import json
-from pathlib import Path
 
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import campsite as family
 from i3_logic.puzzle import PuzzleDataError
+from i3_logic_testkit import real_rows
 
-ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
-ROWS = [json.loads(line) for line in ROWS_FILE.read_text().splitlines()]
+ROWS = real_rows(family.NAME)
 PUZZLES = [puzzle_from_info(r["info"]) for r in ROWS]
 
 

@@ -3,21 +3,14 @@ generator requires), operators with precedence, answer forms, Chinese labels, br
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 from i3_logic import Puzzle, generate, puzzle_from_info, verify
 from i3_logic.families import cryptarithm
-from i3_logic_testkit import broken_metadata_test, replies_test
+from i3_logic_testkit import broken_metadata_test, real_rows, replies_test
 
 from verifiers.testing import assert_replies_scored
 
-ROWS = [
-    json.loads(line)
-    for line in (Path(__file__).parents[1] / "rows" / "cryptarithm.jsonl").read_text().splitlines()
-    if line.strip()
-]
+ROWS = real_rows("cryptarithm")
 
 
 def holds(numbers: list[int], ops: list[str]) -> bool:

@@ -3,20 +3,17 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import operator
 import re
-from pathlib import Path
 
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import futoshiki as family
 from i3_logic.puzzle import PuzzleDataError
-from i3_logic_testkit import replies_test
+from i3_logic_testkit import latin_squares, real_rows, replies_test
 
-ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
-ROWS = [json.loads(line) for line in ROWS_FILE.read_text().splitlines()]
+ROWS = real_rows(family.NAME)
 PUZZLES = [puzzle_from_info(r["info"]) for r in ROWS]
 COMPARE = {"<": operator.lt, ">": operator.gt}
 
@@ -36,20 +33,6 @@ def judge(p: Puzzle, g: list[list[int]]) -> bool:
     kept = all(shown[r][c] == str(g[r][c]) for r, c in m["prefilled_coords"])
     signs = all(COMPARE[s](g[a][b], g[c][d]) for (a, b), (c, d), s in m["constraints"])
     return latin and kept and signs
-
-
-def latin_squares(n: int):
-    perms = list(itertools.permutations(range(1, n + 1)))
-
-    def extend(rows: list[tuple[int, ...]]):
-        if len(rows) == n:
-            yield [list(r) for r in rows]
-            return
-        for p in perms:
-            if all(p[c] != r[c] for r in rows for c in range(n)):
-                yield from extend([*rows, p])
-
-    yield from extend([])
 
 
 @pytest.mark.parametrize(

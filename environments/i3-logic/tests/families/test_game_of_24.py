@@ -5,25 +5,15 @@ from __future__ import annotations
 import ast
 import itertools
 import json
-import operator
 import re
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 from i3_logic import Puzzle, generate, puzzle_from_info, verify
 from i3_logic.families import game_of_24
-from i3_logic_testkit import broken_metadata_test
+from i3_logic_testkit import ARITHMETIC, broken_metadata_test, real_rows
 
-from verifiers.testing import jsonl_rows
-
-ROWS = jsonl_rows(Path(__file__).parents[1] / "rows" / "game_of_24.jsonl")
-_OPS = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-}
+ROWS = real_rows("game_of_24")
 
 
 def judge(numbers: list[int], result: int, expression: str) -> bool:
@@ -34,8 +24,8 @@ def judge(numbers: list[int], result: int, expression: str) -> bool:
         if isinstance(node, ast.Constant) and type(node.value) is int:
             used.append(node.value)
             return Fraction(node.value)
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            return _OPS[type(node.op)](value(node.left), value(node.right))
+        if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
+            return ARITHMETIC[type(node.op)](value(node.left), value(node.right))
         raise ValueError(ast.dump(node))
 
     try:

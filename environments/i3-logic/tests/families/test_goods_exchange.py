@@ -3,24 +3,16 @@ answer forms, a person named twice, hostile input and broken rows."""
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import goods_exchange
-from i3_logic_testkit import broken_metadata_test
+from i3_logic_testkit import broken_metadata_test, real_rows
 
 from verifiers.testing import assert_replies_scored
 
-ROWS = [
-    json.loads(line)
-    for line in (Path(__file__).parents[1] / "rows" / "goods_exchange.jsonl")
-    .read_text()
-    .splitlines()
-    if line.strip()
-]
+ROWS = real_rows("goods_exchange")
 
 
 def replay(before: dict[str, str], operations: list[str]) -> dict[str, str]:

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
-from i3_logic import Puzzle, puzzle_from_info, verify
+from i3_logic import Puzzle, verify
 from i3_logic.families import gpqa_diamond as family
 from i3_logic.puzzle import PuzzleDataError
-from i3_logic_testkit import verdicts_test
+from i3_logic_testkit import real_puzzles, verdicts_test
 
-ROWS_FILE = Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl"
-PUZZLES = [
-    puzzle_from_info(json.loads(line)["info"]) for line in ROWS_FILE.read_text().splitlines()
-]
+PUZZLES = real_puzzles(family.NAME)
 CARBON, SPIN = PUZZLES  # references "A" and "(C)"
 
 

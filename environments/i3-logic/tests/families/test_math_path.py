@@ -7,23 +7,16 @@ import ast
 import itertools
 import operator
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import math_path
-from i3_logic_testkit import broken_metadata_test, replies_test
+from i3_logic_testkit import ARITHMETIC, broken_metadata_test, real_rows, replies_test
 
-from verifiers.testing import assert_replies_scored, jsonl_rows
+from verifiers.testing import assert_replies_scored
 
-ROWS = jsonl_rows(Path(__file__).parents[1] / "rows" / "math_path.jsonl")
-_AST = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.Mod: operator.mod,
-}
+ROWS = real_rows("math_path")
+_AST = {**ARITHMETIC, ast.Mod: operator.mod}
 
 
 def value(expr: str) -> Fraction | None:

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import minesweeper as family
-from i3_logic_testkit import broken_metadata_test, wrong_replies_test
+from i3_logic_testkit import broken_metadata_test, real_rows, wrong_replies_test
 
-from verifiers.testing import jsonl_rows
-
-ROWS = jsonl_rows(Path(__file__).parents[1] / "rows" / "minesweeper.jsonl")
+ROWS = real_rows("minesweeper")
 
 
 def around(r: int, c: int, n: int) -> set[tuple[int, int]]:

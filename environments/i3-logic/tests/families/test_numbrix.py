@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import numbrix as family
-from i3_logic_testkit import rejected_test, wrong_replies_test
+from i3_logic_testkit import real_rows, rejected_test, wrong_replies_test
 
-from verifiers.testing import jsonl_rows
-
-ROWS = jsonl_rows(Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl")
+ROWS = real_rows(family.NAME)
 
 
 def is_path(given: list[list], grid: list[list[int]]) -> bool:

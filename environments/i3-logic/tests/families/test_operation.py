@@ -4,24 +4,18 @@ forms, the 6-decimal comparison, hedges and broken rows."""
 from __future__ import annotations
 
 import ast
-import json
 import operator
 import re
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import operation
-from i3_logic_testkit import rejected_test
+from i3_logic_testkit import real_rows, rejected_test
 
 from verifiers.testing import assert_replies_scored
 
-ROWS = [
-    json.loads(line)
-    for line in (Path(__file__).parents[1] / "rows" / "operation.jsonl").read_text().splitlines()
-    if line.strip()
-]
+ROWS = real_rows("operation")
 
 # SynLogic's conditions (metadata keeps the Chinese keys).
 CONDITIONS = {

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import survo as family
-from i3_logic_testkit import broken_metadata_test, wrong_replies_test
+from i3_logic_testkit import broken_metadata_test, real_rows, wrong_replies_test
 
-from verifiers.testing import jsonl_rows
-
-ROWS = jsonl_rows(Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl")
+ROWS = real_rows(family.NAME)
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r["question"][:30])

@@ -4,22 +4,15 @@ rule semantics, written separately here); answer forms, hedges and broken rows."
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import time_sequence
-from i3_logic_testkit import broken_metadata_test, replies_test
+from i3_logic_testkit import broken_metadata_test, real_rows, replies_test
 
 from verifiers.testing import assert_replies_scored
 
-ROWS = [
-    json.loads(line)
-    for line in (Path(__file__).parents[1] / "rows" / "time_sequence.jsonl")
-    .read_text()
-    .splitlines()
-    if line.strip()
-]
+ROWS = real_rows("time_sequence")
 DAYS = "一二三四五"
 SLOTS = 96  # 5-minute slots from 9:00 to 17:00
 
