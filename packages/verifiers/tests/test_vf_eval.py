@@ -5,23 +5,14 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from command_kit import run_command, vf_eval, vf_eval_cmd
 
 from verifiers.testing import ArithmeticResponder, GateResponder, ScriptedServer, free_port
-
-
-def vf_eval_cmd(*args) -> list[str]:
-    return [sys.executable, "-m", "verifiers.cli.eval", *map(str, args), "--no-progress"]
-
-
-def vf_eval(*args, cwd, timeout=120, **popen):
-    cmd = vf_eval_cmd(*args)
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, **popen)
 
 
 def arithmetic(base_url, n, r, *more) -> tuple:
@@ -299,14 +290,7 @@ def test_openai_base_url_from_environment(tmp_path, server):
 
 def test_demo_runs_and_says_replies_are_scripted(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "verifiers.demo", "--no-progress", "-n", "8"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = run_command("verifiers.demo", "--no-progress", "-n", 8, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
     assert "SCRIPTED stand-in server, not a model" in proc.stdout
     rows = read_lines(run_dirs(tmp_path, model="scripted-model")[0] / "results.jsonl")

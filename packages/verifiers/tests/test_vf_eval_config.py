@@ -6,11 +6,10 @@ every eval, CLI options ignored, results saved), configs/eval/*.toml at upstream
 """
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from command_kit import run_command
 
 from verifiers.cli.eval_config import load_eval_config
 from verifiers.errors import ConfigError
@@ -32,13 +31,7 @@ def test_two_environments_give_two_result_dirs(tmp_path, server):
         '[[eval]]\nenv_id = "arithmetic"\nname = "arith-big"\nrollouts_per_example = 2\n'
         "[eval.args]\nseed = 5\n[eval.sampling]\ntemperature = 0.5\n",
     )
-    proc = subprocess.run(
-        [sys.executable, "-m", "verifiers.cli.eval", config, "-d", "-n", "9"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    proc = run_command("verifiers.cli.eval", config, "-d", "-n", 9, cwd=tmp_path, timeout=180)
     assert proc.returncode == 0, proc.stderr
     assert "these options are ignored: --num-examples" in proc.stderr
     evals = tmp_path / "outputs" / "evals"
@@ -63,13 +56,7 @@ def test_one_failing_environment_does_not_stop_the_others(tmp_path, server):
         f'model = "m"\napi_base_url = "{server.base_url}"\nnum_examples = 1\n'
         'rollouts_per_example = 1\n[[eval]]\nid = "no-such-env"\n[[eval]]\nid = "arithmetic"\n',
     )
-    proc = subprocess.run(
-        [sys.executable, "-m", "verifiers.cli.eval", config, "-d"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    proc = run_command("verifiers.cli.eval", config, "-d", cwd=tmp_path, timeout=180)
     assert proc.returncode == 1
     assert "no-such-env: no environment 'no-such-env'" in proc.stderr
     assert server.request_count == 1
@@ -149,12 +136,6 @@ def test_bad_configs_are_refused(tmp_path, text, message):
 def test_bad_config_is_a_usage_error(tmp_path):
     """A broken config is one clear line and exit status 2 from the real command."""
     path = write(tmp_path, '[[eval]]\nid = "a"\ncolour = 1\n')
-    proc = subprocess.run(
-        [sys.executable, "-m", "verifiers.cli.eval", path],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = run_command("verifiers.cli.eval", path, cwd=tmp_path)
     assert proc.returncode == 2 and "unknown field(s) colour" in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -4,20 +4,14 @@ needs, a -n larger than the dataset, and the help texts (vf-eval's and the scrip
 import argparse
 import json
 import os
-import subprocess
-import sys
 
 import pytest
+from command_kit import run_command, vf_eval
 
 from verifiers.cli.eval_options import build_parser
 from verifiers.cli.eval_settings import UsageError, check_credentials, raw_from_args, resolve
 
 KEY_VARS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENROUTER_API_KEY", "VLLM_API_KEY", "VF_MODEL")
-
-
-def vf_eval(*args, cwd, env):
-    cmd = [sys.executable, "-m", "verifiers.cli.eval", *map(str, args), "--no-progress"]
-    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
 
 def clean_env(**extra) -> dict[str, str]:
@@ -138,10 +132,7 @@ def test_vf_eval_help_shows_every_default(monkeypatch):
 def test_testing_serve_help_explains_every_option():
     from verifiers.testing.__main__ import _parser
 
-    proc = subprocess.run(
-        [sys.executable, "-m", "verifiers.testing", "serve", "--help"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    proc = run_command("verifiers.testing", "serve", "--help", timeout=60)
     assert proc.returncode == 0, proc.stderr
     text = " ".join(proc.stdout.split())
     assert "READY <base URL>" in text

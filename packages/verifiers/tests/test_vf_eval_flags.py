@@ -4,15 +4,15 @@ Reference: upstream 0.3.1 `vf-eval --help` (legacy/scripts/eval.py, legacy/utils
 legacy/utils/path_utils.py, legacy/utils/heartbeat.py).
 """
 
+import functools
 import json
 import os
-import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from command_kit import run_command
 
 PROBE_ENV = """
 import json, os
@@ -46,9 +46,9 @@ def probe(tmp_path):
     return env, out
 
 
-def vf_eval(*args, cwd, env=None, timeout=120):
-    cmd = [sys.executable, "-m", "verifiers.cli.eval", *map(str, args)]
-    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+# vf-eval exactly as given: these tests choose the display flags themselves (-f and
+# --no-progress exclude each other)
+vf_eval = functools.partial(run_command, "verifiers.cli.eval")
 
 
 def calls(out: Path) -> list[dict]:

@@ -2,18 +2,13 @@
 subprocess against the scripted server on loopback, asserting the printed output."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from command_kit import vf_eval
 
 from verifiers.testing import Fault, ScriptedServer, run_vf_eval
 
 ENVS = Path(__file__).parent / "envs"
-
-
-def vf_eval(cwd, *args):
-    cmd = [sys.executable, "-m", "verifiers.cli.eval", *map(str, args), "--no-progress"]
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
 def metadata(tmp_path, env, model="m"):
@@ -25,7 +20,7 @@ def test_a_run_with_no_scored_rollout_shows_no_mean_reward_and_the_first_error(t
     """Issue 27: a run where every rollout failed reported `reward 0.0000 ± 0.0000`."""
     with ScriptedServer() as srv:
         srv.add_fault(Fault(status=400, times=None, message="model m is not served here"))
-        proc = vf_eval(tmp_path, "arithmetic", "-m", "m", "-b", srv.base_url, "-n", 2, "-r", 2)
+        proc = vf_eval("arithmetic", "-m", "m", "-b", srv.base_url, "-n", 2, "-r", 2, cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     assert "0.0000 ± 0.0000" not in proc.stdout and "pass@" not in proc.stdout
     assert "none (no rollout scored)" in proc.stdout
@@ -41,7 +36,7 @@ def test_a_404_on_chat_completions_names_the_endpoint(tmp_path):
     """Issue 27: `-b` pointing at a server that is not a model (the hub) answers 404."""
     with ScriptedServer() as srv:
         srv.add_fault(Fault(status=404, times=None, message="Not Found"))
-        proc = vf_eval(tmp_path, "arithmetic", "-m", "m", "-b", srv.base_url, "-n", 1, "-r", 1)
+        proc = vf_eval("arithmetic", "-m", "m", "-b", srv.base_url, "-n", 1, "-r", 1, cwd=tmp_path)
     out = " ".join((proc.stdout + proc.stderr).split())  # rich wraps long lines
     assert proc.returncode == 1
     assert (
@@ -56,7 +51,7 @@ def test_env_group_is_summarised_per_member_over_its_own_rollouts(tmp_path, monk
     monkeypatch.setenv("PYTHONPATH", str(ENVS))
     with ScriptedServer() as srv:
         proc = vf_eval(
-            tmp_path, "classic_env_group", "-m", "m", "-b", srv.base_url, "-n", 6, "-r", 1
+            "classic_env_group", "-m", "m", "-b", srv.base_url, "-n", 6, "-r", 1, cwd=tmp_path
         )
     assert proc.returncode == 0, proc.stderr
     lines = [" ".join(line.strip("│┃ ").split()) for line in proc.stdout.splitlines()]
@@ -82,7 +77,9 @@ def test_a_repeated_warning_is_printed_once_and_no_datasets_bar_leaks(tmp_path, 
     progress bar leaked into the output."""
     monkeypatch.setenv("PYTHONPATH", str(ENVS))
     with ScriptedServer() as srv:
-        proc = vf_eval(tmp_path, "repeated_warning_group", "-m", "m", "-b", srv.base_url, "-n", 2)
+        proc = vf_eval(
+            "repeated_warning_group", "-m", "m", "-b", srv.base_url, "-n", 2, cwd=tmp_path
+        )
     assert proc.returncode == 0, proc.stderr
     both = proc.stdout + proc.stderr
     assert both.count("using the bundled sample of some/dataset") == 1
@@ -99,7 +96,7 @@ def test_a_single_turn_answer_is_a_completed_rollout(tmp_path, server):
 def test_the_results_path_is_printed_whole_on_a_line_of_its_own(tmp_path, server):
     """Issue 27: the results path was cut at 80 columns (`outputs/evals/intellect3-mix--scrip…`)."""
     model = "a-model-with-a-name-long-enough-to-push-the-results-path-past-eighty-columns"
-    proc = vf_eval(tmp_path, "arithmetic", "-m", model, "-b", server.base_url, "-n", 1, "-r", 1)
+    proc = vf_eval("arithmetic", "-m", model, "-b", server.base_url, "-n", 1, "-r", 1, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     (run,) = (tmp_path / "outputs" / "evals" / f"arithmetic--{model}").iterdir()
     path = str(run.relative_to(tmp_path))
