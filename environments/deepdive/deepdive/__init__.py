@@ -204,6 +204,7 @@ def load_environment(
         system_prompt: Optional system message.
         debug: Log every tool result (logger ``deepdive``, level INFO).
     """
+    arguments = dict(locals())  # the judge_* ones name the judge (vf.judge_from_arguments)
     backend = _backend(search_backend, corpus, search_url, serper_api_key_var, serper_timeout)
     if isinstance(source, str) and source == "auto":
         # The bundled questions are about the bundled corpus: they only make sense with it, and
@@ -227,14 +228,8 @@ def load_environment(
         rubric: vf.Rubric = vf.Rubric(parser=parser)
         rubric.add_reward_func(exact_match_reward, weight=1.0)
     else:
-        rubric = vf.JudgeRubric(
-            parser=parser,
-            **_judge_endpoint(judge_base_url, judge_api_key_var),
-            judge_model=judge_model,
-            judge_timeout=judge_timeout,
-            judge_max_retries=judge_max_retries,
-            judge_max_concurrent=judge_max_concurrent,
-        )
+        endpoint = _judge_endpoint(judge_base_url, judge_api_key_var)
+        rubric = vf.judge_from_arguments(arguments, parser, endpoint=endpoint)
         rubric.add_reward_func(judge_reward, weight=1.0)
     rubric.add_reward_func(redundancy_penalty, weight=-float(redundancy_penalty_weight))
 

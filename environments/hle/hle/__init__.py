@@ -395,6 +395,7 @@ def load_environment(
             structured output, so ``judge_structured_output`` must stay on); a
             `vf.PromptSource` dict loads another published text.
     """
+    arguments = dict(locals())  # the judge_* ones name the judge (vf.judge_from_arguments)
     for name, flag in (("multimodal", multimodal), ("tools", tools)):
         if not isinstance(flag, bool):
             raise ConfigError(f"{name} must be True or False, got {flag!r}")
@@ -437,15 +438,8 @@ def load_environment(
         if judge_base_url is not None or judge_api_key_var is not None
         else {}
     )
-    rubric = vf.JudgeRubric(
-        parser=parser,
-        **endpoint,
-        judge_model=judge_model,
-        judge_sampling_args=sampling,
-        judge_prompt=template,
-        judge_max_concurrent=judge_max_concurrent,
-        judge_timeout=judge_timeout,
-        judge_max_retries=judge_max_retries,
+    rubric = vf.judge_from_arguments(
+        arguments, parser, endpoint=endpoint, prompt=template, sampling_args=sampling
     )
 
     async def verdict(

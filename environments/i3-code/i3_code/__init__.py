@@ -302,14 +302,8 @@ def load_environment(
             installed once into a cached read-only runtime, never per rollout.
         provider: a `verifiers.sandbox` provider (default: bwrap, else the process tier).
     """
-    ds = vf.load_dataset_source(
-        dataset_name,
-        source=source,
-        sample=SAMPLE,
-        split=dataset_split,
-        config=dataset_subset,
-        required_columns=["question", "info"],
-    )
+    arguments = dict(locals())  # source and dataset_* name the rows (vf.dataset_from_arguments)
+    ds = vf.dataset_from_arguments(arguments, sample=SAMPLE, required_columns=["question", "info"])
     if skip_first > 0:
         ds = ds.select(range(min(skip_first, len(ds)), len(ds)))
     pass_rate = vf.PassRateFilter(

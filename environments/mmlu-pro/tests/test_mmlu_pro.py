@@ -1,5 +1,7 @@
 import json
 import re
+import tomllib
+from pathlib import Path
 
 import mmlu_pro
 import pytest
@@ -78,51 +80,28 @@ def test_bad_category_is_a_clear_error(category, message):
 
 
 # -- extraction ------------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    ("text", "letters", "letter"),
-    [
-        ("\\boxed{J}", "ABCDEFGHIJ", "J"),
-        ("so it is $\\boxed{(E)}$", "ABCDEFGHIJ", "E"),
-        ("\\boxed{\\text{H}}", "ABCDEFGHIJ", "H"),
-        ("\\boxed{C.}", "ABCDEFGHIJ", "C"),
-        ("<think>\\boxed{A}</think>\\boxed{G}", "ABCDEFGHIJ", "G"),
-        ("\\boxed{A} hmm, no: \\boxed{D}", "ABCDEFGHIJ", "D"),
-        ("\\boxed{J}", "ABCDEFGH", ""),  # past the last of eight options
-        ("\\boxed{K}", "ABCDEFGHIJ", ""),
-        ("\\boxed{C. 50 m}", "ABCDEFGHIJ", ""),
-        ("\\boxed{50 m}", "ABCDEFGHIJ", ""),
-        ("\\boxed{c}", "ABCDEFGHIJ", ""),
-        ("\\boxed{A, B}", "ABCDEFGHIJ", ""),
-        ("The answer is (C).", "ABCDEFGHIJ", ""),  # not the asked format
-        ("<think>\\boxed{C}", "ABCDEFGHIJ", ""),
-        ("", "ABCDEFGHIJ", ""),
-    ],
-)
-def test_boxed_extraction(text, letters, letter):
-    assert mmlu_pro.extract_boxed_letter(text, letters) == letter
+EXTRACTION = tomllib.loads((Path(__file__).parent / "data" / "extraction.toml").read_text())
+EXTRACTORS = {
+    "boxed": mmlu_pro.extract_boxed_letter,
+    "answer_is": mmlu_pro.extract_answer_is_letter,
+}
 
 
 @pytest.mark.parametrize(
-    ("text", "letters", "letter"),
+    ("fmt", "text", "letters", "letter"),
     [
-        ("Distance is 50 m. The answer is (C).", "ABCDEFGHIJ", "C"),
-        ("the answer is J", "ABCDEFGHIJ", "J"),
-        ("THE ANSWER IS: (B)", "ABCDEFGHIJ", "B"),
-        ("The answer is **D**.", "ABCDEFGHIJ", "D"),
-        ("The answer is (A). Wait, recheck: the answer is (D).", "ABCDEFGHIJ", "D"),
-        ("<think>the answer is (A)</think>The answer is (F)", "ABCDEFGHIJ", "F"),
-        ("The answer is (I)", "ABCDEFGH", ""),  # past the last option
-        ("The answer is (c)", "ABCDEFGHIJ", ""),
-        ("The answer is 50 m", "ABCDEFGHIJ", ""),
-        ("The answer is CD", "ABCDEFGHIJ", ""),
-        ("Answer: C", "ABCDEFGHIJ", ""),  # no fallback patterns
-        ("\\boxed{C}", "ABCDEFGHIJ", ""),
-        ("<think>The answer is (C)", "ABCDEFGHIJ", ""),
-        (None, "ABCDEFGHIJ", ""),
+        (fmt, row["text"], row.get("letters", "ABCDEFGHIJ"), row["letter"])
+        for fmt in EXTRACTORS
+        for row in EXTRACTION[fmt]
     ],
 )
-def test_answer_is_extraction(text, letters, letter):
-    assert mmlu_pro.extract_answer_is_letter(text, letters) == letter
+def test_extraction(fmt, text, letters, letter):
+    """Each answer format's extractor on the rows of tests/data/extraction.toml."""
+    assert EXTRACTORS[fmt](text, letters) == letter
+
+
+def test_answer_is_extraction_of_no_text():
+    assert mmlu_pro.extract_answer_is_letter(None, "ABCDEFGHIJ") == ""
 
 
 @pytest.mark.parametrize(

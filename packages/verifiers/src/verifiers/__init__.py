@@ -142,6 +142,7 @@ if _TYPE_CHECKING:  # what type checkers and IDEs read; `_SOURCES` is the same, 
         strip_reasoning,
     )
     from verifiers.utils.data_utils import load_example_dataset
+    from verifiers.utils.environment_arguments import dataset_from_arguments, judge_from_arguments
     from verifiers.utils.judge_endpoint import judge_endpoint
     from verifiers.utils.logging_utils import (
         log_level,
@@ -284,6 +285,7 @@ _SOURCES: dict[str, tuple[str, ...]] = {
         "strip_reasoning",
     ),
     "verifiers.utils.data_utils": ("load_example_dataset",),
+    "verifiers.utils.environment_arguments": ("dataset_from_arguments", "judge_from_arguments"),
     "verifiers.utils.judge_endpoint": ("judge_endpoint",),
     "verifiers.utils.logging_utils": (
         "log_level",
@@ -478,6 +480,7 @@ __all__ = [
     "cleanup",
     "configured_provider",
     "content_text",
+    "dataset_from_arguments",
     "default_provider",
     "ensure_keys",
     "error_record",
@@ -489,6 +492,7 @@ __all__ = [
     "grade_math_answer",
     "hub_reachable",
     "judge_endpoint",
+    "judge_from_arguments",
     "letter_rubric",
     "load_dataset_source",
     "load_environment",

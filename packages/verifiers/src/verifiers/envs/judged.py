@@ -361,16 +361,11 @@ class JudgedBoxedTask:
                 None: the task's; ``"official"``: upstream's (``official_judge_prompts``); a
                 `vf.PromptSource` dict loads another published text.
         """
-        from verifiers.data_sources import load_dataset_source
+        from verifiers.utils.environment_arguments import dataset_from_arguments
         from verifiers.utils.published_prompts import resolve_prompt
 
-        dataset = load_dataset_source(
-            dataset_name,
-            source=source,
-            sample=self.sample,
-            split=dataset_split,
-            config=dataset_subset,
-            required_columns=["question", "answer"],
+        dataset = dataset_from_arguments(
+            locals(), sample=self.sample, required_columns=["question", "answer"]
         )
         instruction = resolve_prompt(
             instruction_prompt,

@@ -15,6 +15,7 @@ from verifiers.errors import ConfigError
 from verifiers.rubrics.judge_rubric import JudgeRubric
 from verifiers.rubrics.rubric import Rubric
 from verifiers.utils.answers import COMPASS_VERIFIER_LABELS, parse_grade
+from verifiers.utils.environment_arguments import judge_from_arguments
 from verifiers.utils.judge_endpoint import judge_endpoint
 from verifiers.utils.published_prompts import PromptSource, resolve_prompt
 from verifiers.utils.shared import SharedTasks
@@ -114,19 +115,14 @@ class JudgeFallbackRubric(Rubric):
             argument="judge_prompt",
             required=("answer", "response"),
         )
-        options: dict[str, Any] = {}
-        if timeout is not None:
-            options["judge_timeout"] = timeout
-        if max_concurrent is not None:
-            options["judge_max_concurrent"] = max_concurrent
-        return JudgeRubric(
-            parser=parser,
-            judge_model=model,
-            **judge_endpoint(base_url, api_key_var),
-            judge_sampling_args=sampling_args,
-            judge_prompt=template,
-            **options,
-        )
+        named = {
+            "judge_model": model,
+            "judge_sampling_args": sampling_args,
+            "judge_timeout": timeout,
+            "judge_max_concurrent": max_concurrent,
+        }
+        endpoint = judge_endpoint(base_url, api_key_var)
+        return judge_from_arguments(named, parser, endpoint=endpoint, prompt=template)
 
     async def check(
         self, prompt: Any, completion: Any, answer: Any, response: str, state: Any
