@@ -4,6 +4,7 @@ Importable by name because conftest.py puts this folder on sys.path."""
 
 import subprocess
 import sys
+import textwrap
 
 
 def command(module: str, *args) -> list[str]:
@@ -19,6 +20,24 @@ def run(argv: list[str], *, cwd=None, env=None, timeout: float = 120):
 def run_command(module: str, *args, **options) -> subprocess.CompletedProcess[str]:
     """`run` the command ``python -m module args...`` (options: cwd, env, timeout)."""
     return run(command(module, *args), **options)
+
+
+def python(code: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`run` `code` in a fresh interpreter: none of this process's imports or state."""
+    return run([sys.executable, "-c", code], timeout=timeout)
+
+
+def error_in_fresh_interpreter(statements: str, error: str, timeout: float = 120) -> str:
+    """The message of `error` (a class of ``vf``) that `statements` raise in a fresh
+    interpreter with ``verifiers`` imported as ``vf``; fails when they raise nothing or
+    something else (its traceback in the assertion)."""
+    body = textwrap.indent(statements, "    ")
+    code = (
+        f"import verifiers as vf\ntry:\n{body}\nexcept vf.{error} as e:\n    print('RAISED', e)\n"
+    )
+    out = python(code, timeout)
+    assert out.stdout.startswith("RAISED "), out.stdout + out.stderr
+    return out.stdout.removeprefix("RAISED ").strip()
 
 
 def vf_eval_cmd(*args) -> list[str]:
