@@ -35,7 +35,7 @@ from verifiers.sandbox import (
 )
 from verifiers.sandbox.base import MiB
 from verifiers.sandbox.localregistry import Layer, LocalRegistry, host_programs
-from verifiers.testing import Reply, ScriptedServer
+from verifiers.testing import Reply, ScriptedServer, evaluate_against_script
 from verifiers.testing.responders import last_message, last_text
 
 SPEC_ARGS = {"memory": 128 * MiB, "pids": 64, "disk": 16 * MiB}
@@ -188,6 +188,12 @@ def bash_then_done(command: str):
     return respond
 
 
+def assert_rewards(out, expected: list[float]) -> None:
+    """The evaluation's rewards in example order; the rollouts' errors say why when not."""
+    outputs = out["outputs"]
+    assert [o["reward"] for o in outputs] == expected, [o.get("error") for o in outputs]
+
+
 async def on_a_sandbox_node(state) -> float:
     box = state["sandbox"]
     ok = isinstance(box.node_id, str) and (await box.read_file("out.txt")) == b"ray\n"
@@ -213,9 +219,7 @@ async def test_sandbox_env_and_code_env_use_the_tier_by_configuration(cluster, m
             out = await env.evaluate(client, "m", num_examples=2)
         finally:
             await client.aclose()
-    assert [o["reward"] for o in out["outputs"]] == [1.0, 1.0], [
-        o.get("error") for o in out["outputs"]
-    ]
+    assert_rewards(out, [1.0, 1.0])
     assert set(await env.provider.host_stats()) == sandbox_nodes(cluster)
     await env.teardown()
     assert env.provider.hosts() == {}  # owned: its hosts stopped with the env
@@ -231,16 +235,10 @@ async def test_sandbox_env_and_code_env_use_the_tier_by_configuration(cluster, m
     }
     code = CodeEnv(dataset=Dataset.from_list(rows), provider="ray", spec=SPEC, pool_size=1)
     assert isinstance(code._provider, RayProvider)
-    with ScriptedServer(lambda body: programs[last_text(body)]) as srv:
-        client = vf.OpenAIClient(srv.base_url, api_key="x")
-        try:
-            out = await code.evaluate(client, "m", num_examples=2)
-        finally:
-            await client.aclose()
-    assert [o["reward"] for o in out["outputs"]] == [1.0, 0.0], [
-        o.get("error") for o in out["outputs"]
-    ]
-    await code.teardown()
+    out = await evaluate_against_script(
+        code, lambda body: programs[last_text(body)], num_examples=2
+    )
+    assert_rewards(out, [1.0, 0.0])
 
 
 async def test_i3_code_and_mini_swe_agent_plus_use_the_tier_by_configuration(cluster, monkeypatch):
@@ -259,16 +257,10 @@ async def test_i3_code_and_mini_swe_agent_plus_use_the_tier_by_configuration(clu
     }
     env = i3_code.load_environment(source="sample", num_examples=2, pool_size=1)
     assert isinstance(env._provider, RayProvider)
-    with ScriptedServer(lambda body: answers.get(last_text(body).split("\n\n", 1)[1], "?")) as srv:
-        client = vf.OpenAIClient(srv.base_url, api_key="x")
-        try:
-            out = await env.evaluate(client, "m", num_examples=2)
-        finally:
-            await client.aclose()
-    assert [o["reward"] for o in out["outputs"]] == [1.0, 0.0], [
-        o.get("error") for o in out["outputs"]
-    ]
-    await env.teardown()
+    out = await evaluate_against_script(
+        env, lambda body: answers.get(last_text(body).split("\n\n", 1)[1], "?"), num_examples=2
+    )
+    assert_rewards(out, [1.0, 0.0])
     swe = mini_swe_agent_plus.load_environment(pool_size=0)
     assert isinstance(swe.provider, RayProvider)
     await swe.teardown()
