@@ -50,24 +50,30 @@ def _free_port(ip: str) -> int:
         return s.getsockname()[1]
 
 
+@dataclass(frozen=True)
+class ServerLaunch:
+    """What every server of one `start_env_servers` call is started with (sent to each
+    server's actor): `env` the variables set in the server's processes, `api_keys` the key
+    policy as a setting."""
+
+    env_id: str
+    env_args: dict[str, Any]
+    extra_env_kwargs: dict[str, Any]
+    num_workers: int
+    env: dict[str, str]
+    secret: str | None = field(repr=False)
+    api_keys: dict[str, list[str]]
+    startup_timeout: float
+    log_level: str | None
+
+
 class EnvServerHost:
     """The actor that owns one env server process on its node."""
 
     def __init__(self) -> None:
         self.server: Any = None
 
-    def start(
-        self,
-        env_id: str,
-        env_args: dict[str, Any],
-        extra_env_kwargs: dict[str, Any],
-        num_workers: int,
-        env: dict[str, str],
-        secret: str | None,
-        api_keys: dict[str, list[str]],
-        startup_timeout: float,
-        log_level: str | None,
-    ) -> tuple[str, str]:
+    def start(self, launch: ServerLaunch) -> tuple[str, str]:
         """Start the server on this node's IP, wait until it is healthy; (address, node id)."""
         ray = require_ray()
         from verifiers.serve import ZMQEnvClient, spawn_env_server
@@ -75,21 +81,21 @@ class EnvServerHost:
         ip = ray.util.get_node_ip_address()
         address = _tcp_address(ip, _free_port(ip))
         self.server = spawn_env_server(
-            env_id,
-            env_args,
-            extra_env_kwargs,
+            launch.env_id,
+            launch.env_args,
+            launch.extra_env_kwargs,
             address=address,
-            num_workers=num_workers,
-            log_level=log_level,
-            env=env,
-            secret=secret,
-            api_keys=api_keys,
+            num_workers=launch.num_workers,
+            log_level=launch.log_level,
+            env=launch.env,
+            secret=launch.secret,
+            api_keys=launch.api_keys,
         )
 
         async def healthy() -> None:
-            client = ZMQEnvClient(address=address, name=env_id, secret=secret)
+            client = ZMQEnvClient(address=address, name=launch.env_id, secret=launch.secret)
             try:
-                await client.wait_for_server_startup(timeout=startup_timeout)
+                await client.wait_for_server_startup(timeout=launch.startup_timeout)
             finally:
                 await client.close()
 
@@ -199,21 +205,19 @@ def start_env_servers(
         options["resources"] = dict(resources)
     if label_selector:
         options["label_selector"] = dict(label_selector)
+    launch = ServerLaunch(
+        env_id=env_id,
+        env_args=dict(env_args or {}),
+        extra_env_kwargs=dict(extra_env_kwargs or {}),
+        num_workers=workers_per_server,
+        env=env,
+        secret=secret,
+        api_keys=policy.to_setting(),
+        startup_timeout=startup_timeout,
+        log_level=log_level,
+    )
     actors = [_host_actor_class().options(**options).remote() for _ in range(num_servers)]
-    started = [
-        a.start.remote(
-            env_id,
-            dict(env_args or {}),
-            dict(extra_env_kwargs or {}),
-            workers_per_server,
-            env,
-            secret,
-            policy.to_setting(),
-            startup_timeout,
-            log_level,
-        )
-        for a in actors
-    ]
+    started = [a.start.remote(launch) for a in actors]
     servers = EnvServers(env_id, [], [], secret, actors)
     try:
         for address, node_id in ray.get(started):
