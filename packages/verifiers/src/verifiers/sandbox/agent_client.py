@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import io
 import json
 import tarfile
@@ -48,6 +49,12 @@ class AgentSandbox(Sandbox):
     # -- provider hooks ------------------------------------------------------------------
     async def _kill(self) -> None:
         raise NotImplementedError
+
+    def _kill_process(self) -> None:
+        """SIGKILL the process the provider started, unless it has exited already."""
+        if self.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
 
     def _interrupt(self) -> bool:
         """Send the agent SIGUSR1 (abandon the current request); False if this provider

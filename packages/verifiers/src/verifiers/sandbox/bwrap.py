@@ -111,11 +111,7 @@ class BwrapSandbox(AgentSandbox):
         _RUNNING.discard(self)
 
     async def _kill(self) -> None:
-        if self.proc.returncode is None:
-            try:
-                self.proc.kill()
-            except ProcessLookupError:
-                pass
+        self._kill_process()
         if self.reclaims is not None and isinstance(self.proc, ZygoteProcess):
             # Killed: nothing in it runs any more once the kernel has delivered the SIGKILL
             # (init's death ends the pid namespace). Waiting for that and removing the cgroup

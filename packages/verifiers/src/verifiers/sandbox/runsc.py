@@ -50,11 +50,7 @@ class RunscSandbox(AgentSandbox):
         return True
 
     async def _kill(self) -> None:
-        if self.proc.returncode is None:
-            try:
-                self.proc.kill()
-            except ProcessLookupError:
-                pass
+        self._kill_process()
         # Killing the cgroup takes the sentry and gofer down at once. What is left are runsc's
         # state files; `runsc delete -force` would spend ~1.3 s on a sandbox that is already
         # gone, so remove them directly, and fall back to it only if processes survived.

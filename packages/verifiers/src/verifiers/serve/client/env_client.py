@@ -75,6 +75,23 @@ def error_output(input: dict[str, Any], exc: BaseException) -> dict[str, Any]:
     return out
 
 
+def _run_settings(
+    client_config: Any,
+    model: str,
+    sampling_args: dict[str, Any],
+    max_retries: int,
+    state_columns: list[str] | None,
+) -> dict[str, Any]:
+    """The fields a rollout and a group request share, as the wire carries them."""
+    return {
+        "client_config": wire.client_config_to_wire(client_config),
+        "model": model,
+        "sampling_args": dict(sampling_args or {}),
+        "max_retries": max_retries,
+        "state_columns": state_columns,
+    }
+
+
 def _failure(response: BaseResponse) -> ResponseError:
     return ResponseError(
         response.error or "the env server failed the request", response.error_type, response.infra
@@ -112,23 +129,9 @@ class EnvClient(ABC):
         max_retries: int = 0,
         state_columns: list[str] | None = None,
     ) -> dict[str, Any]:
-        request = RunRolloutRequest(
-            input=dict(input),
-            client_config=wire.client_config_to_wire(client_config),
-            model=model,
-            sampling_args=dict(sampling_args or {}),
-            max_retries=max_retries,
-            state_columns=state_columns,
-        )
-        await self.ensure_server_up()
-        try:
-            response = RunRolloutResponse.model_validate(await self.send_request(request))
-            if not response.success or response.output is None:
-                raise _failure(response)
-        except ServerError as e:
-            self.logger.warning("rollout lost on env server %s: %s", self.name, e)
-            return error_output(request.input, e)
-        return wire.unpack_output(response.output)
+        settings = _run_settings(client_config, model, sampling_args, max_retries, state_columns)
+        request = RunRolloutRequest(input=dict(input), **settings)
+        return (await self._outputs(request, [request.input]))[0]
 
     async def run_group(
         self,
@@ -139,23 +142,32 @@ class EnvClient(ABC):
         max_retries: int = 0,
         state_columns: list[str] | None = None,
     ) -> list[dict[str, Any]]:
-        request = RunGroupRequest(
-            group_inputs=[dict(i) for i in group_inputs],
-            client_config=wire.client_config_to_wire(client_config),
-            model=model,
-            sampling_args=dict(sampling_args or {}),
-            max_retries=max_retries,
-            state_columns=state_columns,
-        )
+        settings = _run_settings(client_config, model, sampling_args, max_retries, state_columns)
+        request = RunGroupRequest(group_inputs=[dict(i) for i in group_inputs], **settings)
+        return await self._outputs(request, request.group_inputs)
+
+    async def _outputs(
+        self, request: RunRolloutRequest | RunGroupRequest, inputs: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """The output records of `request`'s rollouts; an infra-error record for each of
+        `inputs` when the server fails or loses the request."""
         await self.ensure_server_up()
         try:
-            response = RunGroupResponse.model_validate(await self.send_request(request))
-            if not response.success or response.outputs is None:
+            answer = await self.send_request(request)
+            response: RunRolloutResponse | RunGroupResponse
+            if isinstance(request, RunRolloutRequest):
+                response = RunRolloutResponse.model_validate(answer)
+                outputs = None if response.output is None else [response.output]
+            else:
+                response = RunGroupResponse.model_validate(answer)
+                outputs = response.outputs
+            if not response.success or outputs is None:
                 raise _failure(response)
         except ServerError as e:
-            self.logger.warning("group lost on env server %s: %s", self.name, e)
-            return [error_output(i, e) for i in request.group_inputs]
-        return [wire.unpack_output(o) for o in response.outputs]
+            what = "rollout" if isinstance(request, RunRolloutRequest) else "group"
+            self.logger.warning("%s lost on env server %s: %s", what, self.name, e)
+            return [error_output(i, e) for i in inputs]
+        return [wire.unpack_output(o) for o in outputs]
 
     async def ensure_server_up(self) -> None:
         """Before a request: wait for a server that has not come up yet (raises if it
