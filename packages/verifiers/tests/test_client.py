@@ -327,6 +327,33 @@ async def test_wrapped_client_forwards_both_calls_through_around(server):
     await client.built.aclose()
 
 
+async def test_a_client_that_forwards_overrides_forward_only(server):
+    """issue 29 item 5: `Client.get_response` is the one declaration of the chat call, and it
+    hands the call to `forward`; a client that passes calls on (a multi-endpoint client, a
+    wrapper) overrides `forward` alone. A client that does neither says so."""
+
+    class Recording(vf.Client):
+        def __init__(self) -> None:
+            self.inner = fast_client(server.base_url)
+            self.calls = 0
+
+        async def forward(self, call):
+            self.calls += 1
+            return await call(self.inner)
+
+    client = Recording()
+    reply = await client.get_response(MESSAGES, "mock", sampling_args={"temperature": 0.5})
+    assert "\\boxed{5}" in reply.message["content"] and client.calls == 1
+    assert server.requests[-1]["temperature"] == 0.5
+    await client.inner.aclose()
+
+    class Bare(vf.Client):
+        pass
+
+    with pytest.raises(NotImplementedError, match="Bare neither answers model calls"):
+        await Bare().get_response(MESSAGES, "mock")
+
+
 def test_client_and_token_in_client_do_not_import_each_other():
     """issue 29 item 4: `verifiers.client` <-> `verifiers.training.token_in` was an import
     cycle (`ClientConfig.build` imported the token-in client from the training package inside

@@ -19,7 +19,7 @@ import random
 import re
 import socket
 import uuid
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,8 +90,16 @@ async def _close_at_loop_shutdown(session: aiohttp.ClientSession) -> AsyncGenera
         await session.close()
 
 
+# One model call, waiting for the client that should make it (`Client.forward`).
+ModelCall = Callable[["Client"], Awaitable[ModelResponse]]
+
+
 class Client:
-    """Interface every model client implements."""
+    """Interface every model client implements.
+
+    A client either answers model calls itself (it overrides `get_response`, and
+    `get_text_response` where it serves text completions) or passes them on to other
+    clients (it overrides `forward`; `verifiers.wrapped_client`)."""
 
     base_url: str = ""
 
@@ -103,7 +111,18 @@ class Client:
         tools: Sequence[dict[str, Any]] | None = None,
         sampling_args: SamplingArgs | None = None,
     ) -> ModelResponse:
-        raise NotImplementedError
+        """The model's reply to the chat `messages` (offered `tools`, sampled with
+        `sampling_args`)."""
+        return await self.forward(
+            lambda c: c.get_response(messages, model, tools=tools, sampling_args=sampling_args)
+        )
+
+    async def forward(self, call: ModelCall) -> ModelResponse:
+        """Run `call` on the client (or clients) this one passes its calls on to."""
+        raise NotImplementedError(
+            f"{type(self).__name__} neither answers model calls (get_response) nor forwards "
+            "them (forward)"
+        )
 
     async def get_text_response(
         self, prompt: str, model: str, *, sampling_args: SamplingArgs | None = None

@@ -1,44 +1,24 @@
 """Clients whose model calls go on to other clients.
 
-`ForwardingClient` declares the `Client` call interface once for every such client: a
-subclass only says, in `forward(call)`, which client runs a call and what happens around it
-(`MultiEndpointClient` picks the next live endpoint). `WrappedClient` is the common case of
-one inner client with an optional hook around each call (version tags, a client built on
-first use)."""
+`Client.get_response` already hands each chat call to `forward`; `ForwardingClient` does the
+same with text completions, so a client that passes calls on only says, in `forward(call)`,
+which client runs a call and what happens around it (`MultiEndpointClient` picks the next
+live endpoint). `WrappedClient` is the common case of one inner client with an optional hook
+around each call (version tags, a client built on first use)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable
 
-from verifiers.openai_http import Client
+from verifiers.openai_http import Client, ModelCall
 from verifiers.openai_wire import ModelResponse
-from verifiers.types import Messages, SamplingArgs
+from verifiers.types import SamplingArgs
 
-__all__ = ["ForwardingClient", "WrappedClient"]
-
-# One model call, waiting for the client that should make it.
-ModelCall = Callable[[Client], Awaitable[ModelResponse]]
+__all__ = ["ForwardingClient", "ModelCall", "WrappedClient"]
 
 
 class ForwardingClient(Client):
-    """`get_response` and `get_text_response` become a `ModelCall` handed to `forward`."""
-
-    async def forward(self, call: ModelCall) -> ModelResponse:
-        """Run `call` on the client (or clients) this one forwards to."""
-        raise NotImplementedError
-
-    async def get_response(
-        self,
-        messages: Messages,
-        model: str,
-        *,
-        tools: Sequence[dict[str, Any]] | None = None,
-        sampling_args: SamplingArgs | None = None,
-    ) -> ModelResponse:
-        return await self.forward(
-            lambda c: c.get_response(messages, model, tools=tools, sampling_args=sampling_args)
-        )
+    """A client whose chat and text calls both become a `ModelCall` handed to `forward`."""
 
     async def get_text_response(
         self, prompt: str, model: str, *, sampling_args: SamplingArgs | None = None
