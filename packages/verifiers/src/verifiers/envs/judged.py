@@ -280,19 +280,21 @@ class JudgedBoxedTask:
         ``question`` (instruction + blank line + problem), ``answer``, ``task`` and ``info``
         (see `vf.prepare_qa_dataset` for the errors). Left out, ``instruction_prompt`` is the
         task's ``instruction`` and ``difficulty_key`` the task's ``difficulty_key``."""
-        from verifiers.dataset import prepare_qa_dataset
-
         if instruction_prompt is None:
             instruction_prompt = self.instruction
         if difficulty_key is _Own.VALUE:
             difficulty_key = self.difficulty_key
         pass_rate = PassRateFilter(difficulty_key, min_avg_reward, max_avg_reward, keep_unrated)
+        return self._prepare(dataset, instruction_prompt, pass_rate, task or self.name, what)
+
+    @staticmethod
+    def _prepare(
+        dataset: Any, instruction: str, pass_rate: PassRateFilter, task: str, what: str
+    ) -> Any:
+        from verifiers.dataset import prepare_qa_dataset
+
         return prepare_qa_dataset(
-            dataset,
-            instruction=instruction_prompt,
-            pass_rate=pass_rate,
-            task=task or self.name,
-            what=what,
+            dataset, instruction=instruction, pass_rate=pass_rate, task=task, what=what
         )
 
     def build(
@@ -373,15 +375,9 @@ class JudgedBoxedTask:
             [self.official_instruction],
             argument="instruction_prompt",
         )
-        dataset = self.prepare_dataset(
-            dataset,
-            instruction_prompt=instruction,
-            difficulty_key=difficulty_key,
-            min_avg_reward=min_avg_reward,
-            max_avg_reward=max_avg_reward,
-            keep_unrated=keep_unrated,
-            what=self._describe(source, dataset_name),
-        )
+        pass_rate = PassRateFilter(difficulty_key, min_avg_reward, max_avg_reward, keep_unrated)
+        what = self._describe(source, dataset_name)
+        dataset = self._prepare(dataset, instruction, pass_rate, self.name, what)
         if dataset_shuffle:
             dataset = dataset.shuffle(seed=seed)
         parser = boxed_answer_parser(require_think_close)
