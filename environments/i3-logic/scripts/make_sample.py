@@ -32,7 +32,7 @@ def read_rows(path: Path) -> list[dict]:
 
 
 def sample_rows() -> list[dict]:
-    rows = []
+    rows: list[dict] = []
     for path in row_files():
         for row in read_rows(path):
             kept = {k: v for k, v in row.items() if not k.startswith("_")}

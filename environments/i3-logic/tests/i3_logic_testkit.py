@@ -97,6 +97,21 @@ def latin_squares(n: int) -> Iterator[list[list[int]]]:
     yield from extend([])
 
 
+#: A `changed` value that removes its key from the metadata.
+REMOVED: Any = object()
+
+
+def changed(puzzle: Puzzle, changes: Sequence[dict[str, Any]], question: str = "q") -> list[Puzzle]:
+    """Copies of `puzzle` (no answer) with each of `changes` applied to its metadata (a value
+    `REMOVED` drops the key): rows one fault away from a good one."""
+    out = []
+    for change in changes:
+        metadata = {**puzzle.metadata, **change}
+        metadata = {k: v for k, v in metadata.items() if v is not REMOVED}
+        out.append(Puzzle(puzzle.task, question, "", 1, metadata))
+    return out
+
+
 def broken_metadata_test(
     check: Callable[[Puzzle], None], task: str, metadata: Sequence[dict[str, Any]]
 ) -> Callable[..., None]:

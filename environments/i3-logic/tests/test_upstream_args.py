@@ -4,6 +4,7 @@ with upstream's meaning and defaults, for the INTELLECT-3-RL rows it loads."""
 import inspect
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from i3_logic import SAMPLE, load_environment
@@ -12,7 +13,7 @@ import verifiers as vf
 from verifiers.testing import write_hub_dataset
 
 # name -> upstream default
-UPSTREAM = {
+UPSTREAM: dict[str, Any] = {
     "dataset_name": "PrimeIntellect/INTELLECT-3-RL",
     "dataset_subset": "logic",
     "dataset_split": "train",

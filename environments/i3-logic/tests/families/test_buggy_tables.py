@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import operator
 import statistics
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ OPS = {
     "==": operator.eq,
     "!=": operator.ne,
 }
-STATS = {
+STATS: dict[str, Callable[[list[float]], float]] = {
     "mean": statistics.mean,
     "median": statistics.median,
     "sum": sum,

@@ -4,6 +4,7 @@ Latin square of the 4x4 row graded as a judge says."""
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import calcudoko as family
@@ -14,7 +15,8 @@ PUZZLES = [puzzle_from_info(r["info"]) for r in ROWS]
 
 
 def cells(region: dict) -> list[tuple[int, int]]:
-    return [tuple(int(x) - 1 for x in c.strip("()").split(",")) for c in region["cells"]]
+    pairs = (c.strip("()").split(",") for c in region["cells"])
+    return [(int(r) - 1, int(c) - 1) for r, c in pairs]
 
 
 def judge(p: Puzzle, g: list[list[int]]) -> bool:
@@ -24,15 +26,15 @@ def judge(p: Puzzle, g: list[list[int]]) -> bool:
     for region in p.metadata["regions"]:
         vals = [g[r][c] for r, c in cells(region)]
         t, op = region["target"], region["operator"]
-        results = {
+        by_operator: dict[str, set[Any]] = {
             "+": {sum(vals)},
             "*": {eval_product(vals)},
             "-": {abs(vals[0] - vals[1])} if len(vals) == 2 else set(),
             "÷": {Fraction(vals[0], vals[1]), Fraction(vals[1], vals[0])}
             if len(vals) == 2
             else set(),
-        }[op]
-        if len(set(vals)) != len(vals) or t not in results:
+        }
+        if len(set(vals)) != len(vals) or t not in by_operator[op]:
             return False
     return True
 

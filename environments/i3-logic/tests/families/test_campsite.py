@@ -9,8 +9,7 @@ import json
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import campsite as family
-from i3_logic.puzzle import PuzzleDataError
-from i3_logic_testkit import real_rows
+from i3_logic_testkit import REMOVED, changed, real_rows, rejected_test
 
 ROWS = real_rows(family.NAME)
 PUZZLES = [puzzle_from_info(r["info"]) for r in ROWS]
@@ -103,19 +102,18 @@ def test_replies(reply: str, score: float):
     assert verify(P, reply) == score
 
 
-@pytest.mark.parametrize(
-    "change",
-    [
-        {"grid": None},
-        {"grid": [["T", "C"], ["X", "X"]]},
-        {"grid": [["T", "X"], ["X"]]},
-        {"row_constraints": [1, 2]},
-        {"col_constraints": "1,1,1,1,1"},
-        {"n": 3},
-        {"m": 3},
-    ],
+test_broken_metadata_is_refused = rejected_test(
+    family.check,
+    changed(
+        P,
+        [
+            {"grid": REMOVED},
+            {"grid": [["T", "C"], ["X", "X"]]},
+            {"grid": [["T", "X"], ["X"]]},
+            {"row_constraints": [1, 2]},
+            {"col_constraints": "1,1,1,1,1"},
+            {"n": 3},
+            {"m": 3},
+        ],
+    ),
 )
-def test_broken_metadata_is_refused(change):
-    meta = {k: v for k, v in {**P.metadata, **change}.items() if v is not None}
-    with pytest.raises(PuzzleDataError):
-        family.check(Puzzle(family.NAME, "q", "", 1, meta))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, generate, puzzle_from_info, verify
 from i3_logic.families import dyck_language, dyck_language_errors
-from i3_logic_testkit import broken_metadata_test, rejected_test, replies_test
+from i3_logic_testkit import broken_metadata_test, replies_test
 
 ROWS = Path(__file__).parent.parent / "rows" / "dyck_language.jsonl"
 ERROR_ROWS = Path(__file__).parent.parent / "rows" / "dyck_language_errors.jsonl"
@@ -198,10 +198,8 @@ def test_valid_string_wants_minus_one():
         assert verify(p, reply) == 0.0, reply
 
 
-test_errors_broken_metadata_is_rejected = rejected_test(
+test_errors_broken_metadata_is_rejected = broken_metadata_test(
     dyck_language_errors.check,
-    [
-        Puzzle("dyck_language_errors", "q", "", 1, meta)
-        for meta in [{}, {"bracket_string": ""}, {"bracket_string": "(a)"}, {"bracket_string": 5}]
-    ],
+    "dyck_language_errors",
+    [{}, {"bracket_string": ""}, {"bracket_string": "(a)"}, {"bracket_string": 5}],
 )

@@ -11,7 +11,7 @@ import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import futoshiki as family
 from i3_logic.puzzle import PuzzleDataError
-from i3_logic_testkit import latin_squares, real_rows, replies_test
+from i3_logic_testkit import REMOVED, changed, latin_squares, real_rows, rejected_test, replies_test
 
 ROWS = real_rows(family.NAME)
 PUZZLES = [puzzle_from_info(r["info"]) for r in ROWS]
@@ -116,24 +116,23 @@ def test_prefilled_values_come_from_the_answer_when_the_question_has_no_grid():
         family.check(Puzzle(family.NAME, "no grid here", "", 1, meta))
 
 
-@pytest.mark.parametrize(
-    "change",
-    [
-        {"grid_size": None},
-        {"grid_size": "4"},
-        {"grid_size": 40},
-        {"constraints": [[[0, 0], [0, 1], "="]]},
-        {"constraints": [[[0, 0], [0, 9], "<"]]},
-        {"constraints": [[0, 0, 0, 1]]},
-        {"prefilled_coords": [[4, 0]]},
-        {"prefilled_coords": "0,0"},
-    ],
+test_broken_metadata_is_refused = rejected_test(
+    family.check,
+    changed(
+        P,
+        [
+            {"grid_size": REMOVED},
+            {"grid_size": "4"},
+            {"grid_size": 40},
+            {"constraints": [[[0, 0], [0, 1], "="]]},
+            {"constraints": [[[0, 0], [0, 9], "<"]]},
+            {"constraints": [[0, 0, 0, 1]]},
+            {"prefilled_coords": [[4, 0]]},
+            {"prefilled_coords": "0,0"},
+        ],
+        question=P.question,
+    ),
 )
-def test_broken_metadata_is_refused(change):
-    meta = {**P.metadata, **change}
-    meta = {k: v for k, v in meta.items() if v is not None}
-    with pytest.raises(PuzzleDataError):
-        family.check(Puzzle(family.NAME, P.question, "", 1, meta))
 
 
 def test_a_prefilled_cell_shown_blank_is_refused():

@@ -23,7 +23,7 @@ def value(expr: str) -> Fraction | None:
     """Python's parser and exact fractions (Python's own % on them); None on a zero divisor."""
 
     def walk(node: ast.AST) -> Fraction:
-        if isinstance(node, ast.Constant):
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
             return Fraction(node.value)
         if isinstance(node, ast.BinOp):
             return _AST[type(node.op)](walk(node.left), walk(node.right))

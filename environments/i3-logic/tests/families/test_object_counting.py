@@ -32,6 +32,7 @@ def solve_counting(question: str, possessions: dict) -> int:
     if m := re.search(r"total number of (\w+) and (\w+) that I have", question):
         return mine[name[m[1]]] + mine[name[m[2]]]
     m = re.search(r"difference between the number of (\w+) and (\w+) that I have", question)
+    assert m, question
     return abs(mine[name[m[1]]] - mine[name[m[2]]])
 
 

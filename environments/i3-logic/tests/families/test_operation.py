@@ -47,7 +47,7 @@ def formula(text: str, x: Fraction, y: Fraction) -> Fraction:
     def walk(node: ast.AST) -> Fraction:
         if isinstance(node, ast.Name):
             return {"x": x, "y": y}[node.id]
-        if isinstance(node, ast.Constant):
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
             return Fraction(node.value)
         if isinstance(node, ast.BinOp):
             return _AST[type(node.op)](walk(node.left), walk(node.right))

@@ -20,6 +20,7 @@ def solve(question: str) -> str:
     story, ask = question.split("Question: ")
     pos, seen = (0, 0), {}
     first = re.search(r"You see a ([a-z ]+?), ", story)
+    assert first, story
     seen[pos] = first[1]
     for moves, item in re.findall(
         r"((?:then \d+ step\(s\) \w+(?:, )?)+), and you see a ([a-z ]+)", story

@@ -19,9 +19,12 @@ def solve(question: str) -> str:
     parent = {}
     for sentence in re.split(r"(?<=\.) ", question):
         m = re.fullmatch(r"(?:.*: )?([a-z ]+) has \d+ child(?:ren)?: ([a-z ,]+)\.", sentence)
-        for kid in m[2].split(", ") if m else ():
-            parent[kid] = m[1]
-    target = re.search(r"What is the cousin of the ([a-z ]+)\?", question)[1]
+        if m:
+            for kid in m[2].split(", "):
+                parent[kid] = m[1]
+    asked = re.search(r"What is the cousin of the ([a-z ]+)\?", question)
+    assert asked, question
+    target = asked[1]
     grand = parent[parent[target]]
     uncles = [u for u, p in parent.items() if p == grand and u != parent[target]]
     return ", ".join(sorted(k for k, p in parent.items() if p in uncles))

@@ -47,9 +47,7 @@ def solve_zh(question: str) -> list[str]:
     """The same brute force over the clue text of a Chinese row."""
     clues = question.split("线索：")[1].split("\n问题：")[0]
     sentences = [c for c in clues.split("。") if c]
-    where = dict(
-        m.groups() for c in sentences if (m := re.fullmatch(r"([^在说]+)在([^在说的]+)", c))
-    )
+    where = {m[1]: m[2] for c in sentences if (m := re.fullmatch(r"([^在说]+)在([^在说的]+)", c))}
     person = {**{n: n for n in where}, **{f"在{loc}的人": n for n, loc in where.items()}}
     ref = "|".join(sorted(map(re.escape, person), key=len, reverse=True))
     says, stated = [], []

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, PuzzleDataError, generate, puzzle_from_info, verify
 from i3_logic.families import word_sorting
-from i3_logic_testkit import rejected_test, replies_test
+from i3_logic_testkit import changed, rejected_test, replies_test
 
 ROWS = Path(__file__).parent.parent / "rows" / "word_sorting.jsonl"
 
@@ -96,9 +96,9 @@ def test_decreasing_order():
 
 test_broken_metadata_is_rejected = rejected_test(
     word_sorting.check,
-    [
-        Puzzle("word_sorting", "q", "", 1, {**P.metadata, **change})
-        for change in [
+    changed(
+        P,
+        [
             {"sorted_words": ["ant", "apple", "river", "violin"]},  # not under the new alphabet
             {"order": 0},
             {"order": "1"},
@@ -106,8 +106,8 @@ test_broken_metadata_is_rejected = rejected_test(
             {"front_letters": "r,r"},
             {"words": []},
             {"front_letters": None},
-        ]
-    ],
+        ],
+    ),
 )
 
 
