@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from textwrap import dedent
+from typing import Any
 
 OUT = Path(__file__).resolve().parent.parent / "mini_swe_agent_plus" / "data" / "sample.jsonl"
 
@@ -19,7 +20,7 @@ def src(text: str) -> str:
     return dedent(text).lstrip("\n")
 
 
-TASKS = []
+TASKS: list[dict[str, Any]] = []
 
 # -- 1. numkit.clamp: the upper bound is treated as exclusive ---------------------------------
 TASKS.append(

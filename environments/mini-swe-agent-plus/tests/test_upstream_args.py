@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from mini_swe_agent_plus import SAMPLE, load_environment
+from mini_swe_agent_plus import SAMPLE, MiniSweAgentPlusEnv, load_environment
 
 import verifiers as vf
 from verifiers.testing import write_hub_dataset
@@ -47,7 +47,9 @@ def local_hub(tmp_path: Path, monkeypatch) -> Path:
     """Two dataset folders read by `datasets` like hub repositories: one with train and test
     splits, one whose name contains "bench" (upstream reads its test split)."""
     for name in ("gym", "swe-bench-like"):  # one schema for both splits
-        splits = {s: [dict(ROWS[0], instance_id=f"{s}__row")] for s in ("train", "test")}
+        splits: dict[str | tuple[str, str], list[dict]] = {
+            s: [dict(ROWS[0], instance_id=f"{s}__row")] for s in ("train", "test")
+        }
         write_hub_dataset(tmp_path / name, splits)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     return tmp_path
@@ -55,7 +57,9 @@ def local_hub(tmp_path: Path, monkeypatch) -> Path:
 
 def test_dataset_name_and_upstream_split_rule(local_hub):
     def ids(name: str, **kw) -> list[str]:
-        return list(load_environment(source="hub", dataset_name=str(local_hub / name), **kw).tasks)
+        env = load_environment(source="hub", dataset_name=str(local_hub / name), **kw)
+        assert isinstance(env, MiniSweAgentPlusEnv)
+        return list(env.tasks)
 
     assert ids("gym") == ["train__row"]
     assert ids("swe-bench-like") == ["test__row"]  # "bench" in the name: the test split
