@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import inspect
 import math
 import re
@@ -174,11 +175,22 @@ def problems_of(env: Any) -> list[str]:
     return [q.split("\n\n", 1)[1] for q in env.dataset["question"]]
 
 
+def _refusal(call: Callable[[], object], error: type[Exception]) -> str:
+    """The message of the `error` that `call()` raises; an AssertionError when it returns."""
+    try:
+        call()
+    except error as e:
+        return str(e)
+    raise AssertionError(f"{call} was accepted")
+
+
 def _task_name(package: ModuleType) -> str:
     return package.__name__.replace("_", "-")
 
 
 # -- the published prompts ----------------------------------------------------------------------
+
+
 async def check_official_source_is_compass_verifiers_file(
     package: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -237,12 +249,12 @@ async def check_unreachable_publication_is_a_config_error_naming_the_way_out(
 ) -> None:
     monkeypatch.setenv("VF_PROMPT_CACHE", str(tmp_path / "empty-cache"))
     _point_judge_prompt_at(package, monkeypatch, "http://127.0.0.1:9/src/prompts.py")
-    try:
-        package.load_environment(source="sample", judge_model="j", judge_prompt="official")
-    except ConfigError as e:
-        message = str(e)
-    else:
-        raise AssertionError("an unreachable publication was accepted")
+    message = _refusal(
+        functools.partial(
+            package.load_environment, source="sample", judge_model="j", judge_prompt="official"
+        ),
+        ConfigError,
+    )
     assert "127.0.0.1:9/src/prompts.py (CV_COT_PROMPT): unreachable" in message
     assert message.endswith("allow network access, or pass the template text as judge_prompt")
 
@@ -259,12 +271,8 @@ async def check_own_judge_template_and_misuse(
         (dict(judge_prompt="official"), "judge_prompt needs judge_model"),
     ]
     for args, why in refused:
-        try:
-            load(source="sample", **args)
-        except ConfigError as e:
-            assert why in str(e), str(e)
-        else:
-            raise AssertionError(f"{args} was accepted")
+        message = _refusal(functools.partial(load, source="sample", **args), ConfigError)
+        assert why in message, message
 
 
 async def check_official_instruction_is_upstreams_constant_loaded_at_run_time(
@@ -323,12 +331,8 @@ async def check_signature_reads_as_if_written_out(
         ((), {"diamond": False}, "load_environment() got an unexpected keyword argument"),
     ]
     for args, kwargs, why in refused:
-        try:
-            load(*args, **kwargs)
-        except TypeError as e:
-            assert why in str(e), str(e)
-        else:
-            raise AssertionError(f"{args} {kwargs} was accepted")
+        message = _refusal(functools.partial(load, *args, **kwargs), TypeError)
+        assert why in message, message
 
 
 async def check_dataset_shuffle_reorders_with_upstream_seed(
