@@ -112,6 +112,19 @@ async def test_client_files_timeouts_and_errors(tmp_path):
     try:
         info = await client.get(sid)
         assert info.id == sid and info.status in {"PENDING", "RUNNING"}
+        req = env.sandbox_request  # the info repeats the request's name, image, limits, labels
+        assert (info.name, info.docker_image, info.memory_gb, info.timeout_minutes) == (
+            req.name,
+            req.docker_image,
+            req.memory_gb,
+            req.timeout_minutes,
+        )
+        assert (info.cpu_cores, info.disk_size_gb, info.gpu_count, info.labels) == (
+            req.cpu_cores,
+            req.disk_size_gb,
+            req.gpu_count,
+            req.labels,
+        )
         await client.wait_for_creation(sid)
         assert (await client.get(sid)).status == "RUNNING"
 

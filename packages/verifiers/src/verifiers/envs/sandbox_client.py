@@ -86,6 +86,11 @@ class SandboxInfo(BaseModel):
     error_message: str | None = None
 
 
+# what a sandbox's info repeats of the request it was created from (name, image, limits,
+# labels): the fields the two models share
+_INFO_FROM_REQUEST = set(SandboxInfo.model_fields) & set(CreateSandboxRequest.model_fields)
+
+
 class CommandResponse(BaseModel):
     stdout: str
     stderr: str
@@ -284,16 +289,9 @@ class LocalSandboxClient:
         if status == "UNKNOWN" or req is None:
             raise _compatible(APIError)(f"sandbox {sandbox_id} not found")
         return SandboxInfo(
+            **req.model_dump(include=_INFO_FROM_REQUEST),
             id=sandbox_id,
-            name=req.name,
-            docker_image=req.docker_image,
             status=status,
-            cpu_cores=req.cpu_cores,
-            memory_gb=req.memory_gb,
-            disk_size_gb=req.disk_size_gb,
-            gpu_count=req.gpu_count,
-            timeout_minutes=req.timeout_minutes,
-            labels=list(req.labels),
             created_at=self._created[sandbox_id],
             error_message=error,
         )
