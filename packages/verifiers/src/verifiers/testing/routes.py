@@ -11,6 +11,7 @@ import itertools
 import os
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -297,19 +298,17 @@ class OpenAIRoutes:
         )
 
 
+@dataclass
 class ChatStream:
     """One streamed chat completion (SSE): its chunks, written in batches."""
 
-    def __init__(
-        self, rid: str, model: str, prompt_ids: list[int] | None, logprobs: bool, as_ids: bool
-    ) -> None:
-        self.rid = rid
-        self.model = model
-        self.prompt_ids = prompt_ids
-        self.logprobs = logprobs
-        self.as_ids = as_ids
-        self.created = int(time.time())
-        self.buf: list[bytes] = []
+    rid: str
+    model: str
+    prompt_ids: list[int] | None
+    logprobs: bool
+    as_ids: bool
+    created: int = field(init=False, default_factory=lambda: int(time.time()))
+    buf: list[bytes] = field(init=False, default_factory=list)
 
     def emit(self, choices: list[dict[str, Any]], **extra: Any) -> None:
         chunk = {
