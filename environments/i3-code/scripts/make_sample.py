@@ -10,27 +10,12 @@ environment never shows the model) so the tests can check both verdicts.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import tomllib
 from pathlib import Path
 
-from verifiers.testing import write_jsonl
+from verifiers.testing import reference_stdout, write_sample
 
 OUT = Path(__file__).resolve().parents[1] / "i3_code" / "data" / "sample.jsonl"
 PROBLEM_FILE = Path(__file__).with_name("problems.toml")
-
-
-def stdin_outputs(code: str, inputs: list[str]) -> list[str]:
-    outs = []
-    for text in inputs:
-        r = subprocess.run(
-            [sys.executable, "-c", code], input=text, capture_output=True, text=True, timeout=30
-        )
-        if r.returncode != 0:
-            raise SystemExit(f"reference solution failed on {text!r}: {r.stderr}")
-        outs.append(r.stdout)
-    return outs
 
 
 def call_outputs(code: str, fn: str, inputs: list[list]) -> list:
@@ -45,14 +30,11 @@ def call_outputs(code: str, fn: str, inputs: list[list]) -> list:
     return outs
 
 
-PROBLEMS: list[dict] = []
-
-
-def problem(
+def sample_row(
     question, correct, wrong, inputs, fn=None, source="self-written", rate=0.5, as_lines=False
 ):
     if fn is None:
-        outputs = stdin_outputs(correct, inputs)
+        outputs = [reference_stdout(correct, text) for text in inputs]
         stored_inputs = inputs
     else:
         outputs = call_outputs(correct, fn, inputs)
@@ -67,17 +49,8 @@ def problem(
         "source": source,
         "solutions": {"correct": correct, "wrong": wrong},
     }
-    PROBLEMS.append(
-        {"question": question, "info": json.dumps(info), "avg@8_qwen3_4b_instruct_2507": rate}
-    )
-
-
-def main() -> None:
-    for spec in tomllib.loads(PROBLEM_FILE.read_text())["problem"]:
-        problem(**spec)
-    write_jsonl(OUT, PROBLEMS)
-    print(f"wrote {len(PROBLEMS)} problems to {OUT}")
+    return {"question": question, "info": json.dumps(info), "avg@8_qwen3_4b_instruct_2507": rate}
 
 
 if __name__ == "__main__":
-    main()
+    print(f"wrote {write_sample(OUT, PROBLEM_FILE, sample_row)} problems to {OUT}")

@@ -50,6 +50,7 @@ from verifiers.testing.responders import (
     ScriptResponder,
     SequenceResponder,
 )
+from verifiers.testing.samples import reference_stdout, write_sample
 from verifiers.testing.server import Fault, ScriptedServer
 from verifiers.testing.tokenizer import decode, encode, encode_chat, encode_completion
 
@@ -84,6 +85,7 @@ __all__ = [
     "point_at_local_copy",
     "problems_of",
     "published_files",
+    "reference_stdout",
     "rollout_state",
     "row_state",
     "run_vf_eval",
@@ -100,4 +102,5 @@ __all__ = [
     "wait_listening",
     "write_hub_dataset",
     "write_jsonl",
+    "write_sample",
 ]
