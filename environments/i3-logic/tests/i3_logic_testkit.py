@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
+from i3_logic import Puzzle, PuzzleDataError, generate, puzzle_from_info, verify
 
 from verifiers.testing import jsonl_rows
 
@@ -48,6 +48,25 @@ def real_rows(name: str) -> list[dict[str, Any]]:
 def real_puzzles(name: str) -> list[Puzzle]:
     """The puzzles of `real_rows` (name), in file order."""
     return [puzzle_from_info(r["info"]) for r in real_rows(name)]
+
+
+def row_params(name: str) -> list[Any]:
+    """``(row, puzzle)`` parameters, one per real row of `name` (ids: the row's index)."""
+    return [
+        pytest.param(row, puzzle_from_info(row["info"]), id=str(i))
+        for i, row in enumerate(real_rows(name))
+    ]
+
+
+def generated_in_row_layout(family: str, seed: int) -> list[Puzzle]:
+    """The family's generated puzzles at levels 1-3 (index 0), after checking that each
+    carries every metadata key all its real rows carry (SynLogic's layout, as upstream's
+    verifier reads it)."""
+    layout = set.intersection(*(set(p.metadata) for p in real_puzzles(family)))
+    out = [generate(family, seed, level, 0) for level in (1, 2, 3)]
+    for p in out:
+        assert set(p.metadata) >= layout, (family, sorted(layout - set(p.metadata)))
+    return out
 
 
 def verdicts_test(table: Sequence[tuple[Puzzle, str, float]]) -> Callable[..., None]:

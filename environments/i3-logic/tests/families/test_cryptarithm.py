@@ -4,9 +4,15 @@ generator requires), operators with precedence, answer forms, Chinese labels, br
 from __future__ import annotations
 
 import pytest
-from i3_logic import Puzzle, generate, puzzle_from_info, verify
+from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import cryptarithm
-from i3_logic_testkit import broken_metadata_test, real_rows, replies_test
+from i3_logic_testkit import (
+    broken_metadata_test,
+    generated_in_row_layout,
+    real_rows,
+    replies_test,
+    row_params,
+)
 
 from verifiers.testing import assert_replies_scored
 
@@ -84,10 +90,8 @@ def _mod_holds(nums: list[int], ops: list[str], mod: int) -> bool:
     return (left - nums[-1]) % mod == 0
 
 
-@pytest.mark.parametrize("index", range(len(ROWS)))
-def test_rows_have_one_solution_and_right_replies_are_right(index):
-    row = ROWS[index]
-    pz = puzzle_from_info(row["info"])
+@pytest.mark.parametrize("row,pz", row_params("cryptarithm"))
+def test_rows_have_one_solution_and_right_replies_are_right(row, pz):
     meta = pz.metadata
     words, ops = meta["letter_words"], meta["operators"]
     assert solutions(words, ops) == [meta["numbers"]]
@@ -166,17 +170,7 @@ test_check_rejects_broken_rows = broken_metadata_test(
 
 
 def test_generated_puzzles_use_synlogic_layout():
-    for level in (1, 2, 3):
-        pz = generate("cryptarithm", 4, level, 0)
+    for pz in generated_in_row_layout("cryptarithm", 4):
         meta = pz.metadata
-        assert set(meta) >= {
-            "numbers",
-            "letter_words",
-            "operators",
-            "digit_map",
-            "num_letter",
-            "operator_num",
-            "operator_level",
-        }
         assert holds(meta["numbers"], meta["operators"])
         assert verify(pz, f"<answer>{pz.answer}</answer>") == 1.0

@@ -6,13 +6,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from i3_logic import Puzzle, puzzle_from_info, verify
+from i3_logic import Puzzle, verify
 from i3_logic.families import goods_exchange
-from i3_logic_testkit import broken_metadata_test, real_rows
+from i3_logic_testkit import broken_metadata_test, row_params
 
 from verifiers.testing import assert_replies_scored
-
-ROWS = real_rows("goods_exchange")
 
 
 def replay(before: dict[str, str], operations: list[str]) -> dict[str, str]:
@@ -54,10 +52,8 @@ def stored(after: str) -> dict[str, str]:
     return dict(re.findall(r"\('(.+?)','(.+?)'\)(?=,\(|\)$)", after))
 
 
-@pytest.mark.parametrize("index", range(len(ROWS)))
-def test_rows_final_ownership_follows_from_the_exchanges(index):
-    row = ROWS[index]
-    pz = puzzle_from_info(row["info"])
+@pytest.mark.parametrize("row,pz", row_params("goods_exchange"))
+def test_rows_final_ownership_follows_from_the_exchanges(row, pz):
     meta = pz.metadata
     assert sorted(meta["owns_before"]) == sorted(meta["names"])
     assert sorted(meta["owns_before"].values()) == sorted(meta["objects"])

@@ -9,13 +9,12 @@ import operator
 from fractions import Fraction
 
 import pytest
-from i3_logic import Puzzle, puzzle_from_info, verify
+from i3_logic import Puzzle, verify
 from i3_logic.families import math_path
-from i3_logic_testkit import ARITHMETIC, broken_metadata_test, real_rows, replies_test
+from i3_logic_testkit import ARITHMETIC, broken_metadata_test, replies_test, row_params
 
 from verifiers.testing import assert_replies_scored
 
-ROWS = real_rows("math_path")
 _AST = {**ARITHMETIC, ast.Mod: operator.mod}
 
 
@@ -47,10 +46,8 @@ def fillings(query: str) -> dict[str, bool]:
     return out
 
 
-@pytest.mark.parametrize("index", range(len(ROWS)))
-def test_rows_solvable_and_every_filling_judged(index):
-    row = ROWS[index]
-    pz = puzzle_from_info(row["info"])
+@pytest.mark.parametrize("row,pz", row_params("math_path"))
+def test_rows_solvable_and_every_filling_judged(row, pz):
     query, ref = pz.metadata["query_expr"], pz.metadata["ref_expr"]
     right = query.split("=")[1].strip()
     table = fillings(query)

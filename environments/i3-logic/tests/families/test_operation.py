@@ -9,13 +9,11 @@ import re
 from fractions import Fraction
 
 import pytest
-from i3_logic import Puzzle, puzzle_from_info, verify
+from i3_logic import Puzzle, verify
 from i3_logic.families import operation
-from i3_logic_testkit import real_rows, rejected_test
+from i3_logic_testkit import rejected_test, row_params
 
 from verifiers.testing import assert_replies_scored
-
-ROWS = real_rows("operation")
 
 # SynLogic's conditions (metadata keeps the Chinese keys).
 CONDITIONS = {
@@ -100,10 +98,8 @@ def interpret(expression: str, symbols: dict) -> Fraction:
     return value
 
 
-@pytest.mark.parametrize("index", range(len(ROWS)))
-def test_rows_hold_the_value_of_their_expression(index):
-    row = ROWS[index]
-    pz = puzzle_from_info(row["info"])
+@pytest.mark.parametrize("row,pz", row_params("operation"))
+def test_rows_hold_the_value_of_their_expression(row, pz):
     meta = pz.metadata
     value = interpret(meta["expression"], meta["symbol_definitions"])
     assert abs(Fraction(pz.answer) - value) < Fraction(1, 10**12)

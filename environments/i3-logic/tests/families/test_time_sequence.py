@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from i3_logic import Puzzle, puzzle_from_info, verify
+from i3_logic import Puzzle, verify
 from i3_logic.families import time_sequence
-from i3_logic_testkit import broken_metadata_test, real_rows, replies_test
+from i3_logic_testkit import broken_metadata_test, replies_test, row_params
 
 from verifiers.testing import assert_replies_scored
 
-ROWS = real_rows("time_sequence")
 DAYS = "一二三四五"
 SLOTS = 96  # 5-minute slots from 9:00 to 17:00
 
@@ -63,10 +62,8 @@ def recompute(records: dict) -> tuple[int, int]:
     return best, sum(1 for n in lengths if n == best) if best else 0
 
 
-@pytest.mark.parametrize("index", range(len(ROWS)))
-def test_rows_answers_follow_from_the_schedules(index):
-    row = ROWS[index]
-    pz = puzzle_from_info(row["info"])
+@pytest.mark.parametrize("row,pz", row_params("time_sequence"))
+def test_rows_answers_follow_from_the_schedules(row, pz):
     records = pz.metadata["records"]
     answers = records["answers"]
     assert recompute(records) == (answers["answer_maxLen"], answers["answer_nums"])
