@@ -147,7 +147,7 @@ _TOML_FIELDS = (
 )
 _TOML_DEFAULTS_TABLE = "load_environment"
 
-Loader = TypeVar("Loader", bound=Callable[..., Any])
+_Loader = TypeVar("_Loader", bound=Callable[..., Any])
 
 
 class _Own(enum.Enum):
@@ -223,7 +223,7 @@ class JudgedBoxedTask:
             defaults=defaults,
         )
 
-    def loader(self, function: Loader) -> Loader:
+    def loader(self, function: _Loader) -> _Loader:
         """Decorate the environment's ``load_environment(**arguments)``, which passes its
         arguments to `build`, so that it takes `build`'s arguments in `build`'s order, by name
         or position, defaulting to this task's ``dataset_name``, ``difficulty_key``,
