@@ -18,12 +18,13 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from i3_logic.answers import clean
 from i3_logic.puzzle import MAX_ANSWER_CHARS, AnswerError, Puzzle, PuzzleDataError, final_answer
 
 __all__ = [
+    "StatedAnswer",
     "WordChoice",
     "choice_answer",
     "integer",
@@ -172,6 +173,30 @@ def parsed_reference(puzzle: Puzzle, parse: Callable[[str], T | None], what: str
     if value is None:
         raise PuzzleDataError(f"{puzzle.task} reference answer must be {what}; got {answer!r}")
     return value
+
+
+class StatedAnswer(Generic[T]):
+    """A task whose reply states one answer (`stated_answer`) graded against the row's reference
+    answer: the ``check`` and ``verify`` of its family module. `reference` reads the row's
+    answer (None or ``AnswerError``: the row is broken, its answer must be `what`);
+    `matches(puzzle, want, block)` says whether the stated block is that answer."""
+
+    def __init__(
+        self,
+        reference: Callable[[str], T | None],
+        what: str,
+        matches: Callable[[Puzzle, T, str], bool],
+    ) -> None:
+        self.reference = reference
+        self.what = what
+        self.matches = matches
+
+    def check(self, puzzle: Puzzle) -> None:
+        parsed_reference(puzzle, self.reference, self.what)
+
+    def verify(self, puzzle: Puzzle, text: str) -> float:
+        want = parsed_reference(puzzle, self.reference, self.what)
+        return 1.0 if self.matches(puzzle, want, stated_answer(text)) else 0.0
 
 
 _MAX_DEPTH = 8

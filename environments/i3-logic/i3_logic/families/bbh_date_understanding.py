@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from i3_logic.families.bbh_common import option_letter, parsed_reference, stated_answer
+from i3_logic.families.bbh_common import StatedAnswer, option_letter
 from i3_logic.puzzle import Puzzle
 
 NAME = "bbh_date_understanding"
@@ -37,15 +37,10 @@ def _reference_letter(answer: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _letter(puzzle: Puzzle) -> str:
-    return parsed_reference(puzzle, _reference_letter, "an option like (A)")
+def _matches(puzzle: Puzzle, want: str, block: str) -> bool:
+    return option_letter(block, puzzle.question) == want
 
 
-def check(puzzle: Puzzle) -> None:
-    _letter(puzzle)
-
-
-def verify(puzzle: Puzzle, text: str) -> float:
-    want = _letter(puzzle)
-    block = stated_answer(text)
-    return 1.0 if option_letter(block, puzzle.question) == want else 0.0
+_TASK = StatedAnswer(_reference_letter, "an option like (A)", _matches)
+check = _TASK.check
+verify = _TASK.verify

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from i3_logic.answers import latex_brackets
-from i3_logic.families.bbh_common import parsed_reference, stated_answer
+from i3_logic.families.bbh_common import StatedAnswer
 from i3_logic.puzzle import AnswerError, Puzzle
 
 NAME = "bbh_dyck_languages"
@@ -32,17 +32,8 @@ def symbols(text: str) -> list[str]:
     return found
 
 
-def _reference(puzzle: Puzzle) -> list[str]:
-    return parsed_reference(puzzle, symbols, "closing brackets")
-
-
-def check(puzzle: Puzzle) -> None:
-    _reference(puzzle)
-
-
-def verify(puzzle: Puzzle, text: str) -> float:
-    want = _reference(puzzle)
-    given = symbols(stated_answer(text))
+def _matches(puzzle: Puzzle, want: list[str], block: str) -> bool:
+    given = symbols(block)
     accepted = [want]
     prefix = _INPUT.findall(puzzle.question)
     if prefix:
@@ -50,4 +41,9 @@ def verify(puzzle: Puzzle, text: str) -> float:
             accepted.append(symbols(prefix[-1]) + want)
         except AnswerError:
             pass  # an Input: line that is not brackets: only the completion is accepted
-    return 1.0 if given in accepted else 0.0
+    return given in accepted
+
+
+_TASK = StatedAnswer(symbols, "closing brackets", _matches)
+check = _TASK.check
+verify = _TASK.verify

@@ -9,22 +9,17 @@ the stated answer must be one integer and nothing else.
 
 from __future__ import annotations
 
-from i3_logic.families.bbh_common import integer, parsed_reference, stated_answer
+from i3_logic.families.bbh_common import StatedAnswer, integer
 from i3_logic.puzzle import Puzzle
 
 NAME = "bbh_multistep_arithmetic_two"
 ALIASES = ("bbh_object_counting",)
 
 
-def _reference(puzzle: Puzzle) -> int:
-    return parsed_reference(puzzle, integer, "an integer")
+def _matches(puzzle: Puzzle, want: int, block: str) -> bool:
+    return integer(block) == want
 
 
-def check(puzzle: Puzzle) -> None:
-    _reference(puzzle)
-
-
-def verify(puzzle: Puzzle, text: str) -> float:
-    want = _reference(puzzle)
-    given = integer(stated_answer(text))
-    return 1.0 if given is not None and given == want else 0.0
+_TASK = StatedAnswer(integer, "an integer", _matches)
+check = _TASK.check
+verify = _TASK.verify
