@@ -40,6 +40,21 @@ ARITHMETIC: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
 }
 
 
+def metadata_puzzle(task: str, question: str = "q", **metadata: Any) -> Puzzle:
+    """A puzzle of `task` given by its `metadata` alone (no reference answer): the families
+    whose verifier checks the rules against the metadata."""
+    return Puzzle(task, question, "", 1, metadata)
+
+
+#: A 3x3 minesweeper board in SynLogic's layout ("X" hidden, mine cells counted from 0):
+#: (0, 0) is the one mine, so the other hidden cell, (2, 2), is safe.
+MINES = metadata_puzzle(
+    "minesweeper",
+    revealed_grid=[["X", "1", "0"], ["1", "1", "0"], ["0", "0", "X"]],
+    current_mines=[[0, 0]],
+)
+
+
 def real_rows(name: str) -> list[dict[str, Any]]:
     """The real rows of ``rows/<name>.jsonl`` (INTELLECT-3-RL ``logic`` rows)."""
     return jsonl_rows(ROWS_DIR / f"{name}.jsonl")

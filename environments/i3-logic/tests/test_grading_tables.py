@@ -28,17 +28,13 @@ from typing import Any
 
 import pytest
 from i3_logic import FAMILIES, GENERATED, Puzzle, generate, verify
-from i3_logic_testkit import ARITHMETIC, COMPARISONS
+from i3_logic_testkit import ARITHMETIC, COMPARISONS, MINES, metadata_puzzle
 
 HEDGE = object()  # the response does not commit to exactly one answer
 
 
 def tagged(text: str) -> str:
     return f"<answer>{text}</answer>"
-
-
-def pz(task: str, question: str = "q", **metadata: Any) -> Puzzle:
-    return Puzzle(task, question, "", 1, metadata)
 
 
 # -- independent judges: is ``meaning`` a correct answer to ``puzzle``? -------------------------
@@ -392,7 +388,9 @@ def rows(p: Puzzle, *table: tuple[str, Any, float]) -> list[Row]:
 
 def dyck_pz(prefix: str) -> Puzzle:
     (closing,) = dyck_completions(prefix)
-    return pz("dyck_language", question_sequence=prefix, full_sequence=prefix + closing)
+    return metadata_puzzle(
+        "dyck_language", question_sequence=prefix, full_sequence=prefix + closing
+    )
 
 
 DYCK = dyck_pz("([{}(<")  # still open: ( [ ( <
@@ -477,7 +475,7 @@ TABLE += rows(
 
 
 def words_pz(words: list[str], front: str = "x", order: int = 1) -> Puzzle:
-    p = pz("word_sorting", words=words, front_letters=front, order=order)
+    p = metadata_puzzle("word_sorting", words=words, front_letters=front, order=order)
     p.metadata["sorted_words"] = sorted(words, key=new_alphabet_key(p))
     return p
 
@@ -552,9 +550,9 @@ TABLE += rows(
     ("Celia lies", HEDGE, 0),
 )
 
-G24 = pz("game_of_24", numbers=[5, 7, 8, 9], result=24, operators=["+", "-", "*", "/"])
-G24_DIV = pz("mathador", numbers=[3, 3, 8, 8], result=24)
-G31 = pz("game_of_24", numbers=[1, 3, 5, 9], result=31)
+G24 = metadata_puzzle("game_of_24", numbers=[5, 7, 8, 9], result=24, operators=["+", "-", "*", "/"])
+G24_DIV = metadata_puzzle("mathador", numbers=[3, 3, 8, 8], result=24)
+G31 = metadata_puzzle("game_of_24", numbers=[1, 3, 5, 9], result=31)
 E = "8 * (5 + 7 - 9)"
 TABLE += (
     rows(
@@ -590,8 +588,8 @@ TABLE += (
     )
 )
 
-SEND = pz("cryptarithm", letter_words=["SEND", "MORE", "MONEY"], operators=["+"])
-ABCD = pz("cryptarithm", letter_words=["AB", "CD", "EF"], operators=["+"])
+SEND = metadata_puzzle("cryptarithm", letter_words=["SEND", "MORE", "MONEY"], operators=["+"])
+ABCD = metadata_puzzle("cryptarithm", letter_words=["AB", "CD", "EF"], operators=["+"])
 MONEY = ["9567", "1085", "10652"]
 TABLE += rows(
     SEND,
@@ -619,19 +617,13 @@ TABLE += rows(
     ("13 + \u06614 = 27", ["13", "14", "27"], 0),  # A and C both 1, one in Arabic-Indic digits
 )
 
-# SynLogic's layout: "X" hidden, mine cells counted from 0.
-MINES = pz(
-    "minesweeper",
-    revealed_grid=[["X", "1", "0"], ["1", "1", "0"], ["0", "0", "X"]],
-    current_mines=[[0, 0]],
-)
-MINES_2 = pz(
+MINES_2 = metadata_puzzle(
     "minesweeper",
     revealed_grid=[["X", "1", "0"], ["1", "2", "1"], ["0", "1", "X"]],
     current_mines=[[0, 0], [2, 2]],
 )
 # The one-rule deduction finds (1, 0) and (1, 1); all the numbers together also force (3, 1).
-MINES_MORE = pz(
+MINES_MORE = metadata_puzzle(
     "minesweeper",
     revealed_grid=[
         ["2", "2", "1", "X"],
@@ -675,10 +667,10 @@ TABLE += (
     )
 )
 
-STARS = pz(
+STARS = metadata_puzzle(
     "star_placement_puzzle", n=4, k=1, region_grid=[list(r) for r in "AABB AABB CCDD CCDD".split()]
 )
-STARS_BAD = pz(
+STARS_BAD = metadata_puzzle(
     "star_placement_puzzle", n=4, k=1, region_grid=[list(r) for r in "AAAA AAAA BBCC BDDD".split()]
 )
 ONE = [(1, 2), (2, 4), (3, 1), (4, 3)]
@@ -706,7 +698,7 @@ TABLE += (
     + rows(STARS_BAD, ("(1, 2), (2, 4), (3, 1), (4, 3)", ONE, 0))
 )  # two stars in region A
 
-SUDOKU = pz("sudoku", original_sudoku=[[1, 0, 0, 0], [0] * 4, [0] * 4, [0] * 4])
+SUDOKU = metadata_puzzle("sudoku", original_sudoku=[[1, 0, 0, 0], [0] * 4, [0] * 4, [0] * 4])
 S = [[1, 2, 3, 4], [3, 4, 1, 2], [2, 1, 4, 3], [4, 3, 2, 1]]
 S_TEXT = "1 2 3 4\n3 4 1 2\n2 1 4 3\n4 3 2 1"
 TABLE += rows(
@@ -744,7 +736,7 @@ TABLE += rows(
     (f"{S_TEXT}\n\nor\n\n2 1 4 3\n4 3 2 1\n1 2 3 4\n3 4 1 2", HEDGE, 0),
 )
 
-FUTO = pz(
+FUTO = metadata_puzzle(
     "futoshiki",
     "Current puzzle:\n1 X X\nX X X\nX X X\n\nInequality constraints:\n(1,2) < (1,3)",
     grid_size=3,
@@ -772,8 +764,10 @@ TABLE += rows(
     (f"{LA_TEXT}\nor\n{LB_TEXT}", HEDGE, 0),
 )
 
-SKY = pz("skyscraper_puzzle", n=3, top=[3, 2, 1], bottom=[1, 2, 2], left=[3, 2, 1], right=[1, 2, 2])
-SKY_ONE = pz(  # the clues of LB (SynLogic gives every clue)
+SKY = metadata_puzzle(
+    "skyscraper_puzzle", n=3, top=[3, 2, 1], bottom=[1, 2, 2], left=[3, 2, 1], right=[1, 2, 2]
+)
+SKY_ONE = metadata_puzzle(  # the clues of LB (SynLogic gives every clue)
     "skyscraper_puzzle", n=3, top=[2, 1, 2], bottom=[2, 3, 1], left=[2, 1, 2], right=[2, 3, 1]
 )
 TABLE += rows(
@@ -790,7 +784,7 @@ TABLE += rows(
     (LA_TEXT, LA, 0),
 )
 
-KUKU = pz("kukurasu", row_sums=[4, 2], col_sums=[1, 2, 1])
+KUKU = metadata_puzzle("kukurasu", row_sums=[4, 2], col_sums=[1, 2, 1])
 K = [[1, 0, 1], [0, 1, 0]]
 TABLE += rows(
     KUKU,

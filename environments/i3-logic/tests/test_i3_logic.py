@@ -22,6 +22,7 @@ from i3_logic import (
     verify,
 )
 from i3_logic.families.sudoku import count_solutions
+from i3_logic_testkit import MINES, metadata_puzzle
 
 import verifiers as vf
 
@@ -76,33 +77,23 @@ def test_wrong_and_malformed_answers_score_zero(family):
 
 
 # -- grading tables: hand-written puzzles with known-right and known-wrong answers -------------
-def puzzle(task: str, **metadata) -> Puzzle:
-    return Puzzle(task, "q", "", 1, metadata)
-
-
-G24 = puzzle("game_of_24", numbers=[5, 7, 8, 9], result=24, operators=["+", "-", "*", "/"])
-G24_DIV = puzzle("mathador", numbers=[3, 3, 8, 8], result=24)
-SUDOKU = puzzle("sudoku", original_sudoku=[[1, 0, 0, 0], [0] * 4, [0] * 4, [0] * 4])
-DYCK = puzzle(
+G24 = metadata_puzzle("game_of_24", numbers=[5, 7, 8, 9], result=24, operators=["+", "-", "*", "/"])
+G24_DIV = metadata_puzzle("mathador", numbers=[3, 3, 8, 8], result=24)
+SUDOKU = metadata_puzzle("sudoku", original_sudoku=[[1, 0, 0, 0], [0] * 4, [0] * 4, [0] * 4])
+DYCK = metadata_puzzle(
     "dyck_language", question_sequence="([{}(<", full_sequence="([{}(<>)])"
 )  # open: ( [ ( <
 # Boolean expressions (SynLogic: the labels of the true options; no metadata).
 BOOL = Puzzle("boolean_expressions", "q", "A,C", 1, {})
-WORDS = puzzle(
+WORDS = metadata_puzzle(
     "word_sorting",
     words=["pear", "apple", "fig", "banana"],
     sorted_words=["apple", "banana", "fig", "pear"],
     front_letters="x",  # in none of the words: the usual order
     order=1,
 )
-SEND = puzzle("cryptarithm", letter_words=["SEND", "MORE", "MONEY"], operators=["+"])
-ABCD = puzzle("cryptarithm", letter_words=["AB", "CD", "EF"], operators=["+"])
-# SynLogic's layout: "X" hidden, 0-based mine cells; (0, 0) is a mine, (2, 2) is then safe.
-MINES = puzzle(
-    "minesweeper",
-    revealed_grid=[["X", "1", "0"], ["1", "1", "0"], ["0", "0", "X"]],
-    current_mines=[[0, 0]],
-)
+SEND = metadata_puzzle("cryptarithm", letter_words=["SEND", "MORE", "MONEY"], operators=["+"])
+ABCD = metadata_puzzle("cryptarithm", letter_words=["AB", "CD", "EF"], operators=["+"])
 # SynLogic's layout: the prefilled values are read from the question's grid.
 FUTO = Puzzle(
     "futoshiki",
@@ -111,21 +102,21 @@ FUTO = Puzzle(
     1,
     {"grid_size": 3, "prefilled_coords": [[0, 0]], "constraints": [[[0, 1], [0, 2], "<"]]},
 )
-SKY = puzzle(
+SKY = metadata_puzzle(
     "skyscraper_puzzle", n=3, top=[3, 2, 1], bottom=[1, 2, 2], left=[3, 2, 1], right=[1, 2, 2]
 )
-SKY_ONE = puzzle(  # the clues of LATIN_B (SynLogic gives every clue)
+SKY_ONE = metadata_puzzle(  # the clues of LATIN_B (SynLogic gives every clue)
     "skyscraper_puzzle", n=3, top=[2, 1, 2], bottom=[2, 3, 1], left=[2, 1, 2], right=[2, 3, 1]
 )
-KUKU = puzzle("kukurasu", row_sums=[4, 2], col_sums=[1, 2, 1])
+KUKU = metadata_puzzle("kukurasu", row_sums=[4, 2], col_sums=[1, 2, 1])
 # Amara is honest; Bruno says she lies (so he lies); Celia says Bruno is honest (so she lies).
 # Web of lies (SynLogic: one yes/no per person asked, in order).
 LIES = Puzzle("web_of_lies", "q", "no, yes", 1, {})
 LIES_2 = Puzzle("web_of_lies", "q", "yes", 1, {})
-STARS = puzzle(
+STARS = metadata_puzzle(
     "star_placement_puzzle", n=4, k=1, region_grid=[list(r) for r in "AABB AABB CCDD CCDD".split()]
 )
-STARS_BAD = puzzle(
+STARS_BAD = metadata_puzzle(
     "star_placement_puzzle", n=4, k=1, region_grid=[list(r) for r in "AAAA AAAA BBCC BDDD".split()]
 )
 LATIN_A = "1 2 3\n2 3 1\n3 1 2"
@@ -258,7 +249,7 @@ def test_answer_forms_documented_in_prompts():
     assert verify(pz, "The final answer is: A") == 1.0
     assert verify(pz, "\\boxed{B} no wait <answer>$\\boxed{A}$</answer>") == 1.0
     assert verify(pz, "<answer>\\boxed{A} or \\boxed{B}</answer>") == 0.0
-    crypt = puzzle("cryptarithm", letter_words=["AB", "CD", "EF"], operators=["+"])
+    crypt = metadata_puzzle("cryptarithm", letter_words=["AB", "CD", "EF"], operators=["+"])
     assert verify(crypt, "So the answer is 18 + 25 = 43.") == 1.0
     assert verify(pz, "A") == 0.0  # prose without an answer block
     assert verify(pz, "It is A, I think") == 0.0
