@@ -11,7 +11,7 @@ from fractions import Fraction
 import pytest
 from i3_logic import Puzzle, verify
 from i3_logic.families import operation
-from i3_logic_testkit import rejected_test, row_params
+from i3_logic_testkit import rejected_test, row_params, verdicts_test
 
 from verifiers.testing import assert_replies_scored
 
@@ -112,39 +112,39 @@ def pz(answer: str) -> Puzzle:
     return Puzzle("operation", "q", answer, 1, {"expression": "1 △ 2", "symbol_definitions": {}})
 
 
-@pytest.mark.parametrize(
-    ("answer", "reply", "score"),
+test_number_forms_and_comparison = verdicts_test(
     [
-        ("-7", "\\boxed{-7}", 1.0),
-        ("-7", "\\boxed{−7}", 1.0),
-        ("-7", "\\boxed{-7.0}", 1.0),
-        ("-7", "\\boxed{\\frac{-14}{2}}", 1.0),
-        ("-7", "\\boxed{7}", 0.0),
-        ("-7", "\\boxed{-7.1}", 0.0),
-        ("12345", "\\boxed{12,345}", 1.0),
-        ("12345", "\\boxed{12,34}", 0.0),
-        ("0.5", "\\boxed{1/2}", 1.0),
-        ("0.5", "\\boxed{\\dfrac{1}{2}}", 1.0),
-        ("0.5", "\\boxed{.5}", 0.0),
-        ("3.3333333333333335", "\\boxed{3.333333}", 1.0),
-        ("3.3333333333333335", "\\boxed{3.3333333}", 1.0),
-        ("3.3333333333333335", "\\boxed{3.3333}", 0.0),  # math-verify rounds to 6 places too
-        ("3.3333333333333335", "\\boxed{3}", 0.0),
-        ("1e-05", "\\boxed{0.00001}", 1.0),
-        ("1e-05", "\\boxed{0}", 0.0),  # rounds to 0.00001 vs 0.00000
-        ("4", "\\boxed{2 + 2}", 0.0),  # still an expression
-        ("4", "\\boxed{4} or \\boxed{5}", 0.0),  # the last box is the answer
-        ("4", "\\boxed{4 \\text{ or } 5}", 0.0),
-        ("4", "\\boxed{}", 0.0),
-        ("4", "4", 0.0),  # no answer block
-        ("4", "\\boxed{" + "4" * 5000 + "}", 0.0),
-        ("4", "\\boxed{9**9**9}", 0.0),
-        ("4", "<answer>4</answer>", 1.0),
-        ("4", "The answer is 4.", 1.0),
-    ],
+        (pz(answer), reply, score)
+        for answer, reply, score in [
+            ("-7", "\\boxed{-7}", 1.0),
+            ("-7", "\\boxed{−7}", 1.0),
+            ("-7", "\\boxed{-7.0}", 1.0),
+            ("-7", "\\boxed{\\frac{-14}{2}}", 1.0),
+            ("-7", "\\boxed{7}", 0.0),
+            ("-7", "\\boxed{-7.1}", 0.0),
+            ("12345", "\\boxed{12,345}", 1.0),
+            ("12345", "\\boxed{12,34}", 0.0),
+            ("0.5", "\\boxed{1/2}", 1.0),
+            ("0.5", "\\boxed{\\dfrac{1}{2}}", 1.0),
+            ("0.5", "\\boxed{.5}", 0.0),
+            ("3.3333333333333335", "\\boxed{3.333333}", 1.0),
+            ("3.3333333333333335", "\\boxed{3.3333333}", 1.0),
+            ("3.3333333333333335", "\\boxed{3.3333}", 0.0),  # math-verify rounds to 6 places too
+            ("3.3333333333333335", "\\boxed{3}", 0.0),
+            ("1e-05", "\\boxed{0.00001}", 1.0),
+            ("1e-05", "\\boxed{0}", 0.0),  # rounds to 0.00001 vs 0.00000
+            ("4", "\\boxed{2 + 2}", 0.0),  # still an expression
+            ("4", "\\boxed{4} or \\boxed{5}", 0.0),  # the last box is the answer
+            ("4", "\\boxed{4 \\text{ or } 5}", 0.0),
+            ("4", "\\boxed{}", 0.0),
+            ("4", "4", 0.0),  # no answer block
+            ("4", "\\boxed{" + "4" * 5000 + "}", 0.0),
+            ("4", "\\boxed{9**9**9}", 0.0),
+            ("4", "<answer>4</answer>", 1.0),
+            ("4", "The answer is 4.", 1.0),
+        ]
+    ]
 )
-def test_number_forms_and_comparison(answer, reply, score):
-    assert verify(pz(answer), reply) == score
 
 
 def test_metadata_result_is_the_fallback_truth():
