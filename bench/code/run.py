@@ -41,6 +41,10 @@ from verifiers.sandbox.base import ExecResult
 from verifiers.sandbox.bwrap import BwrapProvider
 
 HERE = Path(__file__).parent
+sys.path.append(str(HERE.parent))  # results_file
+
+from results_file import add_options, results_path  # noqa: E402
+
 TESTS_PER_PROBLEM = 15
 
 
@@ -292,12 +296,11 @@ def main() -> None:
     ap.add_argument("-c", "--concurrency", type=int, nargs="+", default=[16, 64])
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=10.0, help="per-test timeout (s)")
-    ap.add_argument("--quick", action="store_true", help="N=64, 1 rep")
-    ap.add_argument("--out", type=Path, default=None)
+    add_options(ap, quick="N=64, 1 rep")
     args = ap.parse_args()
     if args.quick:
         args.n, args.reps = 64, 1
-    out = args.out or HERE / ("results-quick.json" if args.quick else "results.json")
+    out = results_path(args, HERE)
     results = asyncio.run(main_async(args))
     out.write_text(json.dumps(results, indent=1) + "\n")
     print("\nmedians:")

@@ -43,9 +43,12 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # ray_cpu_env, procs, sandboxes, capacity
-sys.path.append(str(HERE.parent))  # model_server (appended: bench/ray must not shadow ray)
+sys.path.append(
+    str(HERE.parent)
+)  # model_server, results_file (appended: bench/ray must not shadow ray)
 
 from model_server import start_model_server  # noqa: E402
+from results_file import add_options, results_path  # noqa: E402
 
 MODEL = "mock-model"
 NODES = 3
@@ -237,7 +240,7 @@ def print_rollouts(table: list[dict[str, Any]]) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--quick", action="store_true", help="smoke run: fewer rollouts, 1 rep")
+    add_options(p, quick="smoke run: fewer rollouts, 1 rep")
     p.add_argument("-n", "--examples", type=int, default=96)
     p.add_argument("--light-examples", type=int, default=384, help="examples in light modes")
     p.add_argument("-r", "--rollouts-per-example", type=int, default=4)
@@ -258,7 +261,6 @@ def main() -> None:
     p.add_argument(
         "--modes", default="", help="only modes whose name starts with one of these (comma list)"
     )
-    p.add_argument("--out", default=None)
     args = p.parse_args()
     if args.quick:
         args.examples, args.light_examples, args.reps = 16, 64, 1
@@ -266,11 +268,7 @@ def main() -> None:
         args.group_sizes = str(args.rollouts_per_example)
     skip = {s for s in args.skip.split(",") if s}
     group_sizes = [int(g) for g in args.group_sizes.split(",") if g]
-    out = (
-        Path(args.out)
-        if args.out
-        else HERE / ("results-quick.json" if args.quick else "results.json")
-    )
+    out = results_path(args, HERE)
 
     # the actors load `ray_cpu_env` by name: the raylets (started below) pass this on
     os.environ["PYTHONPATH"] = os.pathsep.join(

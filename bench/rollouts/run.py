@@ -41,6 +41,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+sys.path.append(str(HERE.parent))  # results_file
+
+from results_file import add_options, results_path  # noqa: E402
+
 VENV_031 = ROOT / "bench" / ".venvs" / "verifiers-0.3.1"
 PYCACHE = ROOT / "bench" / ".venvs" / "pycache"
 OURS = "ours"
@@ -539,19 +543,14 @@ def main() -> int:
                     "tool (ToolEnv, one add tool, 2 turns)")  # fmt: skip
     ap.add_argument("--high-c-variants", default="single",
                     help="variants that also get the --high-c pair")  # fmt: skip
-    ap.add_argument("--quick", action="store_true", help="N=300, 1 rep (a smoke test)")
+    add_options(ap, quick="N=300, 1 rep (a smoke test)")
     ap.add_argument("--no-warmup", action="store_true")
     ap.add_argument("--profile", action="store_true",
                     help="profile our side once at -c (cProfile + py-spy), no comparison")  # fmt: skip
-    ap.add_argument("--out", default=None)
     args = ap.parse_args()
     if args.quick:
         args.num_examples, args.reps, args.top_n = 300, 1, 2000
-    out_path = (
-        Path(args.out)
-        if args.out
-        else HERE / ("results-quick.json" if args.quick else "results.json")
-    )
+    out_path = results_path(args, HERE)
 
     ours_py = our_python()
     sides = [s.strip() for s in args.sides.split(",") if s.strip()]

@@ -47,44 +47,15 @@ from verifiers.testing import Reply, ScriptedServer
 
 TASK = "tally__median-unsorted"
 HERE = Path(__file__).resolve().parent
+sys.path.append(str(HERE.parent))  # results_file
 
-REPRO = (
-    "cat > reproduce.py <<'EOF'\nfrom tally.stats import median\n"
-    "print(median([3, 1, 2]), median([4, 1, 3, 2]))\nEOF"
-)
-# 29 actions and the submission: 30 model turns
+from results_file import add_options, results_path  # noqa: E402
+
+# The scripted agent's 29 actions (explore, reproduce, edit, test; bench/swe/actions.json: a
+# data file, [tool, arguments] each) and the submission: 30 model turns
 ACTIONS: list[tuple[str, dict]] = [
-    ("bash", {"command": "ls -la"}),
-    ("bash", {"command": "find . -name '*.py' | sort"}),
-    ("bash", {"command": "cat README.md"}),
-    ("bash", {"command": "cat tally/stats.py"}),
-    ("bash", {"command": "cat tally/columns.py"}),
-    ("bash", {"command": "grep -rn 'def median' ."}),
-    ("bash", {"command": "sed -n 1,20p tests/test_stats.py"}),
-    ("bash", {"command": 'python -c "from tally.stats import median; print(median([3, 1, 2]))"'}),
-    ("bash", {"command": 'python -c "from tally.stats import median; print(median([4, 1, 3, 2]))"'}),
-    ("bash", {"command": REPRO}),
-    ("bash", {"command": "python reproduce.py"}),
-    ("bash", {"command": "python -m pytest -q tests"}),
-    ("bash", {"command": "grep -n 'data = ' tally/stats.py"}),
-    ("bash", {"command": "wc -l tally/*.py"}),
-    ("edit", {"path": "tally/stats.py", "old_str": "    data = list(values)\n", "new_str": "    data = sorted(values)\n"}),
-    ("bash", {"command": "python reproduce.py"}),
-    ("bash", {"command": "python -m pytest -q tests"}),
-    ("bash", {"command": 'python -c "from tally.stats import median; d = [5, 3, 9]; median(d); print(d)"'}),
-    ("bash", {"command": "cat tally/stats.py"}),
-    ("edit", {"path": "tally/stats.py", "old_str": '    """Middle value;', "new_str": '    """Middle value of the sorted data;'}),
-    ("bash", {"command": "python -m pytest -q"}),
-    ("bash", {"command": "ls tests"}),
-    ("bash", {"command": "head -5 tally/columns.py"}),
-    ("bash", {"command": "python -c \"from tally.columns import column; print(column('a\\n1\\n2\\n', 'a'))\""}),
-    ("bash", {"command": "rm reproduce.py"}),
-    ("bash", {"command": "ls"}),
-    ("bash", {"command": "python -m pytest -q -x tests/test_stats.py"}),
-    ("bash", {"command": "grep -rn sorted tally"}),
-    ("bash", {"command": "echo checked; true"}),
-    ("bash", {"command": f"echo {SENTINEL}"}),
-]  # fmt: skip
+    (kind, args) for kind, args in json.loads((HERE / "actions.json").read_text())
+] + [("bash", {"command": f"echo {SENTINEL}"})]
 assert len(ACTIONS) == 30
 
 
@@ -104,14 +75,18 @@ def agent(body: dict) -> Reply:
     return REPLIES[min(turn, len(REPLIES) - 1)]
 
 
+def cpu_of(who: int) -> float:
+    """User + system CPU seconds of `who`: resource.RUSAGE_SELF or RUSAGE_CHILDREN."""
+    r = resource.getrusage(who)
+    return r.ru_utime + r.ru_stime
+
+
 def cpu_self() -> float:
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
+    return cpu_of(resource.RUSAGE_SELF)
 
 
-def cpu_children() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
+def cpu_with_children() -> float:
+    return cpu_of(resource.RUSAGE_SELF) + cpu_of(resource.RUSAGE_CHILDREN)
 
 
 def instrument(env: MiniSweAgentPlusEnv, sandbox_cpu: list[float]) -> None:
@@ -132,7 +107,8 @@ def instrument(env: MiniSweAgentPlusEnv, sandbox_cpu: list[float]) -> None:
         finally:
             state.setdefault("bench_env", []).append(time.perf_counter() - t0)
 
-    release = env._release
+    leases = env.sandbox_leases  # where a rollout's sandbox is released (SandboxLeases)
+    release = leases._release
 
     async def release_with_cpu(lease):
         if lease.box is not None and hasattr(lease.box, "cpu_usage_ns"):
@@ -141,7 +117,7 @@ def instrument(env: MiniSweAgentPlusEnv, sandbox_cpu: list[float]) -> None:
 
     env.get_model_response = timed_model  # type: ignore[method-assign]
     env.env_response = timed_env  # type: ignore[method-assign]
-    env._release = release_with_cpu  # type: ignore[method-assign]
+    leases._release = release_with_cpu  # type: ignore[method-assign]
 
 
 async def ours_episode(srv: ScriptedServer) -> dict:
@@ -201,7 +177,7 @@ def baseline_episode(task, runtime: Path) -> dict:
     }
     python = str(runtime / "bin" / "python")
     try:
-        c0 = cpu_self() + cpu_children()
+        c0 = cpu_with_children()
         t_start = time.perf_counter()
         repo = root / "repo"
         for path, content in task.repo_files.items():
@@ -241,7 +217,7 @@ def baseline_episode(task, runtime: Path) -> dict:
         assert r.returncode == 0, r.stdout[-2000:]
         scoring = time.perf_counter() - t0
         total = time.perf_counter() - t_start
-        cpu = cpu_self() + cpu_children() - c0
+        cpu = cpu_with_children() - c0
         return {
             "cpu": cpu,
             "episode_wall": total,
@@ -270,7 +246,7 @@ def ms(x: float) -> float:
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=7)
-    ap.add_argument("--quick", action="store_true")
+    add_options(ap, quick="2 episodes per side")
     args = ap.parse_args()
     reps = 2 if args.quick else args.reps
     reason = BwrapProvider.unavailable_reason()
@@ -347,7 +323,7 @@ async def main() -> None:
         "extra_per_episode_ms": round(so["overhead"] - sb["overhead"], 1),
         "raw": {"ours": ours, "baseline_subprocess": base},
     }
-    out = HERE / ("results-quick.json" if args.quick else "results.json")
+    out = results_path(args, HERE)
     out.write_text(json.dumps(result, indent=1))
     rows = [
         ("episode wall (ms)", so["episode_wall"], sb["episode_wall"]),

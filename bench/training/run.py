@@ -42,9 +42,10 @@ import verifiers as vf
 from verifiers.training import TOKEN_SAMPLING_ARGS, build_group
 
 HERE = Path(__file__).resolve().parent
-sys.path.append(str(HERE.parent))  # model_server
+sys.path.append(str(HERE.parent))  # model_server, results_file
 
 from model_server import start_model_server  # noqa: E402
+from results_file import add_options, results_path  # noqa: E402
 
 
 def add(a: int, b: int) -> int:
@@ -173,8 +174,7 @@ def main() -> None:
     p.add_argument("-c", type=int, default=256, help="rollouts in flight")
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--variants", default="tool,single")
-    p.add_argument("--quick", action="store_true", help="N=256, 1 rep")
-    p.add_argument("--out", default=None)
+    add_options(p, quick="N=256, 1 rep")
     args = p.parse_args()
     if args.quick:
         args.n, args.reps = 256, 1
@@ -202,11 +202,7 @@ def main() -> None:
         server.terminate()
         server.wait(timeout=10)
     results["machine"]["load_after"] = os.getloadavg()
-    out = (
-        Path(args.out)
-        if args.out
-        else HERE / ("results-quick.json" if args.quick else "results.json")
-    )
+    out = results_path(args, HERE)
     out.write_text(json.dumps(results, indent=1) + "\n")
     print(f"\nwritten to {out}")
 

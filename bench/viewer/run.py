@@ -32,6 +32,10 @@ from verifiers_viewer.server import ViewerServer
 from verifiers.results import ResultsWriter, write_metadata
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.append(str(ROOT / "bench"))  # results_file
+
+from results_file import add_options, results_path  # noqa: E402
+
 SCRATCH = ROOT / "bench" / ".venvs" / "viewer"
 ROLLOUTS_PER_EXAMPLE = 4
 BIG_LINE = 4242  # the record with the 5 MB completion
@@ -130,14 +134,11 @@ def main() -> None:
     p.add_argument("-n", type=int, default=100_000, help="rollouts per run")
     p.add_argument("--big-mb", type=float, default=5.0, help="size of the one big completion")
     p.add_argument("--reps", type=int, default=7, help="requests per page")
-    p.add_argument("--quick", action="store_true", help="N=5,000, 3 reps (smoke run)")
-    p.add_argument("--out", type=Path, default=None)
+    add_options(p, quick="N=5,000, 3 reps (smoke run)")
     args = p.parse_args()
     if args.quick:
         args.n, args.reps = 5000, 3
-    out = args.out or ROOT / "bench" / "viewer" / (
-        "results-quick.json" if args.quick else "results.json"
-    )
+    out = results_path(args, ROOT / "bench" / "viewer")
     shutil.rmtree(SCRATCH, ignore_errors=True)
     runs = SCRATCH / "outputs"
     big = int(args.big_mb * 1024 * 1024)
@@ -200,7 +201,7 @@ def main() -> None:
     finally:
         server.stop()
     out.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"results: {out.relative_to(ROOT)}")
+    print(f"results: {out}")
 
 
 if __name__ == "__main__":
