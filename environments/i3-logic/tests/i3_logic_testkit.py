@@ -152,3 +152,11 @@ def broken_metadata_test(
     """`rejected_test` for rows of `task` whose metadata is one of `metadata` (question
     ``"q"``, no answer)."""
     return rejected_test(check, [Puzzle(task, "q", "", 1, m) for m in metadata])
+
+
+def broken_answers_test(
+    check: Callable[[Puzzle], None], task: str, answers: Sequence[str], question: str = "q"
+) -> Callable[..., None]:
+    """`rejected_test` for rows of `task` (no metadata) whose reference answer is one of
+    `answers`."""
+    return rejected_test(check, [Puzzle(task, question, a, 1, {}) for a in answers])

@@ -8,7 +8,7 @@ import re
 import pytest
 from i3_logic import TASKS, Puzzle, puzzle_from_info, verify
 from i3_logic.families import arc_agi as family
-from i3_logic_testkit import real_rows, rejected_test, replies_test
+from i3_logic_testkit import broken_answers_test, real_rows, replies_test
 
 ROWS = real_rows(family.NAME)
 PUZZLES = {json.loads(r["info"])["task"]: puzzle_from_info(r["info"]) for r in ROWS}
@@ -74,10 +74,6 @@ def test_reference_given_as_text_is_parsed():
     assert verify(as_text, f"```json\n{json.dumps(GRID)}\n```") == 1.0
 
 
-test_check_rejects_rows_without_a_grid = rejected_test(
-    family.check,
-    [
-        Puzzle(family.NAME, P.question, answer, 1, {})
-        for answer in ["", "[1, 2]", "[[1, 'a']]", "[]", "mirror"]
-    ],
+test_check_rejects_rows_without_a_grid = broken_answers_test(
+    family.check, family.NAME, ["", "[1, 2]", "[[1, 'a']]", "[]", "mirror"], question=P.question
 )

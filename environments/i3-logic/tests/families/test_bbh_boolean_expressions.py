@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from i3_logic import Puzzle
 from i3_logic.families import bbh_boolean_expressions as family
-from i3_logic_testkit import real_puzzles, rejected_test, replies_test
+from i3_logic_testkit import broken_answers_test, real_puzzles, replies_test
 
 PUZZLES = real_puzzles(family.NAME)
 
@@ -49,6 +48,6 @@ test_answer_forms = replies_test(
 )
 
 
-test_check_rejects_rows_without_a_truth_value = rejected_test(
-    family.check, [Puzzle(family.NAME, P.question, answer, 1, {}) for answer in ["", "yes", "1"]]
+test_check_rejects_rows_without_a_truth_value = broken_answers_test(
+    family.check, family.NAME, ["", "yes", "1"], question=P.question
 )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from i3_logic import TASKS, Puzzle
+from i3_logic import TASKS
 from i3_logic.families import bbh_causal_judgement as family
-from i3_logic_testkit import real_puzzles, rejected_test, replies_test
+from i3_logic_testkit import broken_answers_test, real_puzzles, replies_test
 
 PUZZLES = {p.task: p for p in real_puzzles(family.NAME)}
 
@@ -44,7 +44,6 @@ test_answer_forms = replies_test(
 )
 
 
-test_check_rejects_rows_without_yes_or_no = rejected_test(
-    family.check,
-    [Puzzle("bbh_navigate", P.question, answer, 1, {}) for answer in ["", "True", "maybe"]],
+test_check_rejects_rows_without_yes_or_no = broken_answers_test(
+    family.check, "bbh_navigate", ["", "True", "maybe"], question=P.question
 )

@@ -8,12 +8,10 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 from i3_logic import TASKS, Puzzle, puzzle_from_info, verify
 from i3_logic.families import bbh_date_understanding as family
 from i3_logic.families.bbh_common import options
-from i3_logic.puzzle import PuzzleDataError
-from i3_logic_testkit import replies_test
+from i3_logic_testkit import broken_answers_test, replies_test
 
 ROWS = [
     json.loads(line)
@@ -212,8 +210,6 @@ def test_upstream_first_match_is_not_kept():
     assert verify(P, "So the answer is (A) or (B).") == 0.0
 
 
-@pytest.mark.parametrize("answer", ["", "A or B", "02/23/2024", "(AB)"])
-def test_check_rejects_rows_without_an_option_answer(answer):
-    p = Puzzle(family.NAME, P.question, answer, 1, {})
-    with pytest.raises(PuzzleDataError):
-        family.check(p)
+test_check_rejects_rows_without_an_option_answer = broken_answers_test(
+    family.check, family.NAME, ["", "A or B", "02/23/2024", "(AB)"], question=P.question
+)

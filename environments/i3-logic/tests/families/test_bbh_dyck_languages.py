@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from i3_logic import Puzzle
 from i3_logic.families import bbh_dyck_languages as family
-from i3_logic_testkit import real_puzzles, rejected_test, replies_test
+from i3_logic_testkit import broken_answers_test, real_puzzles, replies_test
 
 PUZZLES = real_puzzles(family.NAME)
 CLOSE = {"(": ")", "[": "]", "{": "}", "<": ">"}
@@ -47,7 +46,6 @@ test_answer_forms = replies_test(
 )
 
 
-test_check_rejects_rows_without_brackets = rejected_test(
-    family.check,
-    [Puzzle(family.NAME, P.question, answer, 1, {}) for answer in ["", "close them", "} ] x"]],
+test_check_rejects_rows_without_brackets = broken_answers_test(
+    family.check, family.NAME, ["", "close them", "} ] x"], question=P.question
 )

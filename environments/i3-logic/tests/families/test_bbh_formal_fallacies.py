@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import itertools
 
-from i3_logic import Puzzle
 from i3_logic.families import bbh_formal_fallacies as family
-from i3_logic_testkit import real_puzzles, rejected_test, replies_test
+from i3_logic_testkit import broken_answers_test, real_puzzles, replies_test
 
 PUZZLES = real_puzzles(family.NAME)
 
@@ -53,7 +52,6 @@ test_answer_forms = replies_test(
 )
 
 
-test_check_rejects_other_answers = rejected_test(
-    family.check,
-    [Puzzle(family.NAME, P.question, answer, 1, {}) for answer in ["", "Yes", "not valid"]],
+test_check_rejects_other_answers = broken_answers_test(
+    family.check, family.NAME, ["", "Yes", "not valid"], question=P.question
 )

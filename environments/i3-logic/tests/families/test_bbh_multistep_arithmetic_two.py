@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 import operator
 
-from i3_logic import TASKS, Puzzle, verify
+from i3_logic import TASKS, verify
 from i3_logic.families import bbh_multistep_arithmetic_two as family
-from i3_logic_testkit import real_puzzles, rejected_test, replies_test
+from i3_logic_testkit import broken_answers_test, real_puzzles, replies_test
 
 PUZZLES = {p.task: p for p in real_puzzles(family.NAME)}
 OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
@@ -61,7 +61,6 @@ def test_upstream_first_number_is_not_the_answer():
     assert verify(P, "-11 was wrong; recomputing. So the answer is 11.") == 0.0
 
 
-test_check_rejects_rows_without_an_integer = rejected_test(
-    family.check,
-    [Puzzle(family.NAME, P.question, answer, 1, {}) for answer in ["", "eleven", "1.5"]],
+test_check_rejects_rows_without_an_integer = broken_answers_test(
+    family.check, family.NAME, ["", "eleven", "1.5"], question=P.question
 )

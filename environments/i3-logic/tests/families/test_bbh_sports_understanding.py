@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from i3_logic import Puzzle
 from i3_logic.families import bbh_sports_understanding as family
-from i3_logic_testkit import real_puzzles, rejected_test, verdicts_test
+from i3_logic_testkit import broken_answers_test, real_puzzles, verdicts_test
 
 PUZZLES = real_puzzles(family.NAME)
 YES, NO = PUZZLES
@@ -29,7 +28,6 @@ test_answer_forms = verdicts_test(
 )
 
 
-test_check_rejects_other_answers = rejected_test(
-    family.check,
-    [Puzzle(family.NAME, YES.question, answer, 1, {}) for answer in ["", "plausible", "True"]],
+test_check_rejects_other_answers = broken_answers_test(
+    family.check, family.NAME, ["", "plausible", "True"], question=YES.question
 )

@@ -5,9 +5,8 @@ from __future__ import annotations
 import itertools
 import re
 
-from i3_logic import Puzzle
 from i3_logic.families import bbh_web_of_lies as family
-from i3_logic_testkit import real_puzzles, rejected_test, verdicts_test
+from i3_logic_testkit import broken_answers_test, real_puzzles, verdicts_test
 
 PUZZLES = real_puzzles(family.NAME)
 
@@ -54,7 +53,6 @@ test_answer_forms = verdicts_test(
 )
 
 
-test_check_rejects_rows_without_yes_or_no = rejected_test(
-    family.check,
-    [Puzzle(family.NAME, YES.question, answer, 1, {}) for answer in ["", "True", "Dora"]],
+test_check_rejects_rows_without_yes_or_no = broken_answers_test(
+    family.check, family.NAME, ["", "True", "Dora"], question=YES.question
 )

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, PuzzleDataError, load_environment, puzzle_from_info, verify
 from i3_logic.families import buggy_tables as fam
-from i3_logic_testkit import rejected_test, replies_test
+from i3_logic_testkit import broken_answers_test, replies_test
 
 import verifiers as vf
 
@@ -93,9 +93,8 @@ test_verdicts = replies_test(
 )
 
 
-test_check_rejects_broken_answers = rejected_test(
-    fam.check,
-    [Puzzle("buggy_tables", "q", answer, 1, {}) for answer in ["", "12.5", "unknown", "12"]],
+test_check_rejects_broken_answers = broken_answers_test(
+    fam.check, "buggy_tables", ["", "12.5", "unknown", "12"]
 )
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import cipher
-from i3_logic_testkit import rejected_test, replies_test
+from i3_logic_testkit import broken_answers_test, replies_test
 
 ROWS = Path(__file__).parent.parent / "rows" / "cipher.jsonl"
 
@@ -75,6 +75,6 @@ def test_expected_text_from_the_answer():
     assert verify(numbers, "<answer>[[12,5,33]]</answer>") == 1.0
 
 
-test_an_answer_without_text_is_rejected = rejected_test(
-    cipher.check, [Puzzle("cipher", "q", answer, 1, {}) for answer in ["", "  ", "[[]]", "[[ ]]"]]
+test_an_answer_without_text_is_rejected = broken_answers_test(
+    cipher.check, "cipher", ["", "  ", "[[]]", "[[ ]]"]
 )

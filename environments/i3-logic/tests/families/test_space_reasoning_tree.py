@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import space_reasoning_tree as fam
-from i3_logic_testkit import rejected_test, replies_test
+from i3_logic_testkit import broken_answers_test, replies_test
 
 ROWS = Path(__file__).parents[1] / "rows" / "space_reasoning_tree.jsonl"
 
@@ -61,9 +61,8 @@ test_verdicts = replies_test(
 )
 
 
-test_check_rejects_broken_answers = rejected_test(
-    fam.check,
-    [Puzzle("space_reasoning_tree", "q", answer, 1, {}) for answer in ["", "mug, mug", " , "]],
+test_check_rejects_broken_answers = broken_answers_test(
+    fam.check, "space_reasoning_tree", ["", "mug, mug", " , "]
 )
 
 
