@@ -4,7 +4,6 @@ and a vf-eval run against the scripted server."""
 import asyncio
 import functools
 import json
-import time
 import tomllib
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from i3_math import TASK, load_environment, parse_verdict
 
 import verifiers as vf
 from verifiers.testing import (
+    assert_stuck_grading_does_not_stall,
     environment_fixture,
     judged_environment,
     score_completion,
@@ -93,23 +93,10 @@ async def test_answer_length_cap(env):
 
 
 async def test_pathological_answer_times_out_without_stalling_others(env):
-    finished: dict[int, float] = {}
-    t0 = time.perf_counter()
-
-    async def timed(i: int, text: str, answer: str) -> dict:
-        s = await score(env, text, answer)
-        finished[i] = time.perf_counter() - t0
-        return s
-
-    slow = asyncio.ensure_future(timed(-1, f"\\boxed{{{PATHOLOGICAL}}}", "7"))
-    await asyncio.sleep(0)
-    easy = [(f"\\boxed{{\\frac{{{n}}}{{4}}}}", str(n / 4)) for n in range(1, 7)]
-    states = await asyncio.gather(*(timed(i, t, a) for i, (t, a) in enumerate(easy)))
-    bad = await slow
-    assert [s["reward"] for s in states] == [1.0] * len(easy)
-    assert bad["reward"] == 0.0 and bad["error"] is None and bad["math_verify_timeout"] is True
-    assert max(finished[i] for i in range(len(easy))) < finished[-1]
-    assert finished[-1] < env.rubric.math.hard_timeout_seconds + 10.0  # killed at the latest
+    easy = [(env, f"\\boxed{{\\frac{{{n}}}{{4}}}}", str(n / 4)) for n in range(1, 7)]
+    stuck = (env, f"\\boxed{{{PATHOLOGICAL}}}", "7")
+    took = await assert_stuck_grading_does_not_stall(score, stuck, easy)
+    assert took < env.rubric.math.hard_timeout_seconds + 10.0  # killed at the latest
 
 
 # -- the judge fallback ------------------------------------------------------------------------

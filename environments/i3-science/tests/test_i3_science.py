@@ -4,7 +4,6 @@ judge fallback, the difficulty filter, bad rows, and vf-eval runs against script
 import asyncio
 import functools
 import json
-import time
 
 import i3_science
 import pytest
@@ -14,6 +13,7 @@ from i3_science.answers import choice_letter
 import verifiers as vf
 from verifiers.testing import (
     ScriptedServer,
+    assert_stuck_grading_does_not_stall,
     environment_fixture,
     judged_environment,
     score_completion,
@@ -124,28 +124,15 @@ async def test_answer_length_cap(env):
 
 
 async def test_pathological_answer_times_out_without_stalling_others(env):
-    finished: dict[int, float] = {}
-    t0 = time.perf_counter()
-
-    async def timed(i: int, text: str, answer: str, question: str = "") -> dict:
-        s = await score(env, text, answer, question)
-        finished[i] = time.perf_counter() - t0
-        return s
-
-    slow = asyncio.ensure_future(timed(-1, "\\boxed{10^{10^{10}}}", "x+1"))
-    await asyncio.sleep(0)
     others = [
-        ("\\boxed{20\\text{ m/s}}", "20\\text{ m/s}", ""),
-        ("\\boxed{B}", "B", CHOICES),
-        ("\\boxed{NaCl}", "NaCl", ""),
-        ("\\boxed{\\frac{1}{4}}", "0.25", ""),
+        (env, "\\boxed{20\\text{ m/s}}", "20\\text{ m/s}", ""),
+        (env, "\\boxed{B}", "B", CHOICES),
+        (env, "\\boxed{NaCl}", "NaCl", ""),
+        (env, "\\boxed{\\frac{1}{4}}", "0.25", ""),
     ]
-    states = await asyncio.gather(*(timed(i, *row) for i, row in enumerate(others)))
-    bad = await slow
-    assert [s["reward"] for s in states] == [1.0] * len(others)
-    assert bad["reward"] == 0.0 and bad["error"] is None and bad["math_verify_timeout"] is True
-    assert max(finished[i] for i in range(len(others))) < finished[-1]
-    assert finished[-1] < env.rubric.math.hard_timeout_seconds + 10.0  # killed at the latest
+    stuck = (env, "\\boxed{10^{10^{10}}}", "x+1", "")
+    took = await assert_stuck_grading_does_not_stall(score, stuck, others)
+    assert took < env.rubric.math.hard_timeout_seconds + 10.0  # killed at the latest
 
 
 # -- the judge fallback ------------------------------------------------------------------------

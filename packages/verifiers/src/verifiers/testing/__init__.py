@@ -52,6 +52,7 @@ from verifiers.testing.responders import (
 )
 from verifiers.testing.samples import reference_stdout, write_sample
 from verifiers.testing.server import Fault, ScriptedServer
+from verifiers.testing.stalls import assert_stuck_grading_does_not_stall
 from verifiers.testing.tokenizer import decode, encode, encode_chat, encode_completion
 
 __all__ = [
@@ -68,6 +69,7 @@ __all__ = [
     "SequenceResponder",
     "assert_replies_scored",
     "assert_scored",
+    "assert_stuck_grading_does_not_stall",
     "bwrap_provider",
     "chromium",
     "decode",
