@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 ENVS_DIR = Path(__file__).parent / "envs"
-# The tests' own kits (stream_kit.py) import by name, as the hub's and the root tests' do; the
-# test modules import them while being collected, before any fixture runs.
+# The tests' own kits (stream_kit.py, command_kit.py) import by name, as the hub's and the root
+# tests' kits do; test modules import them while being collected, before any fixture runs.
 sys.path.insert(0, str(Path(__file__).parent))
 
 
