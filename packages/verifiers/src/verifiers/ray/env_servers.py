@@ -52,19 +52,12 @@ def _free_port(ip: str) -> int:
 
 @dataclass(frozen=True)
 class ServerLaunch:
-    """What every server of one `start_env_servers` call is started with (sent to each
-    server's actor): `env` the variables set in the server's processes, `api_keys` the key
-    policy as a setting."""
+    """What each server's host actor is sent: `spawn_env_server`'s keyword arguments (all but
+    `address`: the host binds its own node's IP) and how long to wait for the server's health
+    checks."""
 
-    env_id: str
-    env_args: dict[str, Any]
-    extra_env_kwargs: dict[str, Any]
-    num_workers: int
-    env: dict[str, str]
-    secret: str | None = field(repr=False)
-    api_keys: dict[str, list[str]]
+    spawn_kwargs: dict[str, Any] = field(repr=False)  # the secret and the keys' values too
     startup_timeout: float
-    log_level: str | None
 
 
 class EnvServerHost:
@@ -80,20 +73,11 @@ class EnvServerHost:
 
         ip = ray.util.get_node_ip_address()
         address = _tcp_address(ip, _free_port(ip))
-        self.server = spawn_env_server(
-            launch.env_id,
-            launch.env_args,
-            launch.extra_env_kwargs,
-            address=address,
-            num_workers=launch.num_workers,
-            log_level=launch.log_level,
-            env=launch.env,
-            secret=launch.secret,
-            api_keys=launch.api_keys,
-        )
+        spawn = launch.spawn_kwargs
+        self.server = spawn_env_server(address=address, **spawn)
 
         async def healthy() -> None:
-            client = ZMQEnvClient(address=address, name=launch.env_id, secret=launch.secret)
+            client = ZMQEnvClient(address=address, name=spawn["env_id"], secret=spawn["secret"])
             try:
                 await client.wait_for_server_startup(timeout=launch.startup_timeout)
             finally:
@@ -205,17 +189,17 @@ def start_env_servers(
         options["resources"] = dict(resources)
     if label_selector:
         options["label_selector"] = dict(label_selector)
-    launch = ServerLaunch(
+    spawn = dict(
         env_id=env_id,
         env_args=dict(env_args or {}),
         extra_env_kwargs=dict(extra_env_kwargs or {}),
         num_workers=workers_per_server,
+        log_level=log_level,
         env=env,
         secret=secret,
         api_keys=policy.to_setting(),
-        startup_timeout=startup_timeout,
-        log_level=log_level,
     )
+    launch = ServerLaunch(spawn, startup_timeout)
     actors = [_host_actor_class().options(**options).remote() for _ in range(num_servers)]
     started = [a.start.remote(launch) for a in actors]
     servers = EnvServers(env_id, [], [], secret, actors)
