@@ -126,12 +126,17 @@ def test_openenv_seed_datasets_and_required_renderer(tmp_path):
 
 
 def test_openenv_rollout_reads_the_manifest_then_names_the_missing_sandbox(tmp_path):
-    """The build manifest is checked as upstream checks it; with a valid one the rollout
-    records a SandboxError naming the image it would have started in a Prime Sandbox."""
+    """The build manifest is checked as upstream checks it (a file that is not a JSON object
+    is a ConfigError naming it); with a valid one the rollout records a SandboxError naming
+    the image it would have started in a Prime Sandbox."""
     env = vf.OpenEnvEnv(
         openenv_project=tmp_path, num_train_examples=1, num_eval_examples=1, prompt_renderer=render
     )
     assert "missing .build.json" in error_text(only_output(env))
+    for bad, says in (("{not json", "is not valid JSON"), ("[1, 2]", "must be a JSON object")):
+        (tmp_path / ".build.json").write_text(bad)
+        text = error_text(only_output(env))
+        assert "ConfigError" in text and "OpenEnv build manifest" in text and says in text
     manifest = {"image": "reg/echo:1", "port": 8000, "start_command": "serve", "contract": "mcp"}
     (tmp_path / ".build.json").write_text(json.dumps({**manifest, "contract": "grpc"}))
     assert "`contract` must be either" in error_text(only_output(env))

@@ -10,7 +10,6 @@ missing (a Prime Sandbox to run the image in), since that service cannot exist o
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from verifiers.errors import ConfigError, SandboxError
 from verifiers.rubrics import Rubric
 from verifiers.state import State
 from verifiers.types import Messages
+from verifiers.utils.json_object import json_object
 
 INITIAL_PROMPT = "OpenEnv rollout is initializing."
 CONTRACTS = ("gym", "mcp")
@@ -114,10 +114,7 @@ class OpenEnvEnv(MultiTurnEnv):
         path = project / ".build.json"
         if not path.exists():
             raise ConfigError(f"OpenEnv project is missing .build.json. {BUILD_HINT}")
-        try:
-            manifest = json.loads(path.read_text())
-        except ValueError as e:
-            raise ConfigError(f"Failed to parse OpenEnv build manifest at {path}: {e}") from e
+        manifest = json_object(path.read_text(), f"the OpenEnv build manifest {path}")
         image, command = manifest.get("image"), manifest.get("start_command")
         if not isinstance(image, str) or not image.strip():
             raise ConfigError(
