@@ -71,16 +71,18 @@ def test_registry_settings(monkeypatch):
 
 
 # -- unpacking -------------------------------------------------------------------------------
-def unpack(root: Path, *layers: Layer) -> None:
+def unpack(tmp_path: Path, *layers: Layer) -> Path:
+    """The image root (tmp_path/root) with `layers` unpacked onto it, lowest first."""
+    root = tmp_path / "root"
+    root.mkdir()
     for i, layer in enumerate(layers):
-        blob = root.parent / f"layer{i}.tar.gz"
+        blob = tmp_path / f"layer{i}.tar.gz"
         blob.write_bytes(layer.tar_gz())
         unpack_layer(root, blob, uid=os.getuid(), gid=os.getgid())
+    return root
 
 
 def test_whiteouts_and_opaque_directories(tmp_path):
-    root = tmp_path / "root"
-    root.mkdir()
     base = (
         Layer()
         .dir("etc")
@@ -92,15 +94,13 @@ def test_whiteouts_and_opaque_directories(tmp_path):
         .file("opt/sub/x", "4")
     )
     top = Layer().whiteout("etc/gone").file("opt/new", "5").opaque("opt").file("opt/later", "6")
-    unpack(root, base, top)
+    root = unpack(tmp_path, base, top)
     assert sorted(p.name for p in (root / "etc").iterdir()) == ["keep"]
     # the opaque marker hides the lower layers' entries only, not this layer's own
     assert sorted(p.name for p in (root / "opt").iterdir()) == ["later", "new"]
 
 
 def test_modes_links_and_devices(tmp_path):
-    root = tmp_path / "root"
-    root.mkdir()
     layer = (
         Layer()
         .dir("usr/bin")
@@ -111,7 +111,7 @@ def test_modes_links_and_devices(tmp_path):
         .device("dev-null")
         .dir("tmp", 0o1777)
     )
-    unpack(root, layer)
+    root = unpack(tmp_path, layer)
     assert (root / "usr/bin/tool").stat().st_mode & 0o7777 == 0o755  # set-uid dropped
     assert (root / "usr/bin/tool2").stat().st_ino == (root / "usr/bin/tool").stat().st_ino
     assert (root / "usr/bin/via-link").read_text() == "x"
@@ -129,17 +129,13 @@ def test_modes_links_and_devices(tmp_path):
     ],
 )
 def test_escaping_entries_are_refused(tmp_path, layer, why):
-    root = tmp_path / "root"
-    root.mkdir()
     with pytest.raises(LayerError, match=why):
-        unpack(root, layer)
+        unpack(tmp_path, layer)
     assert not (tmp_path / "escape").exists()
 
 
 def test_symlinks_resolve_inside_the_root(tmp_path):
     """A symlink to `/` (or `../..`) followed by a write lands in the image, never on the host."""
-    root = tmp_path / "root"
-    root.mkdir()
     outside = tmp_path / "outside"
     outside.mkdir()
     layer = (
@@ -149,7 +145,7 @@ def test_symlinks_resolve_inside_the_root(tmp_path):
         .symlink("abs", str(outside))
         .file("abs/planted2", "y")
     )
-    unpack(root, layer)
+    root = unpack(tmp_path, layer)
     assert list(outside.iterdir()) == []
     assert (root / "outside/planted").read_text() == "x"
     assert (root / outside.relative_to("/") / "planted2").read_text() == "y"
