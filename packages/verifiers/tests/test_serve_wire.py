@@ -113,3 +113,40 @@ def test_ipc_addresses_fit_a_unix_socket_path() -> None:
     address = wire.make_ipc_address("0123456789ab", "owner/some-environment-name-3")
     assert address.startswith("ipc:///tmp/vf-") and "/" not in address.split("vf-", 1)[1]
     assert len(address.removeprefix("ipc://")) < 100
+
+
+async def test_run_requests_go_through_upstreams_handler_names() -> None:
+    """upstream 0.3 serve/client/env_client.py: `run_group` asks
+    `handle_run_group_request(request, timeout)`, which a subclass may override (a caching or
+    tracing client); ours answers them over `send_request` and goes through them too."""
+    from verifiers.serve.client.env_client import EnvClient
+    from verifiers.serve.types import RunGroupResponse
+
+    seen: list[str] = []
+
+    class Recording(EnvClient):
+        async def wait_for_server_startup(self, timeout=None):  # noqa: ASYNC109
+            return None
+
+        async def handle_health_request(self, request, timeout):  # noqa: ASYNC109
+            raise AssertionError("not asked")
+
+        async def send_request(self, request, timeout=None):  # noqa: ASYNC109
+            seen.append(request.request_type)
+            return {"success": True, "outputs": [{"example_id": 3, "reward": 1.0}]}
+
+        async def handle_run_group_request(self, request, timeout=None):  # noqa: ASYNC109
+            seen.append("handler")
+            return await super().handle_run_group_request(request, timeout)
+
+        async def close(self) -> None:
+            return None
+
+    client = Recording("tcp://127.0.0.1:1")
+    direct = await client.handle_run_group_request(
+        RunGroupRequest(group_inputs=[], client_config={}, model="m", sampling_args={})
+    )
+    assert isinstance(direct, RunGroupResponse) and direct.success
+    outputs = await client.run_group([{"example_id": 3}], {"api_base_url": "http://a/v1"}, "m", {})
+    assert [o["example_id"] for o in outputs] == [3]
+    assert seen == ["handler", "run_group", "handler", "run_group"]
