@@ -156,8 +156,8 @@ if _TYPE_CHECKING:  # what type checkers and IDEs read; `_SOURCES` is the same, 
         PromptSource,
         load_published_prompt,
         resolve_prompt,
+    )
 # Where each public name is defined; tests/test_math_warm_start.py checks it against the imports
-# Where each public name is defined; tests/test_public_api.py checks it against the imports
 # above. Resolved by `__getattr__` on first use, then bound here.
 _SOURCES: dict[str, tuple[str, ...]] = {
     "openai.types.chat": ("ChatCompletion",),
