@@ -21,6 +21,7 @@ import pytest
 from i3_logic import DIFFICULTY_KEY, FAMILIES, TASKS, load_environment
 
 import verifiers as vf
+from verifiers.testing import jsonl_rows
 
 HERE = Path(__file__).parent
 ROWS = HERE / "rows"
@@ -60,12 +61,8 @@ UPSTREAM_BBEH = [
 UPSTREAM_TASKS = UPSTREAM_NATIVE + UPSTREAM_BBH + UPSTREAM_BBEH
 
 
-def read_rows(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 FILES = sorted(ROWS.glob("*.jsonl"))
-ALL_ROWS = [(path.stem, i, row) for path in FILES for i, row in enumerate(read_rows(path))]
+ALL_ROWS = [(path.stem, i, row) for path in FILES for i, row in enumerate(jsonl_rows(path))]
 
 
 def task_of(row: dict) -> str:
@@ -91,7 +88,7 @@ def test_every_upstream_task_has_a_verifier_and_real_format_rows(task):
 def test_every_family_has_a_rows_file_with_two_rows():
     assert {path.stem for path in FILES} == set(FAMILIES)
     for path in FILES:
-        rows = read_rows(path)
+        rows = jsonl_rows(path)
         assert len(rows) >= 2, path.name
         for row in rows:
             assert TASKS[task_of(row)].name == path.stem, (path.name, task_of(row))
@@ -128,7 +125,7 @@ async def score(env: vf.Environment, row: dict, reply: str) -> float:
 
 @pytest.mark.parametrize("family", sorted(p.stem for p in FILES))
 async def test_right_replies_score_one_and_wrong_ones_zero(family):
-    rows = read_rows(ROWS / f"{family}.jsonl")
+    rows = jsonl_rows(ROWS / f"{family}.jsonl")
     env = load_environment(source=[public(r) for r in rows], tasks_to_skip=[])
     assert len(env.dataset) == len(rows)
     for loaded, row in zip(env.dataset, rows, strict=True):

@@ -10,7 +10,7 @@ import pytest
 from i3_logic import SAMPLE, load_environment
 
 import verifiers as vf
-from verifiers.testing import write_hub_dataset
+from verifiers.testing import jsonl_rows, write_hub_dataset
 
 # name -> upstream default
 UPSTREAM: dict[str, Any] = {
@@ -29,7 +29,7 @@ def task(row: dict) -> str:
     return json.loads(row["info"])["task"]
 
 
-ALL_SAMPLE_ROWS = [json.loads(line) for line in SAMPLE.read_text().splitlines()]
+ALL_SAMPLE_ROWS = jsonl_rows(SAMPLE)
 # the sample rows upstream's default tasks_to_skip keeps
 SAMPLE_ROWS = [r for r in ALL_SAMPLE_ROWS if task(r) not in UPSTREAM["tasks_to_skip"]]
 

@@ -6,19 +6,13 @@ import datetime as dt
 import itertools
 import json
 import re
-from pathlib import Path
 
 from i3_logic import TASKS, Puzzle, puzzle_from_info, verify
 from i3_logic.families import bbh_date_understanding as family
 from i3_logic.families.bbh_common import options
-from i3_logic_testkit import broken_answers_test, replies_test
+from i3_logic_testkit import broken_answers_test, real_rows, replies_test
 
-ROWS = [
-    json.loads(line)
-    for line in (Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl")
-    .read_text()
-    .splitlines()
-]
+ROWS = real_rows(family.NAME)
 PUZZLES = {json.loads(r["info"])["task"]: puzzle_from_info(r["info"]) for r in ROWS}
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import json
 import re
-from pathlib import Path
 
 import pytest
 from i3_logic import Puzzle, generate, puzzle_from_info, verify
@@ -14,10 +13,10 @@ from i3_logic_testkit import (
     ARITHMETIC,
     COMPARISONS,
     broken_answers_test,
+    real_rows,
     replies_test,
 )
 
-ROWS = Path(__file__).parents[1] / "rows" / "boolean_expressions.jsonl"
 # The factual statements used in the rows file, with their truth.
 FACTS = {
     "Water freezes at 0 degrees Celsius at sea level.": True,
@@ -55,11 +54,7 @@ def true_labels(question: str) -> str:
     return ",".join(labels)
 
 
-def rows() -> list[dict]:
-    return [json.loads(line) for line in ROWS.read_text().splitlines() if line.strip()]
-
-
-@pytest.mark.parametrize("row", rows())
+@pytest.mark.parametrize("row", real_rows("boolean_expressions"))
 def test_rows_answers_are_the_true_options(row):
     pz = puzzle_from_info(row["info"])
     assert pz.metadata == {}  # upstream stores no metadata

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import operator
 import statistics
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 from i3_logic import Puzzle, PuzzleDataError, load_environment, puzzle_from_info, verify
 from i3_logic.families import buggy_tables as fam
-from i3_logic_testkit import broken_answers_test, replies_test
+from i3_logic_testkit import broken_answers_test, real_rows, replies_test
 
 import verifiers as vf
 
-ROWS = Path(__file__).parents[1] / "rows" / "buggy_tables.jsonl"
 OPS = {
     ">": operator.gt,
     "<": operator.lt,
@@ -47,11 +44,7 @@ def solve(meta: dict) -> str:
     return f"{abs(stat([r[a] for r in rows]) - stat([r[b] for r in rows])):.2f}"
 
 
-def rows() -> list[dict]:
-    return [json.loads(line) for line in ROWS.read_text().splitlines() if line.strip()]
-
-
-@pytest.mark.parametrize("row", rows())
+@pytest.mark.parametrize("row", real_rows("buggy_tables"))
 def test_rows_are_right(row):
     pz = puzzle_from_info(row["info"])
     assert pz.answer == pz.metadata["target_answer"] == solve(pz.metadata)
@@ -62,7 +55,9 @@ def test_rows_are_right(row):
 
 
 def test_skipped_by_default_served_with_an_empty_skip_list():
-    public = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows()]
+    public = [
+        {k: v for k, v in r.items() if not k.startswith("_")} for r in real_rows("buggy_tables")
+    ]
     with pytest.raises(vf.ConfigError, match="no rows left"):
         load_environment(source=public)  # upstream's default tasks_to_skip drops them all
     assert len(load_environment(source=public, tasks_to_skip=[]).dataset) == len(public)
@@ -120,7 +115,7 @@ JUDGED = [  # (response, the value it states, verdict) for the first row
 
 @pytest.mark.parametrize(("response", "meaning", "verdict"), JUDGED)
 def test_judged_table(response, meaning, verdict):
-    pz = puzzle_from_info(rows()[0]["info"])
+    pz = puzzle_from_info(real_rows("buggy_tables")[0]["info"])
     truth = solve(pz.metadata)
     assert (meaning is not HEDGE and meaning == truth) == bool(verdict)
     assert verify(pz, f"<answer>{response}</answer>") == verdict

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import cipher
-from i3_logic_testkit import broken_answers_test, replies_test
-
-ROWS = Path(__file__).parent.parent / "rows" / "cipher.jsonl"
+from i3_logic_testkit import broken_answers_test, real_rows, replies_test
 
 
 def caesar(text: str, k: int) -> str:
@@ -31,8 +27,7 @@ def solve(question: str) -> str:
 
 
 def test_rows_answers_are_the_solved_text():
-    for line in ROWS.read_text().splitlines():
-        row = json.loads(line)
+    for row in real_rows("cipher"):
         p = puzzle_from_info(row["info"])
         assert p.answer == f"[[{solve(row['question'])}]]"
 

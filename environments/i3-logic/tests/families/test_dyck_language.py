@@ -3,16 +3,11 @@ independent pair-deletion oracle for both), answer forms, broken rows, upstream 
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 from i3_logic import Puzzle, generate, puzzle_from_info, verify
 from i3_logic.families import dyck_language, dyck_language_errors
-from i3_logic_testkit import broken_metadata_test, replies_test
+from i3_logic_testkit import broken_metadata_test, real_rows, replies_test
 
-ROWS = Path(__file__).parent.parent / "rows" / "dyck_language.jsonl"
-ERROR_ROWS = Path(__file__).parent.parent / "rows" / "dyck_language_errors.jsonl"
 PAIRS = {"(": ")", "[": "]", "{": "}", "<": ">"}
 UPSTREAM_KEYS = {
     "trace_id",
@@ -49,12 +44,8 @@ def pz(prefix: str, full: str | None = None) -> Puzzle:
     return Puzzle("dyck_language", "q", full, 1, meta)
 
 
-def rows() -> list[dict]:
-    return [json.loads(line) for line in ROWS.read_text().splitlines()]
-
-
 def test_rows_hold_the_solved_sequence():
-    for row in rows():
+    for row in real_rows("dyck_language"):
         p = puzzle_from_info(row["info"])
         meta = p.metadata
         assert meta["full_sequence"] == solve(meta["question_sequence"]) == p.answer
@@ -131,8 +122,7 @@ def error_pz(seq: str, **extra) -> Puzzle:
 
 
 def test_errors_rows_are_answered_by_the_solver():
-    for line in ERROR_ROWS.read_text().splitlines():
-        row = json.loads(line)
+    for row in real_rows("dyck_language_errors"):
         p = puzzle_from_info(row["info"])
         want = first_error_of(p.metadata["bracket_string"])
         assert verify(p, str(want)) == 1.0

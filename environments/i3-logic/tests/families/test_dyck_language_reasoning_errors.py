@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 from i3_logic import Puzzle, puzzle_from_info
 from i3_logic.families import dyck_language_reasoning_errors as family
-from i3_logic_testkit import changed, rejected_test, verdicts_test
+from i3_logic_testkit import changed, real_rows, rejected_test, verdicts_test
 
-ROWS = Path(__file__).parent.parent / "rows" / "dyck_language_reasoning_errors.jsonl"
 OPENERS = {"(": ")", "[": "]", "{": "}", "<": ">"}
 
 
@@ -33,8 +29,7 @@ def wrong_thoughts(sequence: str, thoughts: list[str]) -> set[int]:
 
 
 def test_rows_error_indices_are_the_wrong_thoughts():
-    for line in ROWS.read_text().splitlines():
-        row = json.loads(line)
+    for row in real_rows("dyck_language_reasoning_errors"):
         p = puzzle_from_info(row["info"])
         m = p.metadata
         assert set(m["error_indices"]) == wrong_thoughts(m["dyck_sequence"], m["thoughts"])

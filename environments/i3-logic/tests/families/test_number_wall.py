@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import number_wall as family
-from i3_logic_testkit import broken_metadata_test, wrong_replies_test
+from i3_logic_testkit import broken_metadata_test, real_rows, wrong_replies_test
 
-ROWS = [
-    json.loads(line)
-    for line in (Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl")
-    .read_text()
-    .splitlines()
-]
+ROWS = real_rows(family.NAME)
 
 
 def rules_hold(given: list[list], grid: list[list]) -> bool:

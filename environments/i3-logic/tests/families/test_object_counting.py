@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import pytest
 from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
 from i3_logic.families import object_counting, object_properties
+from i3_logic_testkit import real_rows
 
-ROWS = Path(__file__).parents[1] / "rows"
 PLURAL = {"fruit": "fruits", "animal": "animals", "book": "books", "furniture": "furniture"}
-
-
-def rows(name: str) -> list[dict]:
-    path = ROWS / f"{name}.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def solve_counting(question: str, possessions: dict) -> int:
@@ -36,7 +29,7 @@ def solve_counting(question: str, possessions: dict) -> int:
     return abs(mine[name[m[1]]] - mine[name[m[2]]])
 
 
-@pytest.mark.parametrize("row", rows("object_counting"))
+@pytest.mark.parametrize("row", real_rows("object_counting"))
 def test_counting_rows_are_right(row):
     pz = puzzle_from_info(row["info"])
     assert int(pz.answer) == solve_counting(row["question"], pz.metadata["possessions"])
@@ -94,7 +87,7 @@ JUDGED = [  # (response, what it says, verdict) for the first row (12 + 25 + 3 +
 
 @pytest.mark.parametrize(("response", "meaning", "verdict"), JUDGED)
 def test_judged_table(response, meaning, verdict):
-    row = rows("object_counting")[0]
+    row = real_rows("object_counting")[0]
     pz = puzzle_from_info(row["info"])
     truth = solve_counting(row["question"], pz.metadata["possessions"])
     assert (meaning is not HEDGE and meaning == truth) == bool(verdict)

@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import pytest
 from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
-
-ROWS = Path(__file__).parents[1] / "rows" / "object_properties.jsonl"
-
-
-def rows() -> list[dict]:
-    return [json.loads(line) for line in ROWS.read_text().splitlines() if line.strip()]
-
+from i3_logic_testkit import real_rows
 
 KEYS = {
     "size": "sizes",
@@ -43,7 +35,7 @@ def simulate(initial: list[dict], story: str) -> list[dict]:
     return items
 
 
-@pytest.mark.parametrize("row", rows())
+@pytest.mark.parametrize("row", real_rows("object_properties"))
 def test_properties_rows_are_right(row):
     pz = puzzle_from_info(row["info"])
     meta = pz.metadata
@@ -79,7 +71,7 @@ JUDGED = [  # (response, what it says, verdict) for the first row
 
 @pytest.mark.parametrize(("response", "meaning", "verdict"), JUDGED)
 def test_judged_table(response, meaning, verdict):
-    pz = puzzle_from_info(rows()[0]["info"])
+    pz = puzzle_from_info(real_rows("object_properties")[0]["info"])
     meta = pz.metadata
     final = simulate(meta["initial_collection"], meta["story"])
     wanted = re.findall(r"(size|color|origin|material|smell) is (\w+)", meta["question"])

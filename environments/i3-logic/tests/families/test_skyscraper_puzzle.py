@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import skyscraper_puzzle as family
-from i3_logic_testkit import broken_metadata_test, wrong_replies_test
+from i3_logic_testkit import broken_metadata_test, real_rows, wrong_replies_test
 
-ROWS = [
-    json.loads(line)
-    for line in (Path(__file__).parents[1] / "rows" / f"{family.NAME}.jsonl")
-    .read_text()
-    .splitlines()
-]
+ROWS = real_rows(family.NAME)
 
 
 def seen(line: list[int]) -> int:

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import pytest
 from i3_logic import Puzzle, PuzzleDataError, puzzle_from_info, verify
 from i3_logic.families import space_reasoning as fam
-from i3_logic_testkit import replies_test
+from i3_logic_testkit import real_rows, replies_test
 
-ROWS = Path(__file__).parents[1] / "rows" / "space_reasoning.jsonl"
 STEP = {"right": (0, 1), "left": (0, -1), "down": (1, 0), "up": (-1, 0)}
 
 
@@ -33,11 +30,7 @@ def solve(question: str) -> str:
     return seen.get(pos, "unknown")
 
 
-def rows() -> list[dict]:
-    return [json.loads(line) for line in ROWS.read_text().splitlines() if line.strip()]
-
-
-@pytest.mark.parametrize("row", rows())
+@pytest.mark.parametrize("row", real_rows("space_reasoning"))
 def test_rows_are_right(row):
     pz = puzzle_from_info(row["info"])
     assert pz.answer == solve(row["question"])
@@ -99,6 +92,6 @@ JUDGED = [  # (response, what it says, verdict) for the first row
 
 @pytest.mark.parametrize(("response", "meaning", "verdict"), JUDGED)
 def test_judged_table(response, meaning, verdict):
-    row = rows()[0]
+    row = real_rows("space_reasoning")[0]
     assert (meaning is not HEDGE and meaning == solve(row["question"])) == bool(verdict)
     assert verify(puzzle_from_info(row["info"]), f"\\boxed{{{response}}}") == verdict

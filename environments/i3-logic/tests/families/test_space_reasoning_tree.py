@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import pytest
 from i3_logic import Puzzle, puzzle_from_info, verify
 from i3_logic.families import space_reasoning_tree as fam
-from i3_logic_testkit import broken_answers_test, replies_test
-
-ROWS = Path(__file__).parents[1] / "rows" / "space_reasoning_tree.jsonl"
+from i3_logic_testkit import broken_answers_test, real_rows, replies_test
 
 
 def solve(question: str) -> str:
@@ -30,11 +26,7 @@ def solve(question: str) -> str:
     return ", ".join(sorted(k for k, p in parent.items() if p in uncles))
 
 
-def rows() -> list[dict]:
-    return [json.loads(line) for line in ROWS.read_text().splitlines() if line.strip()]
-
-
-@pytest.mark.parametrize("row", rows())
+@pytest.mark.parametrize("row", real_rows("space_reasoning_tree"))
 def test_rows_are_right(row):
     assert puzzle_from_info(row["info"]).answer == solve(row["question"])
 
@@ -93,7 +85,7 @@ JUDGED = [  # (response, the items it names, verdict) for the first row
 
 @pytest.mark.parametrize(("response", "meaning", "verdict"), JUDGED)
 def test_judged_table(response, meaning, verdict):
-    row = rows()[0]
+    row = real_rows("space_reasoning_tree")[0]
     truth = solve(row["question"]).split(", ")
     assert (meaning is not HEDGE and sorted(meaning) == truth) == bool(verdict)
     assert verify(puzzle_from_info(row["info"]), f"\\boxed{{{response}}}") == verdict

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import itertools
-import json
 import re
-from pathlib import Path
 
 import pytest
 from i3_logic import Puzzle, PuzzleDataError, generate, puzzle_from_info, verify
 from i3_logic.families import web_of_lies as fam
-from i3_logic_testkit import replies_test
+from i3_logic_testkit import real_rows, replies_test
 
-ROWS = Path(__file__).parents[1] / "rows" / "web_of_lies.jsonl"
 _CLAIM = r"(tells the truth|lies)"
 
 
@@ -67,11 +64,7 @@ def solve_zh(question: str) -> list[str]:
     return list(answers.pop())
 
 
-def rows() -> list[dict]:
-    return [json.loads(line) for line in ROWS.read_text().splitlines() if line.strip()]
-
-
-@pytest.mark.parametrize("row", rows())
+@pytest.mark.parametrize("row", real_rows("web_of_lies"))
 def test_rows_are_right_by_brute_force(row):
     pz = puzzle_from_info(row["info"])
     chinese = pz.metadata["use_chinese"]

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import functools
-import json
-from pathlib import Path
 
 import pytest
 from i3_logic import Puzzle, PuzzleDataError, generate, puzzle_from_info, verify
 from i3_logic.families import word_sorting
-from i3_logic_testkit import changed, rejected_test, replies_test
-
-ROWS = Path(__file__).parent.parent / "rows" / "word_sorting.jsonl"
+from i3_logic_testkit import changed, real_rows, rejected_test, replies_test
 
 
 def judge_order(words: list[str], front: list[str], order: int) -> list[str]:
@@ -39,8 +35,7 @@ def meta_of(words: list[str], front: list[str], order: int) -> dict:
 
 
 def test_rows_hold_the_solved_order():
-    for line in ROWS.read_text().splitlines():
-        row = json.loads(line)
+    for row in real_rows("word_sorting"):
         p = puzzle_from_info(row["info"])
         m = p.metadata
         want = judge_order(m["words"], m["front_letters"].split(","), m["order"])

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import string
-from pathlib import Path
 
 from i3_logic import Puzzle, puzzle_from_info
 from i3_logic.families import word_sorting_mistake as family
-from i3_logic_testkit import changed, rejected_test, verdicts_test
-
-ROWS = Path(__file__).parent.parent / "rows" / "word_sorting_mistake.jsonl"
+from i3_logic_testkit import changed, real_rows, rejected_test, verdicts_test
 
 
 def rank(word: str, pos: int) -> int:
@@ -47,8 +43,7 @@ def correct_trace(words: list[str]) -> tuple[list[str], list[str]]:
 
 
 def test_rows_answer_is_the_first_thought_that_differs_from_a_right_trace():
-    for line in ROWS.read_text().splitlines():
-        row = json.loads(line)
+    for row in real_rows("word_sorting_mistake"):
         p = puzzle_from_info(row["info"])
         m = p.metadata
         right, order = correct_trace(m["words"])
