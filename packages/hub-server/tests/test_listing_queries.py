@@ -92,3 +92,19 @@ def test_listings_show_the_same_latest_version_as_the_environment(server, uid):
         )
     )
     assert shown == {n: v or "" for n, v in want.items()}
+
+
+def test_listed_times_are_utc_iso_8601():
+    """Issue 30 item 3: a listing formats its times without `replace(tzinfo=...)` per time;
+    the text is what an aware UTC time's `isoformat` gives, and an aware time keeps its own
+    offset."""
+    import datetime as dt
+
+    from prime_hub.views import iso
+
+    times = [dt.datetime(2026, 12, 2, 5, 36), dt.datetime(2026, 12, 2, 5, 36, 0, 123)]
+    for t in times:
+        assert iso(t) == t.replace(tzinfo=dt.UTC).isoformat()
+        assert dt.datetime.fromisoformat(iso(t) or "") == t.replace(tzinfo=dt.UTC)
+    plus_two = dt.datetime(2026, 12, 2, 5, 36, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+    assert iso(plus_two) == "2026-12-02T05:36:00+02:00" and iso(None) is None

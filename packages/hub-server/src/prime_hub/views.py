@@ -15,10 +15,13 @@ from .names import module_name, normalize
 
 
 def iso(t: dt.datetime | None) -> str | None:
+    """A stored time in ISO 8601; the database's naive times are UTC. (Spelled with the
+    offset appended: `replace(tzinfo=...)` costs a microsecond per time, and a listing of
+    200 environments formats 400 of them.)"""
     if t is None:
         return None
     if t.tzinfo is None:
-        t = t.replace(tzinfo=dt.UTC)
+        return t.isoformat() + "+00:00"
     return t.isoformat()
 
 
