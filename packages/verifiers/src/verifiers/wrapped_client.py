@@ -12,7 +12,7 @@ from collections.abc import Awaitable
 
 from verifiers.openai_http import Client, ModelCall
 from verifiers.openai_wire import ModelResponse
-from verifiers.types import SamplingArgs
+from verifiers.messages import SamplingArgs
 
 __all__ = ["ForwardingClient", "ModelCall", "WrappedClient"]
 
