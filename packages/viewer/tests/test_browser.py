@@ -252,6 +252,10 @@ def test_a_live_run_shows_new_rollouts(browser, model, tmp_path) -> None:
         responder.gate.set()
         WebDriverWait(browser, 60, 0.5).until(lambda d: total(d) == "6")
         browser.save_screenshot(str(SHOTS / "live-after.png"))
+        # The page shows a rollout once it is written, a moment before the run ends: a
+        # Ctrl-C then would interrupt the run (and the viewer would keep serving for a second
+        # one). Stop it once vf-eval says the run is over.
+        assert any("the viewer keeps serving" in line for line in proc.stderr)
     finally:
         responder.gate.set()
         proc.send_signal(signal.SIGINT)
