@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 
+from verifiers.messages import SamplingArgs
 from verifiers.openai_http import Client, ModelCall
 from verifiers.openai_wire import ModelResponse
-from verifiers.messages import SamplingArgs
 
 __all__ = ["ForwardingClient", "ModelCall", "WrappedClient"]
 
