@@ -63,6 +63,15 @@ def rows(n: int) -> list[dict[str, Any]]:
     return [{**data[i % len(data)], "example_id": i} for i in range(n)]
 
 
+async def ready(pool: EnvClientPool) -> None:
+    """Every server up and its handshake seen: the monitor reports a handshake a moment after
+    health, and until then the pool rightly sends every rollout to the one server it knows is
+    connected (which the spread-over-both assertions would read as a routing fault)."""
+    await pool.wait_for_server_startup()
+    while not all(c.connected for c in pool.clients):
+        await asyncio.sleep(0.05)
+
+
 def run(coro: Any) -> Any:
     return asyncio.run(asyncio.wait_for(coro, HANG_GUARD))
 
@@ -202,7 +211,7 @@ def test_one_call_places_servers_on_both_nodes_and_unmodified_clients_reach_them
                 await client.close()
         pool = EnvClientPool(servers.addresses, name=ENV_ID, **FAST_HEALTH)
         try:
-            await pool.wait_for_server_startup()
+            await ready(pool)
             pooled = await asyncio.gather(*(pool.run_rollout(r, config, "m", {}) for r in rows(4)))
         finally:
             await pool.close()
@@ -232,11 +241,7 @@ def test_a_removed_node_gives_infra_error_records_and_the_rest_goes_on(
     async def go() -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
         pool = servers.client_pool(**FAST_HEALTH)
         try:
-            await pool.wait_for_server_startup()
-            # both handshakes seen (the monitor reports them a moment after health): else the
-            # pool rightly sends every rollout to the one server it knows is connected
-            while not all(c.connected for c in pool.clients):
-                await asyncio.sleep(0.05)
+            await ready(pool)
             start = model.request_count
             gate.opened.clear()
             tasks = [asyncio.create_task(pool.run_rollout(r, config, "m", {})) for r in rows(4)]
