@@ -191,6 +191,36 @@ async def test_the_cheapest_sync_functions_run_on_the_loop():
     assert rubric.sync_calls.hops == 2  # `exact` and `where`, back in workers
 
 
+async def test_one_quick_call_after_a_slow_one_does_not_put_a_function_on_the_loop(
+    monkeypatch,
+):
+    """A function is judged by the slower of its last two calls: after a slow call (10 ms on a
+    scripted clock) one quick call is not enough to run it on the loop; two are. (Two calls
+    that wait for each other return one slow and one quick: the quick one alone must not put
+    a blocking function on the loop.)"""
+    import types
+
+    import verifiers.rubrics.sync_calls as sync_calls
+
+    now = [0.0]
+    durations = [0.010, 0.00001, 0.00001, 0.00001]
+    monkeypatch.setattr(sync_calls, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
+    loop_thread = threading.get_ident()
+    on_loop: list[bool] = []
+
+    def scripted(completion) -> float:
+        on_loop.append(threading.get_ident() == loop_thread)
+        now[0] += durations.pop(0)
+        return 1.0
+
+    rubric = vf.Rubric(funcs=[scripted])
+    for _ in range(4):
+        state = make_state()
+        await rubric.score_rollout(state)
+        assert state["reward"] == 1.0
+    assert on_loop == [False, False, False, True]
+
+
 async def test_slow_sync_functions_get_threads_of_their_own():
     """Issue 30 item 1: a sync function measured slow keeps a worker thread per call, so the
     rollouts of a group run it side by side (two calls meet at a barrier: batched, the first

@@ -3,11 +3,13 @@
 A slow sync reward function must not run on the event loop (it would stall every other
 rollout), but a hop to a worker thread costs more CPU than a cheap function itself (the hop,
 the GIL hand-over and the wake-up: about a sixth of a single-turn rollout's client CPU). So
-each function's last call is measured, and:
+each function's calls are measured, and by the slower of its last two (one call that came
+back at once, say the second of two that waited for each other, does not make it cheap):
 
 - not yet measured: its own hop (the call measures it);
-- last call under `inline_below_s` (0.2 ms): run right on the loop's thread, as upstream ran
-  every sync function; one call that takes longer sends the next ones back to threads;
+- under `inline_below_s` (0.2 ms, and under `slow_after_s`): run right on the loop's thread,
+  as upstream ran every sync function; one call that takes longer sends the next ones back to
+  threads;
 - under `slow_after_s` (2 ms): queued and carried to a worker in batches, every call made in
   one turn of the loop in one hop (once `max_batches` are out, further calls wait for one to
   come back);
@@ -51,11 +53,12 @@ class SyncCalls:
         max_batches: int = 4,
     ) -> None:
         self.logger = logger
-        self.inline_below_s = inline_below_s  # a call shorter than this: on the loop next time
+        self.inline_below_s = inline_below_s  # calls shorter than this: on the loop next time
         self.slow_after_s = slow_after_s  # a call this long or longer: its own hop next time
         self.max_batches = max_batches  # batches out at once, per event loop
         self.hops = 0  # worker-thread hops made (each batch is one)
-        self._seconds: dict[int, tuple[Callable[..., Any], float]] = {}  # last call's time
+        # per function: (the function, the slower of its last two calls, its last call)
+        self._seconds: dict[int, tuple[Callable[..., Any], float, float]] = {}
         self._on_loop: dict[int, Callable[..., Any]] = {}  # pinned to the loop's thread
         self._lanes = threading.local()  # this thread's event loop's queue
 
@@ -73,12 +76,17 @@ class SyncCalls:
         """`func(**kwargs)`: on the loop when measured cheap, else in a worker of `executor`
         (None: the loop's default executor)."""
         last = self._seconds.get(id(func))
-        if last is not None and last[0] is func and last[1] < self.inline_below_s:
+        if (
+            last is not None
+            and last[0] is func
+            and last[1] < self.inline_below_s
+            and last[1] < self.slow_after_s
+        ):
             started = time.perf_counter()
             try:
                 value = func(**kwargs)
             finally:
-                self._seconds[id(func)] = (func, time.perf_counter() - started)
+                self._measured(func, time.perf_counter() - started)
             return await value if _awaitable(value) else value
         if self._on_loop.get(id(func)) is not func:
             try:
@@ -117,7 +125,14 @@ class SyncCalls:
         try:
             return func(**kwargs)
         finally:
-            self._seconds[id(func)] = (func, time.perf_counter() - started)
+            self._measured(func, time.perf_counter() - started)
+
+    def _measured(self, func: Callable[..., Any], seconds: float) -> None:
+        """Keep the slower of a function's last two calls: one call that came back at once
+        (the second of two that waited for each other) does not make it look cheap."""
+        before = self._seconds.get(id(func))
+        last = before[2] if before is not None and before[0] is func else seconds
+        self._seconds[id(func)] = (func, max(seconds, last), seconds)
 
     def run_batch(self, calls: list[Call]) -> list[Outcome]:
         """In a worker thread: each call in order, its outcome kept, never raised."""
@@ -128,7 +143,7 @@ class SyncCalls:
                 ok, value = True, func(**kwargs)
             except Exception as e:
                 ok, value = False, e
-            self._seconds[id(func)] = (func, time.perf_counter() - started)
+            self._measured(func, time.perf_counter() - started)
             out.append((ok, value))
         return out
 

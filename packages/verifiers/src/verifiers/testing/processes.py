@@ -20,8 +20,9 @@ def gone(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
 
 
-def wait_gone(pids: list[int], limit: float = 5.0) -> bool:
-    """True as soon as every pid has gone; False if one is still running after ``limit`` s."""
+def wait_gone(pids: list[int], limit: float = 15.0) -> bool:
+    """True as soon as every pid has gone; False if one is still running after ``limit`` s
+    (generous: a worker told to stop on a loaded 2-core machine can take seconds to exit)."""
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         if all(gone(p) for p in pids):
