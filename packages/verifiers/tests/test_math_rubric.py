@@ -241,7 +241,9 @@ async def test_bounded_queue_and_close_leaves_no_processes():
 
 
 async def test_teardown_stops_the_rubric_workers():
-    r = MathRubric(max_workers=1, timeout_seconds=1)
+    # Pools are shared per size in a process: a size no other test file uses, so that this
+    # rubric is the pool's only holder whichever files ran before in this worker.
+    r = MathRubric(max_workers=7, timeout_seconds=1)
     assert (await score(r, "\\boxed{2}", "2"))["reward"] == 1.0
     pids = r.pool.pids
     await r.teardown()
