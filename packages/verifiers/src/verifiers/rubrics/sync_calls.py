@@ -82,11 +82,7 @@ class SyncCalls:
             and last[1] < self.inline_below_s
             and last[1] < self.slow_after_s
         ):
-            started = time.perf_counter()
-            try:
-                value = func(**kwargs)
-            finally:
-                self._measured(func, time.perf_counter() - started)
+            value = self._run_one(func, kwargs)  # measured, as in a worker
             return await value if _awaitable(value) else value
         if self._on_loop.get(id(func)) is not func:
             try:
