@@ -2,7 +2,8 @@
 
 For each backend (SQLite file; PostgreSQL started by the hub's test kit), this populates one
 owner with ``--envs`` environments of ``--versions`` versions each (a wheel row per version,
-every tenth version a pre-release, the newest version of every seventh environment yanked),
+every tenth version a pre-release, the newest version of every seventh environment yanked,
+two tags per environment),
 written at migration 0005 so that upgrading to head also times 0006's backfill. Then it
 serves the database with ``prime-hub serve`` (a subprocess, one worker) and times, per
 listing, ``--requests`` sequential anonymous requests on one keep-alive connection (median),
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import os
 import statistics
@@ -33,13 +35,13 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-
-import httpx
+from urllib.parse import urlencode
 
 HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "packages/hub-server/tests"))  # the test kit starts PostgreSQL
 
+from loadgen import KeepAliveClient  # noqa: E402
 from run import free_port, wait_http  # noqa: E402
 
 OWNER = "bench"
@@ -49,6 +51,9 @@ LISTINGS = {  # name: (path, query)
     "home page /": ("/", {}),
     "owner page /bench": (f"/{OWNER}", {}),
 }
+
+
+TOPICS = ("math", "code", "science", "logic", "research")  # each environment: "bench" + one
 
 
 def version_strings(n: int) -> list[str]:
@@ -61,7 +66,7 @@ def populate(url: str, envs: int, versions: int, head: bool = True) -> dict[str,
     from sqlalchemy import create_engine, insert
 
     from prime_hub.db.migrate import upgrade
-    from prime_hub.db.models import Account, Environment, File, Version, utcnow
+    from prime_hub.db.models import Account, Environment, File, Tag, Version, utcnow
 
     engine = create_engine(url)
     upgrade(engine, "0005")
@@ -119,6 +124,14 @@ def populate(url: str, envs: int, versions: int, head: bool = True) -> dict[str,
                     )
                 )
         conn.execute(insert(Version.__table__), vrows)
+        conn.execute(
+            insert(Tag.__table__),
+            [
+                dict(environment_id=e, tag=t)
+                for e in range(1, envs + 1)
+                for t in ("bench", TOPICS[e % len(TOPICS)])
+            ],
+        )
         conn.execute(insert(File.__table__), frows)
     populated = time.perf_counter() - t
     t = time.perf_counter()
@@ -224,19 +237,28 @@ def http_s(
     params: dict[str, str],
     rounds: int,
     before_each: Callable[[], None] | None = None,
-) -> tuple[float, float]:
-    """Sequential requests on one keep-alive connection; ``before_each`` (untimed) runs
-    before every request: a change, for the cold figures."""
+) -> tuple[float, float, bytes]:
+    """Sequential requests on one keep-alive connection (`loadgen.KeepAliveClient`: a raw
+    socket, so the client's own Python is not charged to the server); ``before_each``
+    (untimed) runs before every request: a change, for the cold figures. Every response
+    must be a 200 with its whole body (Content-Length or chunked framing, checked by the
+    client); JSON bodies are parsed on the first and the last. Returns (median, minimum,
+    the last body)."""
+    target = f"{path}?{urlencode(params)}" if params else path
     times = []
-    with httpx.Client(base_url=base, timeout=60) as c:
-        for _ in range(rounds + 2):
+    with KeepAliveClient(base) as c:
+        for i in range(rounds + 2):
             if before_each is not None:
                 before_each()
             t = time.perf_counter()
-            r = c.get(path, params=params)
+            status, headers, body = c.get(target)
             times.append(time.perf_counter() - t)
-            assert r.status_code == 200, (path, r.status_code, r.text[:300])
-    return _summary(times[2:])
+            assert status == 200, (path, status, body[:300])
+            if i in (0, rounds + 1) and headers.get("content-type", "").startswith(
+                "application/json"
+            ):
+                json.loads(body)
+    return (*_summary(times[2:]), body)
 
 
 @contextlib.contextmanager
@@ -288,7 +310,7 @@ def run_backend(backend: str, a: argparse.Namespace, tmp: Path, pg) -> dict:  # 
     )
     with serving(env) as base:
         # the server's floor: a request that does nothing (no SQL, a tiny JSON body)
-        floor = http_s(base, "/health", {}, a.requests)
+        floor = http_s(base, "/health", {}, a.requests)[:2]
         out["floor_ms"] = round(floor[0] * 1000, 2)
         out["floor_min_ms"] = round(floor[1] * 1000, 2)
         print(
@@ -301,9 +323,15 @@ def run_backend(backend: str, a: argparse.Namespace, tmp: Path, pg) -> dict:  # 
             statements = capture_statements(settings, path, params)
             with Changer(url) as change:
                 sql = replay_s(url, statements, a.requests, before_each=change)
-                cold = http_s(base, path, params, a.requests, before_each=change)
-            warm = http_s(base, path, params, a.requests)
-            out[name] = {"statements": len(statements)}
+                *cold, cold_body = http_s(base, path, params, a.requests, before_each=change)
+            *warm, warm_body = http_s(base, path, params, a.requests)
+            assert cold_body == warm_body, f"{name}: the cached response differs from the built one"
+            out[name] = {
+                "statements": len(statements),
+                "bytes": len(cold_body),
+                # to compare the responses of two trees over the same population
+                "body_sha256": hashlib.sha256(cold_body).hexdigest(),
+            }
             for label, http in (("cold", cold), ("warm", warm)):
                 out[name][label] = {
                     "sql_ms": round(sql[0] * 1000, 2),
@@ -342,8 +370,9 @@ def run_before(backend: str, a: argparse.Namespace, tmp: Path, pg) -> dict:  # t
     out = {}
     with serving(env, a.before) as base:
         for name, (path, params) in LISTINGS.items():
-            http = http_s(base, path, params, a.requests)
+            *http, body = http_s(base, path, params, a.requests)
             out[name] = {
+                "body_sha256": hashlib.sha256(body).hexdigest(),
                 "http_ms": round(http[0] * 1000, 2),
                 "http_min_ms": round(http[1] * 1000, 2),
             }
