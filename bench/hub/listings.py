@@ -166,18 +166,27 @@ def capture_statements(settings, path: str, params: dict[str, str]) -> list[tupl
         for e in engines.values():
             event.remove(e, "before_cursor_execute", record)
     assert r.status_code == 200, r.text
+    # the listing cache reads the change counter on a raw connection of its own
+    # (`prime_hub.db.counter`), which the engine's events do not see
+    if not any("hub_state" in sql for sql, _ in seen):
+        seen.insert(0, (hub.db.counter.statement, ()))
     hub.db.dispose()
     return seen
 
 
 class Changer:
-    """What another process's publish does to this server's caches: bump the database's
-    change counter (`HubState.generation`), on its own connection, outside the timing."""
+    """What another process's change does to this server's listings, outside the timing: on
+    its own connection, one environment that every listing's first page shows changes (its
+    download count; environments 1-20 in turn: the pages are ordered by name, creation or
+    update time, all equal to the id order here) and the database's change counter
+    (`HubState.generation`) is bumped, in one transaction. The next request rebuilds the
+    listing with that one entry changed."""
 
     def __init__(self, url: str) -> None:
         from sqlalchemy import create_engine
 
         self.engine = create_engine(url)
+        self.calls = 0
 
     def __enter__(self) -> Changer:
         return self
@@ -188,7 +197,12 @@ class Changer:
     def __call__(self) -> None:
         from sqlalchemy import text
 
+        self.calls += 1
         with self.engine.begin() as conn:
+            conn.execute(
+                text("UPDATE environments SET downloads = downloads + 1 WHERE id = :id"),
+                {"id": self.calls % 20 + 1},
+            )
             conn.execute(text("UPDATE hub_state SET generation = generation + 1 WHERE id = 1"))
 
 

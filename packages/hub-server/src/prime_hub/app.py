@@ -124,7 +124,7 @@ def create_asgi(settings: Settings | None = None, hub: Hub | None = None) -> Ind
     hub = app.state.hub
     listings = ListingCache(
         app,
-        hub.generation,
+        hub.db.counter,
         hub.accounts.authenticate,
         max_age=hub.settings.listing_cache_seconds,
         session_cookie=SESSION_COOKIE,

@@ -11,7 +11,7 @@ from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 
 from .auth import Principal, token_from_header
-from .core.queries import LatestVersion, ListedEnvironment
+from .core.queries import ListingRow
 from .listing_cache import mark_cacheable
 from .service import Hub
 
@@ -39,14 +39,12 @@ async def principal_async(request: Request) -> Principal:
     return await run_in_threadpool(principal_sync, request)
 
 
-def environment_page(
-    request: Request, **filters: Any
-) -> tuple[list[tuple[ListedEnvironment, LatestVersion | None]], int]:
+def environment_page(request: Request, **filters: Any) -> tuple[list[ListingRow], int]:
     """The JSON APIs' listings: the environments the caller's API token may see that match
-    ``filters`` (``Hub.list_environments``' keywords), each with its latest version.
+    ``filters`` (``QueryService.listing_rows``' keywords), as page-query rows.
     The response may be served again until the next change (`listing_cache`)."""
     mark_cacheable(request)
-    return hub_of(request).queries.list_environments_with_latest(principal_sync(request), **filters)
+    return hub_of(request).queries.listing_rows(principal_sync(request), **filters)
 
 
 class WorkDir:

@@ -31,6 +31,7 @@ from typing import Any
 import anyio.to_thread
 
 from .auth import Principal, token_from_header
+from .core.queries import listing_rights
 from .errors import HubError
 
 Scope = MutableMapping[str, Any]
@@ -46,18 +47,8 @@ def mark_cacheable(request: Any) -> None:
     request.scope.setdefault("state", {})[_STATE_FLAG] = True
 
 
-def rights_key(principal: Principal) -> tuple[Hashable, ...]:
-    """What a listing's visibility filter reads of ``principal`` (`_listing_query`)."""
-    if principal.user is None:
-        return ("anonymous",)
-    tok = principal.token
-    return (
-        "user",
-        principal.user.id,
-        tuple(sorted(principal.memberships)),
-        bool(principal.is_admin),
-        tok.environment if tok is not None else None,
-    )
+# what a listing's visibility filter reads of a principal: the rights part of a key
+rights_key = listing_rights
 
 
 @dataclass(frozen=True)
@@ -70,9 +61,10 @@ class CachedResponse:
 
 
 class ListingCache:
-    """The ASGI layer (see the module's docstring). ``generation`` and ``authenticate`` are
-    the hub's (blocking; run in a worker thread); ``session_cookie`` names the web sign-in
-    cookie."""
+    """The ASGI layer (see the module's docstring). ``generation`` is called on the event
+    loop, so it must be quick and never wait on a pool (`db.counter.CounterReader`);
+    ``authenticate`` is the hub's (blocking; run in a worker thread); ``session_cookie``
+    names the web sign-in cookie."""
 
     def __init__(
         self,
@@ -110,7 +102,7 @@ class ListingCache:
         key = await self._key(scope)
         if key is None:
             return await self.app(scope, receive, send)
-        generation = await anyio.to_thread.run_sync(self.generation)
+        generation = self.generation()  # on the loop: see `db.counter` (cheaper than a hop)
         hit = self._entries.get(key)
         if (
             hit is not None

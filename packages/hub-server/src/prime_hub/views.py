@@ -5,8 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-import orjson
-from fastapi import Request, Response
+from fastapi import Request
 
 from .core.queries import LatestVersion, ListedEnvironment
 from .db.models import Environment, File, Version
@@ -123,9 +122,3 @@ def environment_detail_view(
     out["readme"] = env.readme
     out["readme_content_type"] = env.readme_content_type
     return out
-
-
-def listing_response(body: dict[str, Any]) -> Response:
-    """A listing's JSON, encoded by orjson straight from its plain values: FastAPI's own
-    encoding walks every value of every item (~4 ms for 200 environments, twice the SQL)."""
-    return Response(orjson.dumps(body), media_type="application/json")

@@ -7,10 +7,12 @@ lock upgrade. PostgreSQL uses one engine for both.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
+
+from .counter import CounterReader
 
 
 def _sqlite_engine(url: str, begin: str) -> Engine:
@@ -41,12 +43,18 @@ class Database:
     write_engine: Engine
     reader: sessionmaker[Session]
     writer: sessionmaker[Session]
+    # the change counter on a connection of its own, for the event loop (`counter`)
+    counter: CounterReader = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.counter = CounterReader(self.read_engine)
 
     @property
     def is_sqlite(self) -> bool:
         return self.url.startswith("sqlite")
 
     def dispose(self) -> None:
+        self.counter.close()
         self.read_engine.dispose()
         if self.write_engine is not self.read_engine:
             self.write_engine.dispose()

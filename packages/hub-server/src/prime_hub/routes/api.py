@@ -17,13 +17,12 @@ from ..deps import (
     principal_sync,
 )
 from ..errors import BadRequest
+from ..listing_items import api_entry, decoder_for, json_listing
 from ..publishing import publish_uploads
 from ..uploads import SpoolDir, receive_form, upload_route
 from ..views import (
     environment_detail_view,
-    environment_view,
     iso,
-    listing_response,
     version_view,
 )
 from . import staged
@@ -67,7 +66,7 @@ def list_environments(
     limit: int = Query(default=20, ge=1, le=200),
     offset: int = Query(default=0, ge=0),
 ) -> Response:
-    items, total = environment_page(
+    rows, total = environment_page(
         request,
         search=search,
         owner=owner,
@@ -81,16 +80,13 @@ def list_environments(
     )
     base = base_url(request)
     pass_through = hub_of(request).settings.upstream is not None
-    return listing_response(
-        {
-            "items": [
-                environment_view(base, e, latest, pass_through=pass_through) for e, latest in items
-            ],
-            "total": total,
-            "limit": limit,
-            "offset": offset,
-        }
+    decoder = decoder_for(hub_of(request).db.read_engine.dialect)
+    body = json_listing(
+        "items",
+        [api_entry(decoder, base, pass_through, row) for row in rows],
+        [("total", total), ("limit", limit), ("offset", offset)],
     )
+    return Response(body, media_type="application/json")
 
 
 @router.get("/environments/{owner}/{name}", summary="Environment details")

@@ -18,14 +18,14 @@ from packaging.version import InvalidVersion
 from pydantic import BaseModel
 
 from ..auth import Principal
-from ..core.queries import LatestVersion, ListedEnvironment
 from ..db.models import Environment, Version
 from ..deps import WorkDir, base_url, environment_page, hub_of, principal_sync
 from ..errors import BadRequest, Conflict, NotFound
+from ..listing_items import cli_entry, decoder_for, json_listing
 from ..names import module_name, normalize
 from ..service import Hub
 from ..validation import parse_version
-from ..views import iso, listing_response
+from ..views import iso
 from . import staged
 
 router = APIRouter(prefix="/api/v1", tags=["prime-cli compatibility"])
@@ -93,24 +93,6 @@ def set_slug(request: Request, body: SlugBody) -> dict[str, Any]:
     return {"data": {"slug": p.user.slug}}
 
 
-def _list_item(
-    env: Environment | ListedEnvironment, latest: Version | LatestVersion | None
-) -> dict[str, Any]:
-    return {
-        "id": str(env.id),
-        "owner": {"name": env.owner.slug},
-        "name": env.name,
-        "description": env.description,
-        "visibility": env.visibility.upper(),
-        "latest_version": latest.version if latest else None,
-        "stars": 0,
-        "downloads": env.downloads,
-        "updated_at": iso(env.updated_at),
-        "created_at": iso(env.created_at),
-        "tags": [t.tag for t in env.tags],
-    }
-
-
 @router.get("/environmentshub/", response_model=dict[str, Any])
 def list_envs(
     request: Request,
@@ -126,7 +108,7 @@ def list_envs(
     starred_only: bool = False,
     include_teams: bool = True,
 ) -> Response:
-    items, total = environment_page(
+    rows, total = environment_page(
         request,
         search=search,
         owner=owner,
@@ -139,10 +121,10 @@ def list_envs(
         offset=offset,
     )
     if starred_only:
-        items, total = [], 0
-    return listing_response(
-        {"data": [_list_item(e, latest) for e, latest in items], "total_count": total}
-    )
+        rows, total = [], 0
+    decoder = decoder_for(hub_of(request).db.read_engine.dialect)
+    body = json_listing("data", [cli_entry(decoder, row) for row in rows], [("total_count", total)])
+    return Response(body, media_type="application/json")
 
 
 class ResolveBody(BaseModel):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Coroutine
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -13,15 +14,17 @@ from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup
 from sqlalchemy import func, select
 
 from ..auth import Principal
-from ..core.queries import ListedEnvironment
+from ..core.queries import ListingRow
 from ..db.models import Account, Environment, Tag
 from ..deps import base_url, hub_of
 from ..errors import HubError, NotFound
 from ..evals import EvalResults, eval_view
 from ..listing_cache import mark_cacheable
+from ..listing_items import MEMO_SIZE, RowDecoder, decoder_for
 from ..names import normalize
 from ..uploads import closing_error, small_form_request
 from ..views import iso, page_install_commands
@@ -40,8 +43,9 @@ from ..web.source import as_text, open_archive, source_file
 PAGE_SIZE = 20
 
 
-def _mark_html(request: Request) -> None:
-    """Errors on these routes are shown as pages, not JSON."""
+async def _mark_html(request: Request) -> None:
+    """Errors on these routes are shown as pages, not JSON. (A coroutine: FastAPI runs a
+    plain function dependency in a worker thread, a hop on every page.)"""
     request.state.html_errors = True
 
 
@@ -126,8 +130,21 @@ def _pages(total: int, page: int) -> dict[str, int]:
     return {"page": page, "pages": max(1, math.ceil(total / PAGE_SIZE)), "total": total}
 
 
-def _listing(page: list[tuple[ListedEnvironment, Any]]) -> list[dict[str, Any]]:
-    return [{"env": e, "latest": latest} for e, latest in page]
+@lru_cache(maxsize=MEMO_SIZE)
+def _entry_html(decoder: RowDecoder, row: ListingRow) -> Markup:
+    """One environment's card on the listing pages, memoised by its row (`listing_items`)."""
+    env, latest = decoder.listed(row)
+    entry: Markup = templates.env.get_template("_env_entry.html").module.entry(env, latest)  # type: ignore[attr-defined]
+    return entry
+
+
+def _listing(request: Request, rows: list[ListingRow]) -> dict[str, Any]:
+    """A listing page's cards and the first environment's name (the owner page's example)."""
+    decoder = decoder_for(hub_of(request).db.read_engine.dialect)
+    return {
+        "entries": [_entry_html(decoder, row) for row in rows],
+        "first_name": rows[0].name if rows else None,
+    }
 
 
 def _public_tags(hub: Any, limit: int = 30) -> list[tuple[str, int]]:
@@ -153,7 +170,7 @@ def home(
     hub = hub_of(request)
     principal = web_principal(request)
     mark_cacheable(request)
-    envs, total = hub.queries.list_environments_with_latest(
+    rows, total = hub.queries.listing_rows(
         principal,
         search=q or None,
         tags=tag,
@@ -166,7 +183,7 @@ def home(
         request,
         principal,
         "home.html",
-        items=_listing(envs),
+        **_listing(request, rows),
         q=q or "",
         selected_tags=tag,
         tags=_public_tags(hub),
@@ -294,7 +311,7 @@ def owner_page(request: Request, owner: str, page: int = Query(default=1, ge=1))
     if account is None:
         raise NotFound(f"no user or organisation named {owner}")
     mark_cacheable(request)
-    envs, total = hub.queries.list_environments_with_latest(
+    rows, total = hub.queries.listing_rows(
         principal,
         owner=owner,
         sort="name",
@@ -307,7 +324,7 @@ def owner_page(request: Request, owner: str, page: int = Query(default=1, ge=1))
         principal,
         "owner.html",
         account=account,
-        items=_listing(envs),
+        **_listing(request, rows),
         query="",
         **_pages(total, page),
     )

@@ -1,0 +1,72 @@
+"""The change counter (`HubState.generation`) read on a connection of its own.
+
+The listing cache reads the counter on every listing request. Through the pool in a worker
+thread that read costs a thread hop and a pool checkout, about 0.3-0.5 ms on a busy 2-core
+machine, more than the read itself (a primary-key lookup of one row: ~20 us on SQLite, one
+loopback round trip on PostgreSQL). `CounterReader` keeps one autocommit driver connection
+outside the pool and reads on the caller's thread, so the event loop can call it directly:
+it never waits for a pooled connection, and each read sees every committed change.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from sqlalchemy import Engine, select
+
+from .models import HubState
+
+
+class CounterReader:
+    """``reader()`` -> the current generation. Thread-safe; reconnects once on a broken
+    connection (a database restart), else raises the driver's error."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        # compiled once, values inlined: the raw connection bypasses SQLAlchemy's execution
+        self.statement = str(
+            select(HubState.generation)
+            .where(HubState.id == 1)
+            .compile(dialect=engine.dialect, compile_kwargs={"literal_binds": True})
+        )
+        self._conn: Any = None
+        self._lock = threading.Lock()
+        self.reads = 0  # for tests: how often the counter was read
+
+    def __call__(self) -> int:
+        with self._lock:
+            try:
+                return self._read()
+            except self.engine.dialect.loaded_dbapi.Error:
+                self._drop()
+                return self._read()  # a fresh connection; a second failure is the caller's
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop()
+
+    def _read(self) -> int:
+        self.reads += 1
+        if self._conn is None:
+            pooled = self.engine.raw_connection()
+            pooled.detach()  # ours from now on: never returned to (or counted by) the pool
+            driver = pooled.dbapi_connection
+            assert driver is not None
+            self.engine.dialect.set_isolation_level(driver, "AUTOCOMMIT")
+            self._conn = pooled
+        cur = self._conn.cursor()
+        try:
+            cur.execute(self.statement)
+            row = cur.fetchone()
+        finally:
+            cur.close()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except self.engine.dialect.loaded_dbapi.Error:
+                pass  # a broken connection may fail to close; it is gone either way
