@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 from packaging.version import Version as PkgVersion
 from sqlalchemy import ColumnElement, Text, cast, func, or_, select, type_coerce, update
 from sqlalchemy.dialects.postgresql import aggregate_order_by
+from sqlalchemy.engine import Dialect
 from sqlalchemy.types import NullType
 
 from ..auth import Principal
@@ -106,6 +107,21 @@ def _raw_listing_columns(dialect: str) -> list[Any]:
     ]
 
 
+class _DriverStatement(NamedTuple):
+    """A statement as its driver runs it: SQL text and parameters in the driver's style."""
+
+    sql: str
+    params: Any
+
+    @classmethod
+    def of(cls, statement: Any, dialect: Dialect) -> _DriverStatement:
+        compiled = statement.compile(dialect=dialect, compile_kwargs={"render_postcompile": True})
+        params = compiled.construct_params()
+        if compiled.positional:
+            return cls(compiled.string, tuple(params[k] for k in compiled.positiontup or ()))
+        return cls(compiled.string, params)
+
+
 def listing_rights(principal: Principal) -> tuple[Hashable, ...]:
     """What a listing's visibility filter reads of ``principal`` (`_listing_query`): two
     principals with equal rights see the same listing."""
@@ -143,7 +159,9 @@ class QueryService:
     def __init__(self, ctx: HubContext) -> None:
         self.ctx = ctx
         # listing_rows' statements by what they depend on (see _listing_statements_for)
-        self._listing_statements: dict[tuple[Hashable, ...], tuple[Any, Any]] = {}
+        self._listing_statements: dict[
+            tuple[Hashable, ...], tuple[_DriverStatement, _DriverStatement]
+        ] = {}
 
     def get_environment(self, principal: Principal, owner: str, name: str) -> Environment:
         with self.ctx.db.reader() as s:
@@ -215,28 +233,43 @@ class QueryService:
             if len(self._listing_statements) >= 1024:  # searches are unbounded: bound this
                 self._listing_statements.clear()
             self._listing_statements[key] = statements
-        count, page = statements
+        (count_sql, count_params), (page_sql, page_params) = statements
         with self.ctx.db.read_engine.connect() as conn:
-            total = conn.scalar(count) or 0
-            rows = list(map(ListingRow._make, conn.execute(page).all()))
+            total = conn.exec_driver_sql(count_sql, count_params).scalar() or 0
+            rows = list(map(ListingRow._make, conn.exec_driver_sql(page_sql, page_params).all()))
         return rows, total
 
     def _listing_statements_for(
         self, principal: Principal, limit: int, offset: int, **filters: Any
-    ) -> tuple[Any, Any]:
-        """``listing_rows``' two statements (the count, the page). Built once per key: a
-        statement's construction and SQLAlchemy's cache key cost ~0.6 ms, a quarter of the
-        listing's SQL; what they depend on is the key (the viewer's rights, the filters,
-        the page), the settings and the dialect, which a `QueryService` never changes."""
+    ) -> tuple[_DriverStatement, _DriverStatement]:
+        """``listing_rows``' two statements (the count, the page), compiled to the driver's
+        SQL and parameters. Built once per key: constructing, keying and executing them as
+        SQLAlchemy statements cost ~0.8 ms a request, a third of the listing's SQL; what
+        they depend on is the key (the viewer's rights, the filters, the page), the
+        settings and the dialect, which a `QueryService` never changes. (Their values are
+        strings and integers, which every driver takes as they are: no bind processing.)"""
         q, order_by = self._listing_query(principal, **filters)
-        page = (
-            q.with_only_columns(*_raw_listing_columns(self.ctx.db.read_engine.dialect.name))
-            .outerjoin(Version, Version.id == Environment.latest_version_id)
+        # the page's ids first, then their columns, latest versions and tags: a select list
+        # with the tags' subquery would be computed for every matching row before the sort
+        # (PostgreSQL's cold listing took twice as long that way)
+        ids = (
+            q.with_only_columns(Environment.id.label("page_id"))
             .order_by(*order_by)
             .limit(_page_size(limit))
             .offset(max(0, offset))
+            .subquery("page")
         )
-        return select(func.count()).select_from(q.subquery()), page
+        page = (
+            select(*_raw_listing_columns(self.ctx.db.read_engine.dialect.name))
+            .select_from(ids)
+            .join(Environment, Environment.id == ids.c.page_id)
+            .join(Account, Environment.owner_id == Account.id)
+            .outerjoin(Version, Version.id == Environment.latest_version_id)
+            .order_by(*order_by)  # the same keys, ending with the id: the same order
+        )
+        dialect = self.ctx.db.read_engine.dialect
+        count = select(func.count()).select_from(q.subquery())
+        return _DriverStatement.of(count, dialect), _DriverStatement.of(page, dialect)
 
     def find_version(self, env: Environment, ref: str) -> Version:
         """``latest``, a PEP 440 version, or a (prefix of a) content hash / sha256."""

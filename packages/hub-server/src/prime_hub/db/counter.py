@@ -54,7 +54,7 @@ class CounterReader:
             driver = pooled.dbapi_connection
             assert driver is not None
             self.engine.dialect.set_isolation_level(driver, "AUTOCOMMIT")
-            self._conn = pooled
+            self._conn = driver
         cur = self._conn.cursor()
         try:
             cur.execute(self.statement)

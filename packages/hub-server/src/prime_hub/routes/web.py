@@ -147,17 +147,20 @@ def _listing(request: Request, rows: list[ListingRow]) -> dict[str, Any]:
     }
 
 
-def _public_tags(hub: Any, limit: int = 30) -> list[tuple[str, int]]:
-    q = (
-        select(Tag.tag, func.count())
-        .join(Environment, Environment.id == Tag.environment_id)
-        .where(Environment.visibility == "public")
-        .group_by(Tag.tag)
-        .order_by(func.count().desc(), Tag.tag)
-        .limit(limit)
-    )
-    with hub.db.reader() as s:
-        return [(t, n) for t, n in s.execute(q)]
+# the home page's tag cloud: the 30 most used tags of public environments
+_PUBLIC_TAGS = (
+    select(Tag.tag, func.count())
+    .join(Environment, Environment.id == Tag.environment_id)
+    .where(Environment.visibility == "public")
+    .group_by(Tag.tag)
+    .order_by(func.count().desc(), Tag.tag)
+    .limit(30)
+)
+
+
+def _public_tags(hub: Any) -> list[tuple[str, int]]:
+    with hub.db.read_engine.connect() as conn:  # Core: no ORM session for two columns
+        return [(t, n) for t, n in conn.execute(_PUBLIC_TAGS)]
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -306,8 +309,10 @@ def revoke_token(request: Request, token_id: int, csrf: str = Form("")) -> Respo
 def owner_page(request: Request, owner: str, page: int = Query(default=1, ge=1)) -> HTMLResponse:
     hub = hub_of(request)
     principal = web_principal(request)
-    with hub.db.reader() as s:
-        account = s.scalar(select(Account).where(Account.slug == owner))
+    with hub.db.read_engine.connect() as conn:  # what the page shows of the owner
+        account = conn.execute(
+            select(Account.slug, Account.kind, Account.display_name).where(Account.slug == owner)
+        ).first()
     if account is None:
         raise NotFound(f"no user or organisation named {owner}")
     mark_cacheable(request)
