@@ -3,14 +3,21 @@
 For each backend (SQLite file; PostgreSQL started by the hub's test kit), this populates one
 owner with ``--envs`` environments of ``--versions`` versions each (a wheel row per version,
 every tenth version a pre-release, the newest version of every seventh environment yanked,
-two tags per environment),
-written at migration 0005 so that upgrading to head also times 0006's backfill. Then it
-serves the database with ``prime-hub serve`` (a subprocess, one worker) and times, per
-listing, ``--requests`` sequential anonymous requests on one keep-alive connection (median),
-next to the listing's own SQL: the statements the same request sends (captured in-process
-through the same app), replayed on a raw driver connection with every row fetched, and next
-to the server's floor (``GET /health``: no SQL, a tiny body). Medians and minima are both
-kept: on a shared machine the minimum is the figure least moved by other jobs.
+two tags per environment), written at migration 0005 so that upgrading to head also times
+0006's backfill. Then it serves the database with ``prime-hub serve`` (a subprocess, one
+worker) and times each listing over one keep-alive HTTP/1.1 connection (a raw-socket client,
+`loadgen.KeepAliveClient`):
+
+* cold: the first request after a change (`Changer`: another connection changes one listed
+  environment and bumps the change counter, untimed), alternating with the baseline, the
+  listing's own SQL: the statements a cold request sends (captured in-process through the
+  same app), replayed on a raw driver connection with every row fetched, each after its own
+  change;
+* warm: the same request repeated with nothing changed;
+* the server's floor: ``GET /health`` (no SQL, a tiny body, through the whole framework).
+
+``--requests`` timed rounds each; medians and minima are both kept: on a shared machine the
+minimum is the figure least moved by other jobs.
 
     uv run --no-sync python bench/hub/listings.py [--backends sqlite,postgres] [--envs 1000] [--versions 100]
 
@@ -206,38 +213,59 @@ class Changer:
             conn.execute(text("UPDATE hub_state SET generation = generation + 1 WHERE id = 1"))
 
 
-def replay_s(
+def cold_rounds(
     url: str,
     statements: list[tuple[str, object]],
+    base: str,
+    path: str,
+    params: dict[str, str],
     rounds: int,
-    before_each: Callable[[], None] | None = None,
-) -> tuple[float, float]:
-    """Time of running ``statements`` on a raw driver connection, rows fetched;
-    ``before_each`` (untimed) as in `http_s`: a change makes SQLite drop its page cache."""
+    change: Callable[[], None],
+) -> tuple[tuple[float, float], tuple[float, float], bytes]:
+    """The cold figures: the listing's SQL replayed on a raw driver connection and the
+    listing requested over HTTP, alternately, each right after its own change (untimed), so
+    that both see the same machine noise and the same database (SQLite's write-ahead log
+    grows with every change). Returns (SQL (median, minimum), HTTP (median, minimum), the
+    last body); checks as in `http_s`."""
     from sqlalchemy import create_engine
 
     engine = create_engine(url)
     raw = engine.raw_connection()
-    times = []
+    target = f"{path}?{urlencode(params)}" if params else path
+    sql_times, http_times = [], []
     try:
-        for _ in range(rounds + 2):
-            if before_each is not None:
-                before_each()
-            t = time.perf_counter()
-            cur = raw.cursor()
-            for sql, params in statements:
-                if sql.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK")):
-                    continue  # the raw connection has its own transaction
-                cur.execute(sql, params)
-                if cur.description is not None:
-                    cur.fetchall()
-            cur.close()
-            raw.rollback()
-            times.append(time.perf_counter() - t)
+        with KeepAliveClient(base) as c:
+            for i in range(rounds + 2):
+                change()
+                sql_times.append(_replay_once(raw, statements))
+                change()
+                t = time.perf_counter()
+                status, headers, body = c.get(target)
+                http_times.append(time.perf_counter() - t)
+                assert status == 200, (path, status, body[:300])
+                if i in (0, rounds + 1) and headers.get("content-type", "").startswith(
+                    "application/json"
+                ):
+                    json.loads(body)
     finally:
         raw.close()
         engine.dispose()
-    return _summary(times[2:])
+    return _summary(sql_times[2:]), _summary(http_times[2:]), body
+
+
+def _replay_once(raw, statements: list[tuple[str, object]]) -> float:  # type: ignore[no-untyped-def]
+    """One run of ``statements`` on a raw driver connection, every row fetched (seconds)."""
+    t = time.perf_counter()
+    cur = raw.cursor()
+    for sql, params in statements:
+        if sql.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK")):
+            continue  # the raw connection has its own transaction
+        cur.execute(sql, params)
+        if cur.description is not None:
+            cur.fetchall()
+    cur.close()
+    raw.rollback()
+    return time.perf_counter() - t
 
 
 def _summary(times: list[float]) -> tuple[float, float]:
@@ -245,25 +273,16 @@ def _summary(times: list[float]) -> tuple[float, float]:
     return statistics.median(times), min(times)
 
 
-def http_s(
-    base: str,
-    path: str,
-    params: dict[str, str],
-    rounds: int,
-    before_each: Callable[[], None] | None = None,
-) -> tuple[float, float, bytes]:
+def http_s(base: str, path: str, params: dict[str, str], rounds: int) -> tuple[float, float, bytes]:
     """Sequential requests on one keep-alive connection (`loadgen.KeepAliveClient`: a raw
-    socket, so the client's own Python is not charged to the server); ``before_each``
-    (untimed) runs before every request: a change, for the cold figures. Every response
-    must be a 200 with its whole body (Content-Length or chunked framing, checked by the
+    socket, so the client's own Python is not charged to the server). Every response must
+    be a 200 with its whole body (Content-Length or chunked framing, checked by the
     client); JSON bodies are parsed on the first and the last. Returns (median, minimum,
     the last body)."""
     target = f"{path}?{urlencode(params)}" if params else path
     times = []
     with KeepAliveClient(base) as c:
         for i in range(rounds + 2):
-            if before_each is not None:
-                before_each()
             t = time.perf_counter()
             status, headers, body = c.get(target)
             times.append(time.perf_counter() - t)
@@ -336,8 +355,9 @@ def run_backend(backend: str, a: argparse.Namespace, tmp: Path, pg) -> dict:  # 
             # the baseline: the SQL a cold request (the first after a change) sends
             statements = capture_statements(settings, path, params)
             with Changer(url) as change:
-                sql = replay_s(url, statements, a.requests, before_each=change)
-                *cold, cold_body = http_s(base, path, params, a.requests, before_each=change)
+                sql, cold, cold_body = cold_rounds(
+                    url, statements, base, path, params, a.requests, change
+                )
             *warm, warm_body = http_s(base, path, params, a.requests)
             assert cold_body == warm_body, f"{name}: the cached response differs from the built one"
             out[name] = {
