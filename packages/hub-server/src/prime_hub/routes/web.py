@@ -77,6 +77,14 @@ router = APIRouter(
     dependencies=[Depends(_mark_html)],
     route_class=_SmallFormRoute,
 )
+# the home page on a router of its own that the app includes first: routes are tried in
+# order, and trying every API route before "/" (which no other route matches) cost ~0.3 ms
+home_router = APIRouter(
+    tags=["web"],
+    include_in_schema=False,
+    dependencies=[Depends(_mark_html)],
+    route_class=_SmallFormRoute,
+)
 templates = Jinja2Templates(directory=str(Path(__file__).parent.parent / "templates"))
 templates.env.filters["size"] = lambda n: _human_size(n)
 templates.env.filters["date"] = lambda t: t.strftime("%Y-%m-%d") if t else ""
@@ -163,7 +171,7 @@ def _public_tags(hub: Any) -> list[tuple[str, int]]:
         return [(t, n) for t, n in conn.execute(_PUBLIC_TAGS)]
 
 
-@router.get("/", response_class=HTMLResponse)
+@home_router.get("/", response_class=HTMLResponse)
 def home(
     request: Request,
     q: str | None = None,
