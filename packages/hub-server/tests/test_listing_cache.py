@@ -208,3 +208,42 @@ async def test_layer_keeps_only_marked_complete_ok_responses() -> None:
             # a token that does not authenticate is passed to the route, never cached
             bad = {"Authorization": "Bearer nope"}
             assert [(await c.get("/x", headers=bad)).text for _ in range(2)] == ["6", "7"]
+
+
+async def test_the_loops_counter_read_falls_back_to_a_thread_when_it_cannot_answer() -> None:
+    """``generation_now`` (the event loop's read) is used when it answers; when it answers
+    None (no connection yet, or a lost one) the blocking read runs in a thread instead, and
+    a change seen by either reaches the next request."""
+    now: list[int | None] = [None]
+    blocking = [1]
+    threads: list[str] = []
+
+    def generation() -> int:
+        import threading
+
+        threads.append(threading.current_thread().name)
+        return blocking[0]
+
+    app = _App()
+    cache = ListingCache(
+        app,
+        generation,
+        _authenticate,
+        max_age=10,
+        session_cookie="prime_hub_token",
+        generation_now=lambda: now[0],
+    )
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(cache),  # type: ignore[arg-type]
+        base_url="http://hub",
+    ) as c:
+        assert [(await c.get("/x")).text for _ in range(2)] == ["1", "2"]  # learn, then keep
+        assert len(threads) == 1  # the second request asked the blocking read
+        now[0] = 1  # the loop's read answers from now on: no more threads
+        assert [(await c.get("/x")).text for _ in range(2)] == ["2", "2"]
+        assert len(threads) == 1
+        now[0] = 2  # a change, seen by the loop's read
+        assert (await c.get("/x")).text == "3"
+        now[0], blocking[0] = None, 3  # its connection lost: the thread's read sees the next
+        assert (await c.get("/x")).text == "4"
+        assert len(threads) == 2

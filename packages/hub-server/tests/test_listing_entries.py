@@ -216,7 +216,8 @@ def test_sqlite_times_decode_as_the_orm_reads_them() -> None:
 
 def test_the_counter_reader_sees_every_commit_and_survives_a_lost_connection(server):  # type: ignore[no-untyped-def]
     """Its own autocommit connection: each read sees the latest commit (no snapshot kept
-    from an earlier read), and a broken connection is replaced on the next read."""
+    from an earlier read); the loop's read (`now`) never connects, and a broken connection
+    is replaced by the next blocking read."""
     hub = server.hub
     reader = CounterReader(hub.db.read_engine)
 
@@ -225,12 +226,15 @@ def test_the_counter_reader_sees_every_commit_and_survives_a_lost_connection(ser
             hub.queries.ctx.bump(s)
 
     try:
+        assert reader.now() is None  # the event loop's read never connects
         before = reader()
         for n in (1, 2):
             bump()
-            assert reader() == before + n
+            assert reader.now() == before + n
         reader._conn.close()  # the connection is lost under it (a database restart)
         bump()
+        assert reader.now() is None  # the loop's read gives up; the caller asks a thread
         assert reader() == before + 3
+        assert reader.now() == before + 3
     finally:
         reader.close()

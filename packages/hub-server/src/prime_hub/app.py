@@ -129,6 +129,7 @@ def create_asgi(settings: Settings | None = None, hub: Hub | None = None) -> Ind
         hub.accounts.authenticate,
         max_age=hub.settings.listing_cache_seconds,
         session_cookie=SESSION_COOKIE,
+        generation_now=hub.db.counter.now,
     )
     hub.on_change.append(listings.clear)
     return IndexFastPath(listings, app.state.index_cache)

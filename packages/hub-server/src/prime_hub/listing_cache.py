@@ -61,10 +61,11 @@ class CachedResponse:
 
 
 class ListingCache:
-    """The ASGI layer (see the module's docstring). ``generation`` is called on the event
-    loop, so it must be quick and never wait on a pool (`db.counter.CounterReader`);
-    ``authenticate`` is the hub's (blocking; run in a worker thread); ``session_cookie``
-    names the web sign-in cookie."""
+    """The ASGI layer (see the module's docstring). ``generation`` and ``authenticate`` are
+    the hub's (blocking; run in a worker thread); ``generation_now``, when given, is tried
+    first on the event loop: a quick read that answers None rather than wait (a thread hop
+    costs more than the read: `db.counter.CounterReader.now`); ``session_cookie`` names the
+    web sign-in cookie."""
 
     def __init__(
         self,
@@ -75,9 +76,11 @@ class ListingCache:
         session_cookie: str,
         max_bytes: int = 64 * 1024 * 1024,
         clock: Callable[[], float] = time.monotonic,
+        generation_now: Callable[[], int | None] | None = None,
     ) -> None:
         self.app = app
         self.generation = generation
+        self.generation_now = generation_now
         self.authenticate = authenticate
         self.max_age = max_age
         self._cookie_prefix = session_cookie.encode() + b"="
@@ -102,7 +105,9 @@ class ListingCache:
         key = await self._key(scope)
         if key is None:
             return await self.app(scope, receive, send)
-        generation = self.generation()  # on the loop: see `db.counter` (cheaper than a hop)
+        generation = self.generation_now() if self.generation_now is not None else None
+        if generation is None:
+            generation = await anyio.to_thread.run_sync(self.generation)
         hit = self._entries.get(key)
         if (
             hit is not None

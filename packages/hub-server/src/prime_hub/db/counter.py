@@ -4,8 +4,9 @@ The listing cache reads the counter on every listing request. Through the pool i
 thread that read costs a thread hop and a pool checkout, about 0.3-0.5 ms on a busy 2-core
 machine, more than the read itself (a primary-key lookup of one row: ~20 us on SQLite, one
 loopback round trip on PostgreSQL). `CounterReader` keeps one autocommit driver connection
-outside the pool and reads on the caller's thread, so the event loop can call it directly:
-it never waits for a pooled connection, and each read sees every committed change.
+outside the pool, so the event loop can read on it directly (`now`): it never waits for a
+pooled connection, and each read sees every committed change. Connecting (the first read,
+or after the connection broke) may wait on the network, so it happens in a worker thread.
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ from .models import HubState
 
 
 class CounterReader:
-    """``reader()`` -> the current generation. Thread-safe; reconnects once on a broken
-    connection (a database restart), else raises the driver's error."""
+    """``reader()`` -> the current generation, connecting when needed (blocking: call it in
+    a worker thread); reconnects once on a broken connection (a database restart), else
+    raises the driver's error. ``reader.now()`` -> the generation read on the connection
+    already open, or None when there is none or the read failed (the connection is then
+    dropped): the event loop's call, which never waits for a connect. Thread-safe."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -41,6 +45,20 @@ class CounterReader:
             except self.engine.dialect.loaded_dbapi.Error:
                 self._drop()
                 return self._read()  # a fresh connection; a second failure is the caller's
+
+    def now(self) -> int | None:
+        # never blocks on the lock either: a thread holding it may be connecting
+        if self._conn is None or not self._lock.acquire(blocking=False):
+            return None
+        try:
+            if self._conn is None:
+                return None
+            return self._read()
+        except self.engine.dialect.loaded_dbapi.Error:
+            self._drop()
+            return None
+        finally:
+            self._lock.release()
 
     def close(self) -> None:
         with self._lock:
