@@ -92,7 +92,7 @@ def create_app(settings: Settings | None = None, hub: Hub | None = None) -> Fast
         return {"status": "ok", "version": __version__}
 
     docs.install(app)
-    app.include_router(web.home_router)  # "/" only: first, see web.home_router
+    app.include_router(web.first_router)  # "/" and owner pages: first, see web.first_router
     app.include_router(api.router)
     app.include_router(staged.router)
     app.include_router(evals.router)
