@@ -27,8 +27,9 @@ from .core.queries import LatestVersion, ListedEnvironment, ListedOwner, ListedT
 from .db.models import Environment
 from .views import environment_view, iso
 
-# entries kept per kind: a few pages of every listing of a large hub, a few MB at most
-MEMO_SIZE = 16_384
+# entries kept per kind (about 1 KB each with its key): every environment of a hub of a few
+# thousand, ~4 MB per kind at most; beyond that the least recently listed are rendered again
+MEMO_SIZE = 4_096
 
 
 class RowDecoder:
@@ -82,14 +83,20 @@ def decoder_for(dialect: Dialect) -> RowDecoder:
 def api_entry(decoder: RowDecoder, base: str, pass_through: bool, row: ListingRow) -> bytes:
     """One item of ``/api/v1/environments``, encoded."""
     env, latest = decoder.listed(row)
-    return orjson.dumps(environment_view(base, env, latest, pass_through=pass_through))
+    return _kept(orjson.dumps(environment_view(base, env, latest, pass_through=pass_through)))
 
 
 @lru_cache(maxsize=MEMO_SIZE)
 def cli_entry(decoder: RowDecoder, row: ListingRow) -> bytes:
     """One item of the CLI's ``/api/v1/environmentshub/``, encoded."""
     env, latest = decoder.listed(row)
-    return orjson.dumps(cli_view(env, latest))
+    return _kept(orjson.dumps(cli_view(env, latest)))
+
+
+def _kept(encoded: bytes) -> bytes:
+    """A copy of exactly its length: orjson's result keeps its 4 KB working buffer
+    allocated, ten times a typical entry, for as long as the memo keeps the entry."""
+    return bytes(memoryview(encoded))
 
 
 def cli_view(env: Any, latest: Any) -> dict[str, Any]:
