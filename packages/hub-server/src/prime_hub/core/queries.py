@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 from packaging.version import Version as PkgVersion
 from sqlalchemy import ColumnElement, Text, cast, func, or_, select, type_coerce, update
 from sqlalchemy.dialects.postgresql import aggregate_order_by
-from sqlalchemy.engine import Dialect
+from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.types import NullType
 
 from ..auth import Principal
@@ -213,14 +213,21 @@ class QueryService:
         return out
 
     def listing_rows(
-        self, principal: Principal, *, limit: int = 20, offset: int = 0, **filters: Any
+        self,
+        principal: Principal,
+        *,
+        limit: int = 20,
+        offset: int = 0,
+        conn: Connection | None = None,
+        **filters: Any,
     ) -> tuple[list[ListingRow], int]:
         """A page of ``list_environments`` as the driver returns it: each environment's
         listed columns, its owner, its latest version (through the stored pointer) and its
         tags (a JSON array, from a correlated subquery), in two Core queries (the count and
         the page) with no ORM objects and no per-value conversion. `listing_items` turns a
         row into what a listing shows, and memoises that by the row's values: an unchanged
-        environment is rendered once, whatever changed elsewhere."""
+        environment is rendered once, whatever changed elsewhere. ``conn``: a read
+        connection the caller holds for its other queries (one checkout, one transaction)."""
         key = (
             listing_rights(principal),
             limit,
@@ -233,10 +240,18 @@ class QueryService:
             if len(self._listing_statements) >= 1024:  # searches are unbounded: bound this
                 self._listing_statements.clear()
             self._listing_statements[key] = statements
+        if conn is None:
+            with self.ctx.db.read_engine.connect() as own:
+                return self._run_listing(own, statements)
+        return self._run_listing(conn, statements)
+
+    @staticmethod
+    def _run_listing(
+        conn: Connection, statements: tuple[_DriverStatement, _DriverStatement]
+    ) -> tuple[list[ListingRow], int]:
         (count_sql, count_params), (page_sql, page_params) = statements
-        with self.ctx.db.read_engine.connect() as conn:
-            total = conn.exec_driver_sql(count_sql, count_params).scalar() or 0
-            rows = list(map(ListingRow._make, conn.exec_driver_sql(page_sql, page_params).all()))
+        total = conn.exec_driver_sql(count_sql, count_params).scalar() or 0
+        rows = list(map(ListingRow._make, conn.exec_driver_sql(page_sql, page_params).all()))
         return rows, total
 
     def _listing_statements_for(

@@ -15,7 +15,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
-from sqlalchemy import func, select
+from sqlalchemy import Connection, func, select
 from starlette.convertors import Convertor, register_url_convertor
 
 from ..auth import Principal
@@ -188,9 +188,8 @@ _PUBLIC_TAGS = (
 )
 
 
-def _public_tags(hub: Any) -> list[tuple[str, int]]:
-    with hub.db.read_engine.connect() as conn:  # Core: no ORM session for two columns
-        return [(t, n) for t, n in conn.execute(_PUBLIC_TAGS)]
+def _public_tags(conn: Connection) -> list[tuple[str, int]]:
+    return [(t, n) for t, n in conn.execute(_PUBLIC_TAGS)]
 
 
 @first_router.get("/", response_class=HTMLResponse)
@@ -203,14 +202,17 @@ def home(
     hub = hub_of(request)
     principal = web_principal(request)
     mark_cacheable(request)
-    rows, total = hub.queries.listing_rows(
-        principal,
-        search=q or None,
-        tags=tag,
-        sort="updated_at",
-        limit=PAGE_SIZE,
-        offset=(page - 1) * PAGE_SIZE,
-    )
+    with hub.db.read_engine.connect() as conn:  # one checkout for the page's queries
+        rows, total = hub.queries.listing_rows(
+            principal,
+            search=q or None,
+            tags=tag,
+            sort="updated_at",
+            limit=PAGE_SIZE,
+            offset=(page - 1) * PAGE_SIZE,
+            conn=conn,
+        )
+        tags = _public_tags(conn)
     query = urlencode([("q", q or "")] + [("tag", t) for t in tag])
     return _render(
         request,
@@ -219,7 +221,7 @@ def home(
         **_listing(request, rows),
         q=q or "",
         selected_tags=tag,
-        tags=_public_tags(hub),
+        tags=tags,
         query=query,
         **_pages(total, page),
     )
@@ -340,21 +342,22 @@ def revoke_token(request: Request, token_id: int, csrf: str = Form("")) -> Respo
 def owner_page(request: Request, owner: str, page: int = Query(default=1, ge=1)) -> HTMLResponse:
     hub = hub_of(request)
     principal = web_principal(request)
-    with hub.db.read_engine.connect() as conn:  # what the page shows of the owner
-        account = conn.execute(
+    with hub.db.read_engine.connect() as conn:  # one checkout for the page's queries
+        account = conn.execute(  # what the page shows of the owner
             select(Account.slug, Account.kind, Account.display_name).where(Account.slug == owner)
         ).first()
-    if account is None:
-        raise NotFound(f"no user or organisation named {owner}")
-    mark_cacheable(request)
-    rows, total = hub.queries.listing_rows(
-        principal,
-        owner=owner,
-        sort="name",
-        order="asc",
-        limit=PAGE_SIZE,
-        offset=(page - 1) * PAGE_SIZE,
-    )
+        if account is None:
+            raise NotFound(f"no user or organisation named {owner}")
+        mark_cacheable(request)
+        rows, total = hub.queries.listing_rows(
+            principal,
+            owner=owner,
+            sort="name",
+            order="asc",
+            limit=PAGE_SIZE,
+            offset=(page - 1) * PAGE_SIZE,
+            conn=conn,
+        )
     return _render(
         request,
         principal,
