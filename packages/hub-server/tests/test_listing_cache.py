@@ -8,15 +8,19 @@ nothing in the serving process hears of its writes), plus one real second server
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import httpx
 import pytest
 from prime_hub_testkit import make_wheel, publish, publish_to, statements_sent
 
-from prime_hub.app import build_hub
+from prime_hub.app import build_hub, create_asgi
 from prime_hub.auth import Principal
 from prime_hub.errors import Unauthorized
 from prime_hub.listing_cache import ListingCache, mark_cacheable
 from prime_hub.publishing import validate_files
+from prime_hub.settings import Settings
 
 LISTINGS = {
     "api": lambda owner: ("/api/v1/environments", {"owner": owner, "limit": "200"}),
@@ -247,3 +251,26 @@ async def test_the_loops_counter_read_falls_back_to_a_thread_when_it_cannot_answ
         now[0], blocking[0] = None, 3  # its connection lost: the thread's read sees the next
         assert (await c.get("/x")).text == "4"
         assert len(threads) == 2
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_the_served_app_reads_the_counter_on_the_loop_only_on_sqlite(
+    backend: str, database_url: Callable[[str, str], str], tmp_path: Path
+) -> None:
+    """A PostgreSQL read waits on the network: a database that stops answering (a failover)
+    must block a worker thread, never the event loop that also answers health checks."""
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        database_url=database_url(backend, "listing_counter_on_loop"),
+        upstream_index_url="",
+    )
+    hub = build_hub(settings, migrate=True)
+    try:
+        listings = create_asgi(hub=hub).app
+        assert isinstance(listings, ListingCache)
+        if backend == "sqlite":
+            assert listings.generation_now == hub.db.counter.now
+        else:
+            assert listings.generation_now is None
+    finally:
+        hub.db.dispose()

@@ -129,7 +129,10 @@ def create_asgi(settings: Settings | None = None, hub: Hub | None = None) -> Ind
         hub.accounts.authenticate,
         max_age=hub.settings.listing_cache_seconds,
         session_cookie=SESSION_COOKIE,
-        generation_now=hub.db.counter.now,
+        # On the loop only where the read is a local file's: a PostgreSQL read waits on the
+        # network, and a database that stops answering (a failover) would freeze the loop,
+        # health checks included, where a worker thread just waits.
+        generation_now=hub.db.counter.now if hub.db.is_sqlite else None,
     )
     hub.on_change.append(listings.clear)
     return IndexFastPath(listings, app.state.index_cache)

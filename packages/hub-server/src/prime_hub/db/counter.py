@@ -7,6 +7,9 @@ loopback round trip on PostgreSQL). `CounterReader` keeps one autocommit driver 
 outside the pool, so the event loop can read on it directly (`now`): it never waits for a
 pooled connection, and each read sees every committed change. Connecting (the first read,
 or after the connection broke) may wait on the network, so it happens in a worker thread.
+The hub reads on the loop only on SQLite (`create_asgi`): on PostgreSQL every read waits on
+the network, and a server that stops answering would freeze the loop, so reads there stay
+in worker threads (on the same kept connection, still without a pool checkout).
 """
 
 from __future__ import annotations
