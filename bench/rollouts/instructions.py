@@ -1,0 +1,193 @@
+"""Instructions per rollout, counted: the floor, our HTTP client alone, the whole rollout.
+
+The timed benchmarks (run.py, client_floor.py) move by 30-50 % between runs on a shared
+machine, more than the differences they are after. This one counts the client process's
+user-space instructions under valgrind (`--tool=cachegrind --cache-sim=no`), which do not
+depend on what else the machine runs: each side is run once with N requests and once with
+N/4 (at least c), and the difference divided by the difference in requests is what one
+request or rollout costs (start-up, lazy imports and opening c connections cancel out).
+The sides are client_floor.py's:
+
+  floor    bare aiohttp POST + orjson decode (run.py's `floor` side)
+  client   `vf.OpenAIClient.get_response` alone: body building, the pooled POST, reply parsing
+  rollout  `env.evaluate` of bench_env's single-turn environment (state, loop, scoring, records)
+
+The scripted server (`python -m verifiers.testing serve`) runs outside valgrind. What is not
+counted: the kernel's share (socket calls, epoll), which the timed figures include and which
+weighs most in the floor, so these ratios are higher than the CPU-time ratios; and time
+itself (cache misses, the GIL). Use it to compare trees (`--base-src`), not as the bar.
+
+    uv run --no-sync python bench/rollouts/instructions.py [-n 2000] [-c 256] [--sides floor,client,rollout]
+        [--base-src DIR]   # also `rollout` with DIR (a `git archive` export) first on PYTHONPATH
+
+Needs valgrind (Debian: `apt-get install valgrind`); about 1-2 minutes per side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+VALGRIND_SLOWDOWN = 50
+
+
+def run_side(side: str, n: int, c: int, base_url: str) -> None:
+    """In the measured process: `n` requests or rollouts of one side at concurrency `c`."""
+    sys.path.insert(0, str(HERE))
+    if side == "floor":
+        import aiohttp
+        import orjson
+
+        url = base_url.rstrip("/") + "/chat/completions"
+        headers = {"Content-Type": "application/json", "Authorization": "Bearer EMPTY"}
+
+        async def floor() -> None:
+            if not n:
+                return
+            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as s:
+
+                async def one(i: int) -> None:
+                    body = orjson.dumps({"model": "m", "messages": messages[i]})
+                    async with s.post(url, data=body, headers=headers) as r:
+                        orjson.loads(await r.read())
+
+                await lanes(n, c, one)
+
+        messages = _messages(n)
+        asyncio.run(floor())
+        return
+
+    import bench_env
+
+    import verifiers as vf
+
+    if side == "client":
+        messages = _messages(n)
+
+        async def client() -> None:
+            if not n:
+                return
+            model = vf.OpenAIClient(base_url, api_key="EMPTY")
+            await lanes(n, c, lambda i: model.get_response(messages[i], "m"))
+            await model.aclose()
+
+        asyncio.run(client())
+        return
+
+    env = bench_env.load_environment(num_examples=max(n, 1), variant="single")
+    # Valgrind runs the process ~50x slower, so the reward function's measured time would send
+    # it to worker threads where a normal run calls it on the loop (`SyncCalls`, 0.2 ms):
+    # the thresholds scale with the slowdown, so the measured path is the normal one.
+    sync = env.rubric.sync_calls
+    sync.inline_below_s *= VALGRIND_SLOWDOWN
+    sync.slow_after_s *= VALGRIND_SLOWDOWN
+
+    async def rollout() -> None:
+        if not n:
+            return
+        model = vf.OpenAIClient(base_url, api_key="EMPTY")
+        out = await env.evaluate(model, "m", num_examples=n, max_concurrent=c)
+        await model.aclose()
+        assert len(out["outputs"]) == n, len(out["outputs"])
+
+    asyncio.run(rollout())
+
+
+def _messages(n: int) -> list[list[dict[str, str]]]:
+    import bench_env
+
+    return [
+        [
+            {"role": "system", "content": bench_env.SYSTEM_PROMPT},
+            {"role": "user", "content": row["question"]},
+        ]
+        for row in bench_env.make_rows(max(n, 1))
+    ]
+
+
+async def lanes(n: int, c: int, one) -> None:  # type: ignore[no-untyped-def]
+    pending = iter(range(n))
+
+    async def lane() -> None:
+        for i in pending:
+            await one(i)
+
+    await asyncio.gather(*(lane() for _ in range(c)))
+
+
+def count(side: str, n: int, c: int, base_url: str, src: str | None) -> int:
+    """User-space instructions of one measured process (valgrind's `I refs`)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONHASHSEED"] = "0"  # the same dict layouts, so the same counts, every run
+    if src:
+        env["PYTHONPATH"] = src
+    cp = subprocess.run(
+        ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+         sys.executable, __file__, "--child", side, "-n", str(n), "-c", str(c),
+         "--url", base_url],
+        capture_output=True, text=True, env=env, cwd=ROOT,
+    )  # fmt: skip
+    found = re.search(r"I\s+refs:\s+([\d,]+)", cp.stderr)
+    if cp.returncode != 0 or found is None:
+        raise RuntimeError(f"{side} (n={n}) failed:\n{cp.stderr[-2000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-n", type=int, default=2000)
+    ap.add_argument("-c", type=int, default=256)
+    ap.add_argument("--sides", default="floor,client,rollout")
+    ap.add_argument("--base-src", default=None)
+    ap.add_argument("--out", type=Path, default=None, help="write the figures as JSON here")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--url", default=None, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        run_side(a.child, a.n, a.c, a.url)
+        return 0
+    if shutil.which("valgrind") is None:
+        print("needs valgrind (apt-get install valgrind)", file=sys.stderr)
+        return 2
+    sys.path.insert(0, str(HERE.parent))
+    from model_server import start_model_server
+
+    runs = [(side, None) for side in a.sides.split(",")]
+    if a.base_src:
+        runs.append(("rollout", a.base_src))
+    server, base_url = start_model_server()
+    per: dict[str, float] = {}
+    try:
+        for side, src in runs:
+            name = side if src is None else f"{side} (base)"
+            few = max(a.c, a.n // 4)
+            if few >= a.n:
+                raise SystemExit(f"-n must be more than max(c, n/4) = {few}")
+            head = count(side, few, a.c, base_url, src)
+            total = count(side, a.n, a.c, base_url, src)
+            per[name] = (total - head) / (a.n - few)
+            print(f"{name:15s} {per[name] / 1000:8.1f} k instructions per request/rollout "
+                  f"({few} of them: {head / 1e9:.2f} G in all)", flush=True)  # fmt: skip
+    finally:
+        server.terminate()
+        server.wait()
+    if "floor" in per:
+        for name, value in per.items():
+            if name != "floor":
+                print(f"{name} / floor: {value / per['floor']:.2f}")
+    if a.out is not None:
+        a.out.write_text(json.dumps({"n": a.n, "c": a.c, "per_rollout": per}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
