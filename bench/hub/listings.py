@@ -239,14 +239,8 @@ def cold_rounds(
                 change()
                 sql_times.append(_replay_once(raw, statements))
                 change()
-                t = time.perf_counter()
-                status, headers, body = c.get(target)
-                http_times.append(time.perf_counter() - t)
-                assert status == 200, (path, status, body[:300])
-                if i in (0, rounds + 1) and headers.get("content-type", "").startswith(
-                    "application/json"
-                ):
-                    json.loads(body)
+                seconds, body = _timed_get(c, target, parse=i in (0, rounds + 1))
+                http_times.append(seconds)
     finally:
         raw.close()
         engine.dispose()
@@ -283,15 +277,20 @@ def http_s(base: str, path: str, params: dict[str, str], rounds: int) -> tuple[f
     times = []
     with KeepAliveClient(base) as c:
         for i in range(rounds + 2):
-            t = time.perf_counter()
-            status, headers, body = c.get(target)
-            times.append(time.perf_counter() - t)
-            assert status == 200, (path, status, body[:300])
-            if i in (0, rounds + 1) and headers.get("content-type", "").startswith(
-                "application/json"
-            ):
-                json.loads(body)
+            seconds, body = _timed_get(c, target, parse=i in (0, rounds + 1))
+            times.append(seconds)
     return (*_summary(times[2:]), body)
+
+
+def _timed_get(c: KeepAliveClient, target: str, parse: bool) -> tuple[float, bytes]:
+    """One timed GET that must answer 200; with ``parse``, a JSON body must parse."""
+    t = time.perf_counter()
+    status, headers, body = c.get(target)
+    seconds = time.perf_counter() - t
+    assert status == 200, (target, status, body[:300])
+    if parse and headers.get("content-type", "").startswith("application/json"):
+        json.loads(body)
+    return seconds, body
 
 
 @contextlib.contextmanager
