@@ -11,6 +11,9 @@ The sides are client_floor.py's:
   floor    bare aiohttp POST + orjson decode (run.py's `floor` side)
   client   `vf.OpenAIClient.get_response` alone: body building, the pooled POST, reply parsing
   rollout  `env.evaluate` of bench_env's single-turn environment (state, loop, scoring, records)
+  lean     (opt-in, `--sides ...,lean`) only what such a rollout cannot do without, with the SDK's
+           pieces: state, model call, trajectory step, reward function, output record; a lower
+           bound for the library's share
 
 The scripted server (`python -m verifiers.testing serve`) runs outside valgrind. What is not
 counted: the kernel's share (socket calls, epoll), which the timed figures include and which
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import re
@@ -41,7 +45,9 @@ VALGRIND_SLOWDOWN = 50
 
 
 def run_side(side: str, n: int, c: int, base_url: str) -> None:
-    """In the measured process: `n` requests or rollouts of one side at concurrency `c`."""
+    """In the measured process: `n` requests or rollouts of one side at concurrency `c`.
+    The heap that exists before the run is frozen, as run.py's floor does and as the library
+    does for a run (`rollout_gc`), so no side pays for collections of the import-time heap."""
     sys.path.insert(0, str(HERE))
     if side == "floor":
         import aiohttp
@@ -63,6 +69,7 @@ def run_side(side: str, n: int, c: int, base_url: str) -> None:
                 await lanes(n, c, one)
 
         messages = _messages(n)
+        _freeze()
         asyncio.run(floor())
         return
 
@@ -80,10 +87,17 @@ def run_side(side: str, n: int, c: int, base_url: str) -> None:
             await lanes(n, c, lambda i: model.get_response(messages[i], "m"))
             await model.aclose()
 
+        _freeze()
         asyncio.run(client())
         return
 
     env = bench_env.load_environment(num_examples=max(n, 1), variant="single")
+    if side == "lean":
+        from verifiers.generation import rollout_gc
+
+        with rollout_gc(c):  # what `evaluate` runs its rollouts under
+            asyncio.run(lean_rollouts(env, n, c, base_url))
+        return
     # Valgrind runs the process ~50x slower, so the reward function's measured time would send
     # it to worker threads where a normal run calls it on the loop (`SyncCalls`, 0.2 ms):
     # the thresholds scale with the slowdown, so the measured path is the normal one.
@@ -100,6 +114,48 @@ def run_side(side: str, n: int, c: int, base_url: str) -> None:
         assert len(out["outputs"]) == n, len(out["outputs"])
 
     asyncio.run(rollout())
+
+
+async def lean_rollouts(env, n: int, c: int, base_url: str) -> None:  # type: ignore[no-untyped-def]
+    """What a scored single-turn rollout cannot do without, done with the SDK's own pieces
+    and nothing else: the state (`new_state`), the model call, the trajectory step, the
+    completion, the reward function called with what it asks for, the output record. No
+    rollout loop, hooks, stop conditions, cleanup handlers, rubric plumbing or summary: a
+    lower bound for the library's share, not a replacement for it."""
+    import bench_env
+
+    import verifiers as vf
+    from verifiers.envs.output_records import output_record
+    from verifiers.envs.trajectory import trajectory_step
+
+    if not n:
+        return
+    rows = env.eval_inputs(n, 1, False, None)
+    model = vf.OpenAIClient(base_url, api_key="EMPTY")
+    parser = env.parser
+    outputs = []
+
+    async def one(i: int) -> None:
+        state = env.new_state(rows[i], model, "m")
+        response = await model.get_response(state["prompt"], "m")
+        step = trajectory_step(state, state["prompt"], response, None)
+        state["trajectory"].append(step)
+        state["completion"] = step["completion"]
+        state["reward"] = bench_env.correct(
+            completion=state["completion"], answer=state["answer"], parser=parser
+        )
+        state["advantage"] = 0.0
+        state["is_completed"] = True
+        outputs.append(output_record(state))
+
+    await lanes(n, c, one)
+    await model.aclose()
+    assert len(outputs) == n, len(outputs)
+
+
+def _freeze() -> None:
+    gc.collect()
+    gc.freeze()
 
 
 def _messages(n: int) -> list[list[dict[str, str]]]:
