@@ -5,7 +5,9 @@ machine, more than the differences they are after. This one counts the client pr
 user-space instructions under valgrind (`--tool=cachegrind --cache-sim=no`), which do not
 depend on what else the machine runs: each side is run once with N requests and once with
 N/4 (at least c), and the difference divided by the difference in requests is what one
-request or rollout costs (start-up, lazy imports and opening c connections cancel out).
+request or rollout costs (start-up, lazy imports and opening c connections cancel out). Both
+runs load the same N-row dataset: building it costs ~300 k instructions a row, which would
+otherwise land in the per-rollout figure (run.py times `evaluate` only, after loading).
 The sides are client_floor.py's:
 
   floor    bare aiohttp POST + orjson decode (run.py's `floor` side)
@@ -44,7 +46,7 @@ ROOT = HERE.parents[1]
 VALGRIND_SLOWDOWN = 50
 
 
-def run_side(side: str, n: int, c: int, base_url: str) -> None:
+def run_side(side: str, n: int, c: int, base_url: str, rows: int) -> None:
     """In the measured process: `n` requests or rollouts of one side at concurrency `c`.
     The heap that exists before the run is frozen, as run.py's floor does and as the library
     does for a run (`rollout_gc`), so no side pays for collections of the import-time heap."""
@@ -68,7 +70,7 @@ def run_side(side: str, n: int, c: int, base_url: str) -> None:
 
                 await lanes(n, c, one)
 
-        messages = _messages(n)
+        messages = _messages(rows)
         _freeze()
         asyncio.run(floor())
         return
@@ -78,7 +80,7 @@ def run_side(side: str, n: int, c: int, base_url: str) -> None:
     import verifiers as vf
 
     if side == "client":
-        messages = _messages(n)
+        messages = _messages(rows)
 
         async def client() -> None:
             if not n:
@@ -91,7 +93,7 @@ def run_side(side: str, n: int, c: int, base_url: str) -> None:
         asyncio.run(client())
         return
 
-    env = bench_env.load_environment(num_examples=max(n, 1), variant="single")
+    env = bench_env.load_environment(num_examples=rows, variant="single")
     if side == "lean":
         from verifiers.generation import rollout_gc
 
@@ -158,7 +160,7 @@ def _freeze() -> None:
     gc.freeze()
 
 
-def _messages(n: int) -> list[list[dict[str, str]]]:
+def _messages(rows: int) -> list[list[dict[str, str]]]:
     import bench_env
 
     return [
@@ -166,7 +168,7 @@ def _messages(n: int) -> list[list[dict[str, str]]]:
             {"role": "system", "content": bench_env.SYSTEM_PROMPT},
             {"role": "user", "content": row["question"]},
         ]
-        for row in bench_env.make_rows(max(n, 1))
+        for row in bench_env.make_rows(rows)
     ]
 
 
@@ -180,7 +182,7 @@ async def lanes(n: int, c: int, one) -> None:  # type: ignore[no-untyped-def]
     await asyncio.gather(*(lane() for _ in range(c)))
 
 
-def count(side: str, n: int, c: int, base_url: str, src: str | None) -> int:
+def count(side: str, n: int, c: int, base_url: str, src: str | None, rows: int) -> int:
     """User-space instructions of one measured process (valgrind's `I refs`)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONHASHSEED"] = "0"  # the same dict layouts, so the same counts, every run
@@ -189,7 +191,7 @@ def count(side: str, n: int, c: int, base_url: str, src: str | None) -> int:
     cp = subprocess.run(
         ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
          sys.executable, __file__, "--child", side, "-n", str(n), "-c", str(c),
-         "--url", base_url],
+         "--url", base_url, "--rows", str(rows)],
         capture_output=True, text=True, env=env, cwd=ROOT,
     )  # fmt: skip
     found = re.search(r"I\s+refs:\s+([\d,]+)", cp.stderr)
@@ -207,9 +209,10 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=None, help="write the figures as JSON here")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--url", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--rows", type=int, default=0, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        run_side(a.child, a.n, a.c, a.url)
+        run_side(a.child, a.n, a.c, a.url, a.rows)
         return 0
     if shutil.which("valgrind") is None:
         print("needs valgrind (apt-get install valgrind)", file=sys.stderr)
@@ -228,8 +231,8 @@ def main() -> int:
             few = max(a.c, a.n // 4)
             if few >= a.n:
                 raise SystemExit(f"-n must be more than max(c, n/4) = {few}")
-            head = count(side, few, a.c, base_url, src)
-            total = count(side, a.n, a.c, base_url, src)
+            head = count(side, few, a.c, base_url, src, a.n)
+            total = count(side, a.n, a.c, base_url, src, a.n)
             per[name] = (total - head) / (a.n - few)
             print(f"{name:15s} {per[name] / 1000:8.1f} k instructions per request/rollout "
                   f"({few} of them: {head / 1e9:.2f} G in all)", flush=True)  # fmt: skip
