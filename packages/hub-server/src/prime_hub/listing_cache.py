@@ -47,10 +47,6 @@ def mark_cacheable(request: Any) -> None:
     request.scope.setdefault("state", {})[_STATE_FLAG] = True
 
 
-# what a listing's visibility filter reads of a principal: the rights part of a key
-rights_key = listing_rights
-
-
 @dataclass(frozen=True)
 class CachedResponse:
     generation: int
@@ -141,7 +137,7 @@ class ListingCache:
                 )
             except HubError:
                 return None
-            rights = rights_key(principal)
+            rights = listing_rights(principal)
         return (scope["path"], scope.get("query_string", b""), host, rights)
 
     async def _forward_and_learn(self, scope: Scope, receive: Any, send: Any) -> None:

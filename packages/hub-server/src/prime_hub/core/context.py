@@ -42,9 +42,9 @@ class HubContext:
         )
 
     def generation(self) -> int:
-        """The database's change counter (`bump`)."""
-        with self.db.read_engine.connect() as conn:
-            return conn.execute(select(HubState.generation).where(HubState.id == 1)).scalar() or 0
+        """The database's change counter (`bump`), read on the connection the database keeps
+        for it (`db.counter`: blocking, call it in a worker thread)."""
+        return self.db.counter()
 
     @staticmethod
     def account(s: Session, slug: str, kind: str | None = None) -> Account:

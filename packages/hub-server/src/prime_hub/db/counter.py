@@ -1,6 +1,7 @@
 """The change counter (`HubState.generation`) read on a connection of its own.
 
-The listing cache reads the counter on every listing request. Through the pool in a worker
+The hub's caches read the counter through it (`HubContext.generation`): the listing cache on
+every listing request, the index pages at most once a second. Through the pool in a worker
 thread that read costs a thread hop and a pool checkout, about 0.3-0.5 ms on a busy 2-core
 machine, more than the read itself (a primary-key lookup of one row: ~20 us on SQLite, one
 loopback round trip on PostgreSQL). `CounterReader` keeps one autocommit driver connection
