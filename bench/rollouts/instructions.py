@@ -44,13 +44,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 VALGRIND_SLOWDOWN = 50
+sys.path.insert(0, str(HERE))
+
+from client_floor import lanes  # noqa: E402 - `one(i)` for each i by c coroutines, as there
 
 
 def run_side(side: str, n: int, c: int, base_url: str, rows: int) -> None:
     """In the measured process: `n` requests or rollouts of one side at concurrency `c`.
     The heap that exists before the run is frozen, as run.py's floor does and as the library
     does for a run (`rollout_gc`), so no side pays for collections of the import-time heap."""
-    sys.path.insert(0, str(HERE))
     if side == "floor":
         import aiohttp
         import orjson
@@ -59,8 +61,6 @@ def run_side(side: str, n: int, c: int, base_url: str, rows: int) -> None:
         headers = {"Content-Type": "application/json", "Authorization": "Bearer EMPTY"}
 
         async def floor() -> None:
-            if not n:
-                return
             async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as s:
 
                 async def one(i: int) -> None:
@@ -83,8 +83,6 @@ def run_side(side: str, n: int, c: int, base_url: str, rows: int) -> None:
         messages = _messages(rows)
 
         async def client() -> None:
-            if not n:
-                return
             model = vf.OpenAIClient(base_url, api_key="EMPTY")
             await lanes(n, c, lambda i: model.get_response(messages[i], "m"))
             await model.aclose()
@@ -108,8 +106,6 @@ def run_side(side: str, n: int, c: int, base_url: str, rows: int) -> None:
     sync.slow_after_s *= VALGRIND_SLOWDOWN
 
     async def rollout() -> None:
-        if not n:
-            return
         model = vf.OpenAIClient(base_url, api_key="EMPTY")
         out = await env.evaluate(model, "m", num_examples=n, max_concurrent=c)
         await model.aclose()
@@ -130,8 +126,6 @@ async def lean_rollouts(env, n: int, c: int, base_url: str) -> None:  # type: ig
     from verifiers.envs.output_records import output_record
     from verifiers.envs.trajectory import trajectory_step
 
-    if not n:
-        return
     rows = env.eval_inputs(n, 1, False, None)
     model = vf.OpenAIClient(base_url, api_key="EMPTY")
     parser = env.parser
@@ -170,16 +164,6 @@ def _messages(rows: int) -> list[list[dict[str, str]]]:
         ]
         for row in bench_env.make_rows(rows)
     ]
-
-
-async def lanes(n: int, c: int, one) -> None:  # type: ignore[no-untyped-def]
-    pending = iter(range(n))
-
-    async def lane() -> None:
-        for i in pending:
-            await one(i)
-
-    await asyncio.gather(*(lane() for _ in range(c)))
 
 
 def count(side: str, n: int, c: int, base_url: str, src: str | None, rows: int) -> int:
