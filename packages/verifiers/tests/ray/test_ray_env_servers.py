@@ -33,6 +33,12 @@ JUDGE_VAR, JUDGE_KEY = "VF_TEST_RAY_JUDGE_KEY", "judge-key-for-this-environment-
 UNNAMED_VAR = "VF_TEST_RAY_UNNAMED_KEY"  # set here too, but not named: must not travel
 SECRET = "ray-env-server-secret-long-enough-for-curve-0"
 FAST_HEALTH = dict(health_check_interval=0.2, health_check_timeout=0.5, max_failed_health_checks=3)
+# A node removal on a loaded 2-core machine stalled the *surviving* server's answers for ~18 s
+# once; checks that tolerate a minute keep it healthy, and the dead node's rollouts must come
+# back through the dropped connection anyway (asserted by their message).
+TOLERANT_HEALTH = dict(
+    health_check_interval=0.5, health_check_timeout=2.0, max_failed_health_checks=120
+)
 HANG_GUARD = 120.0
 
 
@@ -239,7 +245,7 @@ def test_a_removed_node_gives_infra_error_records_and_the_rest_goes_on(
     (node,) = [n for n in cluster.nodes if cluster.node_id(n) == doomed]
 
     async def go() -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
-        pool = servers.client_pool(**FAST_HEALTH)
+        pool = servers.client_pool(**TOLERANT_HEALTH)
         try:
             await ready(pool)
             start = model.request_count
@@ -265,6 +271,7 @@ def test_a_removed_node_gives_infra_error_records_and_the_rest_goes_on(
     for out in lost:
         assert out["error"]["infra"] is True and out["error"]["stage"] == "server"
         assert math.isnan(out["reward"]) and out["trajectory"] == []
+        assert "lost the connection" in out["error"]["message"]  # not a health-check verdict
     ok = [o for o in finished if o["error"] is None]
     assert len(ok) == 2 and {o["metrics"]["_pid"] for o in ok} == {after["metrics"]["_pid"]}
     assert after["error"] is None and after["reward"] == 1.0
