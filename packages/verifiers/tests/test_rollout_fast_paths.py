@@ -154,8 +154,9 @@ def test_an_overridden_built_in_stop_condition_is_awaited_not_its_plain_form():
 
     base = vf.SingleTurnEnv(dataset=Dataset.from_list([{"question": "q", "answer": "a"}]))
     env = Impatient(dataset=Dataset.from_list([{"question": "q", "answer": "a"}]))
-    assert [c[0] is not None for c in base.stop_conditions._calls].count(False) == 0
-    assert [c[0] is None for c in env.stop_conditions._calls].count(True) == 1
+    assert [c[2] is not None for c in base.stop_conditions._calls].count(False) == 0
+    assert [c[2] is None for c in env.stop_conditions._calls].count(True) == 1
+    assert env.stop_conditions.check_now({}) is None  # so the loop awaits `check`
     client = vf.OpenAIClient("http://127.0.0.1:9/v1", api_key="x")
     out = asyncio.run(env.evaluate(client, "m", num_examples=1, max_concurrent=1))
     assert out["outputs"][0]["stop_condition"] == "max_turns_reached"

@@ -7,7 +7,7 @@ import math
 import os
 import statistics
 import tempfile
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -145,28 +145,36 @@ def summarize(
     (``metric_envs`` names them): the group fills other members' metrics with 0.0."""
     summary = _stats(outputs, None)
     summary["num_rollouts"] = len(outputs)
-    by_example: dict[Any, list[float]] = defaultdict(list)
-    for o in outputs:
+    # per example: [rollouts, rollouts at or over the threshold] (NaN is neither)
+    by_example: dict[Any, list[int]] = {}
+    usage: dict[str, Any] = {}
+    for o in outputs:  # one pass, plain loops: called over every rollout of a run
         r = o.get("reward")
-        by_example[o.get("example_id")].append(r if r is not None else math.nan)
-    sizes = [len(v) for v in by_example.values()]
+        passed = r is not None and r >= pass_threshold
+        counts = by_example.get(o.get("example_id"))
+        if counts is None:
+            by_example[o.get("example_id")] = [1, int(passed)]
+        else:
+            counts[0] += 1
+            counts[1] += passed
+        token_usage = o.get("token_usage")
+        if token_usage:
+            for key, count in token_usage.items():
+                usage[key] = usage.get(key, 0) + count
     pass_k: dict[str, float] = {}
-    if sizes and summary["scored_rollouts"]:
-        n_min = min(sizes)
+    if by_example and summary["scored_rollouts"]:
+        n_min = min(n for n, _ in by_example.values())
         k = 1
         while k <= n_min:
             vals = [
-                pass_at_k(len(v), sum(1 for r in v if r >= pass_threshold), k)
-                for v in by_example.values()
+                # pass_at_k's two exact ends without a call: all failed, too few failures
+                0.0 if c == 0 else 1.0 if n - c < k else pass_at_k(n, c, k)
+                for n, c in by_example.values()
             ]
             pass_k[str(k)] = statistics.fmean(vals)
             k *= 2
     summary["pass_at_k"] = pass_k
     summary["pass_threshold"] = pass_threshold
-    usage: dict[str, Any] = {}
-    for o in outputs:  # a plain loop: `Counter.update` costs microseconds per rollout
-        for key, count in (o.get("token_usage") or {}).items():
-            usage[key] = usage.get(key, 0) + count
     summary["usage"] = usage
     if metric_owners is not None:
         owners = {name: set(metrics) for name, metrics in metric_owners.items()}
@@ -219,25 +227,47 @@ def _pstdev(values: list[float]) -> float:
 
 def _stats(outputs: Sequence[Mapping[str, Any]], owned: set[str] | None) -> dict[str, Any]:
     """Reward, metrics (``owned`` only, when given) and errors over the scored rollouts."""
-    scored = [o for o in outputs if not o.get("error") and _finite(o.get("reward"))]
-    # Failed rollouts keep the reward and metrics they were given (upstream counts them); with
-    # none scored, a mean would only average the placeholders of failures.
-    counted = outputs if scored else []
-    finite = [o["reward"] for o in counted if _finite(o.get("reward"))]
+    scored = 0
+    finite: list[float] = []
+    metric_values: dict[str, list[float]] = {}
+    errors: dict[Any, int] = {}
+    first = None
+    for o in outputs:  # one pass, `_finite` inline: called over every rollout of a run
+        error = o.get("error")
+        reward = o.get("reward")
+        if isinstance(reward, (int, float)) and math.isfinite(reward):
+            finite.append(reward)
+            if not error:
+                scored += 1
+        if error:
+            kind = error.get("error")
+            errors[kind] = errors.get(kind, 0) + 1
+            if first is None:
+                first = error
+        metrics = o.get("metrics")
+        if metrics:
+            for name, value in metrics.items():
+                if (
+                    (owned is None or name in owned)
+                    and isinstance(value, (int, float))
+                    and math.isfinite(value)
+                ):
+                    values = metric_values.get(name)
+                    if values is None:
+                        metric_values[name] = [value]
+                    else:
+                        values.append(value)
+    if not scored:
+        # Failed rollouts keep the reward and metrics they were given (upstream counts
+        # them); with none scored, a mean would only average the placeholders of failures.
+        finite, metric_values = [], {}
     stats: dict[str, Any] = {
-        "scored_rollouts": len(scored),
+        "scored_rollouts": scored,
         "avg_reward": statistics.fmean(finite) if finite else math.nan,
         "std_reward": _pstdev(finite) if len(finite) > 1 else (0.0 if finite else math.nan),
     }
-    metric_values: dict[str, list[float]] = defaultdict(list)
-    for o in counted:
-        for name, value in (o.get("metrics") or {}).items():
-            if (owned is None or name in owned) and _finite(value):
-                metric_values[name].append(value)
     stats["avg_metrics"] = {k: statistics.fmean(v) for k, v in sorted(metric_values.items())}
-    errors = Counter((o.get("error") or {}).get("error") for o in outputs if o.get("error"))
-    stats["errors"] = dict(errors)
-    first = next((o["error"] for o in outputs if o.get("error")), None)
+    stats["errors"] = errors
     if first is not None:
         stats["first_error"] = f"{first.get('error')}: {first.get('message', '')}"
     return stats

@@ -9,7 +9,7 @@ shapes:
   nothing; sync (0.1.2) or async;
 - sync or async `setup_state`, `init_state` and `add_model_response`.
 
-`hook_calls(cls)` reads the class once and picks one caller per hook, so the rollout loop
+`hook_calls(cls, MultiTurnEnv)` reads the class once and picks one caller per hook, so the rollout loop
 calls them without asking again. A reply's shape is only known when it comes back, so an
 `env_response` written outside this SDK goes through `classic_reply`; one marked
 `@replies_with_messages` (the SDK's own, which return a list of messages) does not.
@@ -59,10 +59,17 @@ class HookCalls:
     env_reply: Reply
     is_done: IsDone
     add_model_response: AddResponse
+    # Whether the class keeps MultiTurnEnv's own `setup_state` (which does nothing),
+    # `is_completed` (the stop conditions) and `cleanup` (the handlers): the loop then skips
+    # the first and runs the others' work without their coroutines, unless the instance
+    # itself was given the method.
+    base_setup_state: bool = False
+    base_is_completed: bool = False
+    base_cleanup: bool = False
 
 
-def hook_calls(cls: type[MultiTurnEnv]) -> HookCalls:
-    """The callers of `cls`'s hooks."""
+def hook_calls(cls: type[MultiTurnEnv], base: type[MultiTurnEnv]) -> HookCalls:
+    """The callers of `cls`'s hooks (`base`: MultiTurnEnv, whose own hooks need no call)."""
     return HookCalls(
         init_state=method_caller("init_state", is_async_callable(cls.init_state)),
         setup_state=_setup_state_call(is_async_callable(cls.setup_state)),
@@ -71,6 +78,9 @@ def hook_calls(cls: type[MultiTurnEnv]) -> HookCalls:
         add_model_response=method_caller(
             "add_model_response", is_async_callable(cls.add_model_response)
         ),
+        base_setup_state=cls.setup_state is base.setup_state,
+        base_is_completed=cls.is_completed is base.is_completed,
+        base_cleanup=cls.cleanup is base.cleanup,
     )
 
 

@@ -51,6 +51,10 @@ def _max_total_completion_tokens_reached(env: MultiTurnEnv, state: State) -> boo
     return limit is not None and limit > 0 and state["usage"]["output_tokens"] >= limit
 
 
+def _render_state(env: MultiTurnEnv, state: State) -> None:
+    env.render_completion(state)
+
+
 def _built_in_stop(
     check: Callable[[MultiTurnEnv, State], bool], priority: int = 0
 ) -> Callable[[MultiTurnEnv, State], Coroutine[Any, Any, bool]]:
@@ -79,7 +83,7 @@ class MultiTurnEnv(Environment):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls._hooks = hook_calls(cls)
+        cls._hooks = hook_calls(cls, MultiTurnEnv)
 
     def __init__(
         self, max_turns: int = -1, timeout_seconds: float | None = None, **kwargs: Any
@@ -166,17 +170,34 @@ class MultiTurnEnv(Environment):
                 await self._run_turns(state)
         finally:
             state["timing"]["generation"] = now() - state["timing"]["start"]
-            if first_cleanup(state):
+            if first_cleanup(state) and not (
+                self._hooks.base_cleanup
+                and "cleanup" not in self.__dict__
+                and self.cleanup_handlers.run_plain(state)
+            ):
                 await self.cleanup(state)
         return state
 
     async def _run_turns(self, state: State) -> None:
         hooks = self._hooks
-        try:
-            await hooks.setup_state(self, state)
-        except Exception as e:
-            record_error(state, e, "setup_state")
-        while not await hooks.is_done(self, state):
+        own = self.__dict__  # a hook given to the instance itself is always called
+        if not hooks.base_setup_state or "setup_state" in own:
+            try:
+                await hooks.setup_state(self, state)
+            except Exception as e:
+                record_error(state, e, "setup_state")
+        # The class's `is_completed` is the base one: its work, without its coroutine.
+        stops = (
+            self.stop_conditions if hooks.base_is_completed and "is_completed" not in own else None
+        )
+        while True:
+            done = None
+            if stops is not None:
+                done = True if dict.get(state, "is_completed") else stops.check_now(state)
+            if done is None:
+                done = await hooks.is_done(self, state)
+            if done:
+                break
             try:
                 if state["trajectory"]:
                     messages = messages_so_far(state)
@@ -220,8 +241,9 @@ class MultiTurnEnv(Environment):
         render_completion(state)
 
     @decorators.cleanup(priority=100)
+    @plain_form(_render_state)
     async def render_state(self, state: State) -> None:
-        self.render_completion(state)
+        _render_state(self, state)
 
     async def cleanup(self, state: State, task: Any = None, resources: Any = None) -> None:
         """Run the `@vf.cleanup` handlers on `state` (upstream's public call; the rollout
@@ -245,4 +267,4 @@ class MultiTurnEnv(Environment):
         return out
 
 
-MultiTurnEnv._hooks = hook_calls(MultiTurnEnv)
+MultiTurnEnv._hooks = hook_calls(MultiTurnEnv, MultiTurnEnv)

@@ -44,10 +44,11 @@ def first_cleanup(state: State) -> bool:
 _PLAIN_FORM = "__vf_plain_form__"
 
 
-def plain_form(form: Callable[[Any, State], bool]) -> Callable[[F], F]:
-    """Give a built-in async stop condition the plain function its body calls,
-    `form(env, state)`: `StopConditions.check` calls that, without a coroutine per check,
-    while the method is not overridden (the method stays async for subclasses to await)."""
+def plain_form(form: Callable[[Any, State], Any]) -> Callable[[F], F]:
+    """Give a built-in async stop condition or cleanup handler the plain function its body
+    calls, `form(env, state)`: `StopConditions` and `CleanupHandlers` call that, without a
+    coroutine per call, while the method is not overridden (the method stays async for
+    subclasses to await)."""
 
     def mark(method: F) -> F:
         setattr(method, _PLAIN_FORM, form)
@@ -65,18 +66,37 @@ class StopConditions:
         # What `check` calls for each: a built-in's plain form bound to its environment, or
         # the condition itself; rebuilt if a subclass edits `conditions` (upstream's
         # `self._stop_conditions`) after construction.
-        self._checked = list(self.conditions)
-        self._calls = [_plain_call(c) for c in self.conditions]
+        self._checked: list[StopCondition] = []
+        self._calls: list[tuple[StopCondition, str, Callable[[Any, State], bool] | None, Any]]
+        self._all_plain = False
+        self._plan()
+
+    def _plan(self) -> None:
+        conditions = self.conditions
+        if conditions == self._checked:
+            return
+        self._checked = list(conditions)
+        self._calls = [(c, getattr(c, "__name__", "stop"), *_plain_call(c)) for c in conditions]
+        self._all_plain = all(plain is not None for _, _, plain, _ in self._calls)
+
+    def check_now(self, state: State) -> bool | None:
+        """`check` without a coroutine when every condition has a plain form; None when
+        one must be awaited (then call `check`)."""
+        self._plan()
+        if not self._all_plain:
+            return None
+        for _, name, plain, env in self._calls:
+            if plain(env, state):  # type: ignore[misc]
+                mark_stopped(state, name)
+                return True
+        return False
 
     async def check(self, state: State) -> bool:
-        conditions = self.conditions
-        if conditions != self._checked:
-            self._checked = list(conditions)
-            self._calls = [_plain_call(c) for c in conditions]
-        for condition, (plain, env) in zip(conditions, self._calls, strict=True):
+        self._plan()
+        for condition, name, plain, env in self._calls:
             held = plain(env, state) if plain is not None else await condition(state)
             if held:
-                mark_stopped(state, getattr(condition, "__name__", "stop"))
+                mark_stopped(state, name)
                 return True
         return False
 
@@ -97,16 +117,43 @@ class CleanupHandlers:
         self.handlers = handlers
         self._run_sync = run_sync
         self._specs: dict[Any, CallSpec] = {}  # per handler, read on its first call
+        # The built-ins' plain forms (`plain_form`), when every handler has one; rebuilt
+        # if a subclass edits `handlers` (upstream's `self._cleanup_handlers`).
+        self._planned: list[Callable[..., Any]] | None = None
+        self._plain: list[tuple[Callable[..., Any], Callable[[Any, State], Any], Any]] | None
+        self._plain = None
+
+    def run_plain(self, state: State) -> bool:
+        """Run the handlers here when every one has a plain form (the built-in
+        `render_state` alone, say), with `run`'s handling of failures; False, having run
+        nothing, when one must be awaited (then call `run`)."""
+        if self.handlers != self._planned:
+            self._planned = list(self.handlers)
+            calls = [(h, *_plain_call(h)) for h in self.handlers]
+            plain = all(form is not None for _, form, _ in calls)
+            self._plain = calls if plain else None  # type: ignore[assignment]
+        if self._plain is None:
+            return False
+        for handler, form, env in self._plain:
+            try:
+                form(env, state)
+            except Exception as e:
+                self._failed(handler, state, e)
+        return True
 
     async def run(self, state: State, context: dict[str, Any]) -> None:
         for handler in self.handlers:
             try:
                 await self._call(handler, state, context)
             except Exception as e:
-                if state.get("error") is None:
-                    record_error(state, e, "cleanup")
-                name = getattr(handler, "__name__", repr(handler))
-                logger.warning("cleanup handler %s failed: %s", name, e)
+                self._failed(handler, state, e)
+
+    @staticmethod
+    def _failed(handler: Any, state: State, e: Exception) -> None:
+        if state.get("error") is None:
+            record_error(state, e, "cleanup")
+        name = getattr(handler, "__name__", repr(handler))
+        logger.warning("cleanup handler %s failed: %s", name, e)
 
     async def _call(self, handler: Any, state: State, context: dict[str, Any]) -> None:
         spec = self._specs.get(handler)
@@ -122,9 +169,10 @@ class CleanupHandlers:
             await self._run_sync(handler, *args, **kwargs)
 
 
-def _plain_call(condition: StopCondition) -> tuple[Callable[[Any, State], bool] | None, Any]:
-    form = getattr(getattr(condition, "__func__", None), _PLAIN_FORM, None)
-    return (form, condition.__self__) if form is not None else (None, None)  # type: ignore[attr-defined]
+def _plain_call(method: Callable[..., Any]) -> tuple[Callable[[Any, State], Any] | None, Any]:
+    """A bound built-in's plain form and its object, or (None, None)."""
+    form = getattr(getattr(method, "__func__", None), _PLAIN_FORM, None)
+    return (form, method.__self__) if form is not None else (None, None)  # type: ignore[attr-defined]
 
 
 def _as_async(condition: Callable[..., Any]) -> StopCondition:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = ["Parser", "content_text"]
 
@@ -35,6 +35,15 @@ def content_text(message: Any) -> str:
     return str(content)
 
 
+_HELPERS = (
+    "get_assistant_messages",
+    "_by_role",
+    "_message_field",
+    "_message_text",
+    "_content_to_text",
+)
+
+
 def _identity(text: str) -> Any:
     return text
 
@@ -51,6 +60,15 @@ class Parser:
 
     ``self.logger`` is ``logging.getLogger("verifiers.parsers.parser.<ClassName>")``.
     """
+
+    # Whether the class keeps the base message helpers `parse_answer` goes through: then it
+    # reads the last assistant message's text itself, without a call per helper and per
+    # message (decided per class; it runs twice per scored rollout).
+    _base_helpers: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._base_helpers = all(getattr(cls, n) is getattr(Parser, n) for n in _HELPERS)
 
     def __init__(self, extract_fn: Callable[[str], Any] = _identity) -> None:
         self.logger = _logger_for(self, __name__)
@@ -89,6 +107,20 @@ class Parser:
         """``parse`` of a string, or of the last assistant message's text (None if there is none)."""
         if isinstance(completion, str):
             return self.parse(completion)
+        if self._base_helpers:
+            for message in reversed(completion):
+                if isinstance(message, dict):
+                    if message.get("role") != "assistant":
+                        continue
+                    content = message.get("content", "") or ""
+                elif getattr(message, "role", None) == "assistant":
+                    content = getattr(message, "content", "") or ""
+                else:
+                    continue
+                if not isinstance(content, str):
+                    content = self._content_to_text(content)
+                return self.parse(content)
+            return None
         messages = self.get_assistant_messages(completion)
         if not messages:
             return None

@@ -16,8 +16,8 @@ from typing import Any
 
 from verifiers.errors import RewardError
 from verifiers.rubrics.reward_registry import RewardSpec
-from verifiers.rubrics.scores import Score, ScoreTable
-from verifiers.rubrics.sync_calls import SyncCalls
+from verifiers.rubrics.scores import NAN, Score, ScoreTable, as_score, reward_error
+from verifiers.rubrics.sync_calls import SyncCalls, awaitable
 from verifiers.state import State
 
 _STATE_GET = State.get
@@ -110,6 +110,47 @@ async def run_reward_funcs(
                 *(_run_one(spec, k, a, i, table, sync, executor) for i, a in enumerate(avails))
             )
     return table.scores(specs)
+
+
+async def score_single(
+    specs: Sequence[RewardSpec],
+    avail: dict[str, Any],
+    sync: SyncCalls,
+    executor: Executor | None,
+) -> Score:
+    """`run_reward_funcs` for one rollout and individual functions only, in one coroutine:
+    the same values, errors and weighted reward, without the table, the per-call coroutines
+    or the group plumbing (the single-rollout path every scored rollout takes)."""
+    metrics: dict[str, float] = {}
+    reward = 0.0
+    error = None
+    infra = False
+    for spec in specs:
+        call = spec.call
+        if infra:  # skipped after an infrastructure failure, as in `_run_one`
+            value = NAN
+        else:
+            func = spec.func
+            try:
+                kwargs = call.select(avail)
+                if call.is_async:
+                    raw = await func(**kwargs)
+                elif sync.on_loop(func):
+                    raw = sync.run_measured(func, kwargs)
+                    if awaitable(raw):
+                        raw = await raw
+                else:
+                    raw = await sync.call(func, kwargs, executor)
+                value = raw if type(raw) is float else as_score(raw)
+            except Exception as e:
+                value = NAN
+                if error is None:
+                    error = reward_error(call.name, e)
+                    infra = bool(error["infra"])
+        metrics[call.name] = value  # a name used twice keeps its last value, as upstream
+        if spec.weight != 0.0:
+            reward += spec.weight * value
+    return Score(reward, metrics, error)
 
 
 async def _run_one(

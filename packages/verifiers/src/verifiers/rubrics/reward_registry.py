@@ -36,12 +36,13 @@ class RewardRegistry:
     plans are keyed by their contents: a function's signature is read the first time it is
     seen, and the tuple of plans is rebuilt only when a list changed."""
 
-    __slots__ = ("_calls", "_key", "_specs")
+    __slots__ = ("_calls", "_key", "_specs", "has_group")
 
     def __init__(self) -> None:
         self._calls: dict[int, tuple[Callable[..., Any], CallSpec, bool]] = {}
         self._key: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None
         self._specs: tuple[RewardSpec, ...] = ()
+        self.has_group = False  # whether the last `specs` returned hold a group function
 
     def specs(
         self, funcs: Sequence[Callable[..., Any]], weights: Sequence[float]
@@ -61,6 +62,7 @@ class RewardRegistry:
                 f"Rubric has {len(key[0])} reward functions but {len(key[1])} weights"
             )
         self._specs = tuple(self._spec(f, w) for f, w in zip(*key, strict=True))
+        self.has_group = any(s.is_group for s in self._specs)
         self._key = key
         return self._specs
 

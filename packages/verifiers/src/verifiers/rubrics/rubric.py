@@ -31,6 +31,7 @@ from verifiers.rubrics.reward_calls import (
     group_available,
     rollout_available,
     run_reward_funcs,
+    score_single,
     state_fields,
 )
 from verifiers.rubrics.reward_registry import (
@@ -88,6 +89,8 @@ class Rubric:
     _base_compute_scores: ClassVar[bool] = True
     _base_available: ClassVar[bool] = True
     _base_score_available: ClassVar[bool] = True
+    # All of the above and no 0.1-era override: one rollout is scored by `score_single`.
+    _direct_single: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -95,6 +98,12 @@ class Rubric:
         cls._base_compute_scores = cls.compute_scores is Rubric.compute_scores
         cls._base_available = cls.available_for is Rubric.available_for
         cls._base_score_available = cls.score_available is Rubric.score_available
+        cls._direct_single = (
+            cls._base_compute_scores
+            and cls._base_available
+            and cls._base_score_available
+            and not cls.classic_overrides
+        )
 
     def __init__(
         self,
@@ -203,6 +212,13 @@ class Rubric:
         task, info)` returns its `RolloutScore` (0.1.2–0.1.7)."""
         if len(args) == 1 and not kwargs:
             state, sem = args[0], None
+            if self._direct_single:
+                started = time.perf_counter()
+                score = await _score_single(self, state)
+                if score is not None:
+                    apply_score(state, score)
+                    note_scoring_time([state], time.perf_counter() - started)
+                    return None
         else:
             call = classic_scoring.state_call(args, kwargs, "state")
             if call is None:
@@ -296,6 +312,25 @@ def _scores_of(rubric: Rubric, states: list[dict[str, Any]]) -> Awaitable[list[S
     if rubric._base_compute_scores:
         return _scoring(rubric, states)
     return rubric.compute_scores(states)
+
+
+def _score_single(rubric: Rubric, state: Any) -> Awaitable[Score | None]:
+    """One rollout of a rubric scored by the base layers, without them: None (take the
+    general path) when a reward function scores groups."""
+    registry = rubric.reward_registry
+    specs = registry.specs(rubric.funcs, rubric.weights)
+    if registry.has_group:
+        return _none()
+    fields = state_fields(state)
+    input = fields.pop("input", None)
+    avail = rollout_available(
+        rubric.class_objects, rubric.score_object_providers, state, input, fields
+    )
+    return score_single(specs, avail, rubric.sync_calls, rubric.executor)
+
+
+async def _none() -> None:
+    return None
 
 
 def _scoring(rubric: Rubric, states: list[dict[str, Any]]) -> Awaitable[list[Score]]:

@@ -70,20 +70,29 @@ class SyncCalls:
         logger = state.pop("logger")
         self.__init__(logger, **state)  # type: ignore[misc]
 
+    def on_loop(self, func: Callable[..., Any]) -> bool:
+        """Whether `func` is measured cheap: `call` would run it right on the loop's thread
+        (a caller may then run it with `run_measured` without awaiting `call`)."""
+        last = self._seconds.get(id(func))
+        return (
+            last is not None
+            and last[0] is func
+            and last[1] < self.inline_below_s
+            and last[1] < self.slow_after_s
+        )
+
+    def run_measured(self, func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+        """`func(**kwargs)` here, its time kept for the next decision."""
+        return self._run_one(func, kwargs)
+
     async def call(
         self, func: Callable[..., Any], kwargs: dict[str, Any], executor: Executor | None
     ) -> Any:
         """`func(**kwargs)`: on the loop when measured cheap, else in a worker of `executor`
         (None: the loop's default executor)."""
-        last = self._seconds.get(id(func))
-        if (
-            last is not None
-            and last[0] is func
-            and last[1] < self.inline_below_s
-            and last[1] < self.slow_after_s
-        ):
+        if self.on_loop(func):
             value = self._run_one(func, kwargs)  # measured, as in a worker
-            return await value if _awaitable(value) else value
+            return await value if awaitable(value) else value
         if self._on_loop.get(id(func)) is not func:
             try:
                 value = await self._in_worker(func, kwargs, executor)
@@ -98,9 +107,9 @@ class SyncCalls:
                 )
                 self._on_loop[id(func)] = func
             else:
-                return await value if _awaitable(value) else value
+                return await value if awaitable(value) else value
         value = func(**kwargs)
-        return await value if _awaitable(value) else value
+        return await value if awaitable(value) else value
 
     def _in_worker(
         self, func: Callable[..., Any], kwargs: dict[str, Any], executor: Executor | None
@@ -216,7 +225,7 @@ class _Lane:
                 future.set_exception(outcomes[i][1])
 
 
-def _awaitable(value: Any) -> bool:
+def awaitable(value: Any) -> bool:
     """Whether a sync function returned something to await (a coroutine, say); a plain
     number, the common case, is answered without `inspect`'s ABC check."""
     return type(value) not in _PLAIN_SCORES and inspect.isawaitable(value)
