@@ -59,12 +59,14 @@ class HookCalls:
     env_reply: Reply
     is_done: IsDone
     add_model_response: AddResponse
-    # Whether the class keeps MultiTurnEnv's own `setup_state` (which does nothing),
-    # `is_completed` (the stop conditions) and `cleanup` (the handlers): the loop then skips
-    # the first and runs the others' work without their coroutines, unless the instance
-    # itself was given the method.
+    # Whether the class keeps MultiTurnEnv's own `init_state`, `setup_state` (which does
+    # nothing), `is_completed` (the stop conditions), `add_model_response` and `cleanup`
+    # (the handlers): the loop then skips `setup_state` and does the others' work without
+    # their coroutines, unless the instance itself was given the method.
+    base_init_state: bool = False
     base_setup_state: bool = False
     base_is_completed: bool = False
+    base_add_model_response: bool = False
     base_cleanup: bool = False
 
 
@@ -78,8 +80,10 @@ def hook_calls(cls: type[MultiTurnEnv], base: type[MultiTurnEnv]) -> HookCalls:
         add_model_response=method_caller(
             "add_model_response", is_async_callable(cls.add_model_response)
         ),
+        base_init_state=cls.init_state is base.init_state,
         base_setup_state=cls.setup_state is base.setup_state,
         base_is_completed=cls.is_completed is base.is_completed,
+        base_add_model_response=cls.add_model_response is base.add_model_response,
         base_cleanup=cls.cleanup is base.cleanup,
     )
 

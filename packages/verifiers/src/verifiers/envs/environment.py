@@ -323,14 +323,18 @@ class Environment(ClassicCallsMixin):
                         if s.get("error") is None:
                             record_error(s, e, "scoring")
             elapsed = now() - t0
-            parser = getattr(self.rubric, "parser", None) or self.parser
+            rubric = self.rubric
+            parser = getattr(rubric, "parser", None) or self.parser
+            cleans_up = getattr(rubric, "_cleans_up", None)
+            cleanup = cleans_up is None or cleans_up()  # a rubric of another make: call it
             for s in states:
                 s["timing"]["scoring"] = elapsed
                 s["parsed_answer"] = parsed_answer(parser, dict.get(s, "completion"))
-                try:
-                    await self.rubric.cleanup(s)
-                except Exception as e:
-                    logger.warning("rubric cleanup failed: %s", e)
+                if cleanup:
+                    try:
+                        await rubric.cleanup(s)
+                    except Exception as e:
+                        logger.warning("rubric cleanup failed: %s", e)
         finally:
             # the base hook does nothing: skip the call per rollout unless it is overridden
             if (

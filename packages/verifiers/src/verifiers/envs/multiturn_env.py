@@ -156,7 +156,11 @@ class MultiTurnEnv(Environment):
         model: str,
         sampling_args: SamplingArgs | None = None,
     ) -> State:
-        state: State = await self._hooks.init_state(self, input, client, model, sampling_args)
+        hooks = self._hooks
+        if hooks.base_init_state and "init_state" not in self.__dict__:
+            state = self.new_state(input, client, model, sampling_args)
+        else:
+            state = await hooks.init_state(self, input, client, model, sampling_args)
         try:
             if self.timeout_seconds:
                 try:
@@ -171,7 +175,7 @@ class MultiTurnEnv(Environment):
         finally:
             state["timing"]["generation"] = now() - state["timing"]["start"]
             if first_cleanup(state) and not (
-                self._hooks.base_cleanup
+                hooks.base_cleanup
                 and "cleanup" not in self.__dict__
                 and self.cleanup_handlers.run_plain(state)
             ):
@@ -186,10 +190,12 @@ class MultiTurnEnv(Environment):
                 await hooks.setup_state(self, state)
             except Exception as e:
                 record_error(state, e, "setup_state")
-        # The class's `is_completed` is the base one: its work, without its coroutine.
+        # The class's `is_completed` and `add_model_response` are the base ones: their work,
+        # without their coroutines.
         stops = (
             self.stop_conditions if hooks.base_is_completed and "is_completed" not in own else None
         )
+        add_plain = hooks.base_add_model_response and "add_model_response" not in own
         while True:
             done = None
             if stops is not None:
@@ -219,13 +225,19 @@ class MultiTurnEnv(Environment):
             except Exception as e:
                 record_error(state, e, "model")
                 continue
-            await hooks.add_model_response(self, state, prompt, response)
+            if add_plain:
+                self._add_model_response(state, prompt, response)
+            else:
+                await hooks.add_model_response(self, state, prompt, response)
 
     async def add_model_response(
         self, state: State, prompt: Messages, response: ModelResponse
     ) -> None:
         """Record one model turn on the trajectory (upstream's hook: subclasses override it
         and `await super().add_model_response(state, prompt, response)`)."""
+        self._add_model_response(state, prompt, response)
+
+    def _add_model_response(self, state: State, prompt: Messages, response: ModelResponse) -> None:
         step = trajectory_step(state, prompt, response, self.max_seq_len)
         state["trajectory"].append(step)
         state["turn"] = len(state["trajectory"])  # dict-era environments read this

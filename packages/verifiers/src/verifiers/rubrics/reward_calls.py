@@ -137,7 +137,7 @@ async def score_single(
                     raw = await func(**kwargs)
                 elif sync.on_loop(func):
                     raw = sync.run_measured(func, kwargs)
-                    if awaitable(raw):
+                    if type(raw) is not float and awaitable(raw):
                         raw = await raw
                 else:
                     raw = await sync.call(func, kwargs, executor)

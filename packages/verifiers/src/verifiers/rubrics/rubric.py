@@ -91,6 +91,8 @@ class Rubric:
     _base_score_available: ClassVar[bool] = True
     # All of the above and no 0.1-era override: one rollout is scored by `score_single`.
     _direct_single: ClassVar[bool] = True
+    # Whether the class keeps the base `cleanup` (see `_cleans_up`).
+    _base_cleanup: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -104,6 +106,7 @@ class Rubric:
             and cls._base_score_available
             and not cls.classic_overrides
         )
+        cls._base_cleanup = cls.cleanup is Rubric.cleanup
 
     def __init__(
         self,
@@ -292,6 +295,15 @@ class Rubric:
         """Run `handler` (asking by name for `state` and the rollout's fields) after every
         rollout, with the `@vf.cleanup` methods, by descending `cleanup_priority`."""
         self.cleanup_handlers.add_cleanup(handler)
+
+    def _cleans_up(self) -> bool:
+        """Whether `cleanup` has anything to do: an override, or cleanup handlers (when it
+        has not, the environment skips the call per rollout)."""
+        return (
+            not self._base_cleanup
+            or "cleanup" in self.__dict__
+            or bool(self.cleanup_handlers.cleanup_plans(self))
+        )
 
     async def cleanup(self, state: dict[str, Any]) -> None:
         """After scoring each rollout: the rubric's `@vf.cleanup` methods (upstream 0.3.1)."""

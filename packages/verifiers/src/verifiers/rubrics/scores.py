@@ -118,9 +118,10 @@ class ScoreTable:
 def apply_score(state: dict[str, Any], score: Score) -> None:
     # A rollout cut short by infrastructure (model server, sandbox, judge) has no meaningful
     # reward: NaN, so it can neither pass as a real 0.0 nor pull its group's mean.
-    error = state.get("error")
+    get = dict.get  # own keys (no `State.get` call; `error` and `metrics` are no input fields)
+    error = get(state, "error")
     state["reward"] = NAN if error is not None and is_infra_failure(error) else score.reward
-    metrics = state.get("metrics")
+    metrics = get(state, "metrics")
     if metrics:
         metrics.update(score.metrics)
     else:
@@ -135,7 +136,7 @@ def note_scoring_time(states: Sequence[dict[str, Any]], seconds: float) -> None:
     `score_rollout(state, score_sem)`, v0.5 defers `score_group(outputs)`): ours in seconds,
     upstream's `scoring_ms` / `total_ms` where the record has them."""
     for state in states:
-        timing = state.get("timing")
+        timing = dict.get(state, "timing")
         if not isinstance(timing, dict):
             continue
         timing["scoring"] = seconds
@@ -145,6 +146,17 @@ def note_scoring_time(states: Sequence[dict[str, Any]], seconds: float) -> None:
 
 def set_advantages(states: Sequence[dict[str, Any]]) -> None:
     """Group-relative advantage: each reward minus the mean of the group's finite rewards."""
+    if len(states) == 1:  # a group of one, the common case, without the lists
+        state = states[0]
+        r = dict.get(state, "reward", NAN)
+        adv = 0.0 if r is not None and math.isfinite(r) else NAN  # r minus its own mean
+        state["advantage"] = adv
+        for step in dict.get(state, "trajectory") or ():
+            if step.get("advantage") is None:
+                step["advantage"] = adv
+            if step.get("reward") is None:
+                step["reward"] = r
+        return
     rewards = [s.get("reward", NAN) for s in states]
     finite = [r for r in rewards if r is not None and math.isfinite(r)]
     mean = sum(finite) / len(finite) if finite else NAN

@@ -83,7 +83,11 @@ class SyncCalls:
 
     def run_measured(self, func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
         """`func(**kwargs)` here, its time kept for the next decision."""
-        return self._run_one(func, kwargs)
+        started = time.perf_counter()
+        try:
+            return func(**kwargs)
+        finally:
+            self._measured(func, time.perf_counter() - started)
 
     async def call(
         self, func: Callable[..., Any], kwargs: dict[str, Any], executor: Executor | None
@@ -91,7 +95,7 @@ class SyncCalls:
         """`func(**kwargs)`: on the loop when measured cheap, else in a worker of `executor`
         (None: the loop's default executor)."""
         if self.on_loop(func):
-            value = self._run_one(func, kwargs)  # measured, as in a worker
+            value = self.run_measured(func, kwargs)  # measured, as in a worker
             return await value if awaitable(value) else value
         if self._on_loop.get(id(func)) is not func:
             try:
@@ -118,19 +122,12 @@ class SyncCalls:
         last = self._seconds.get(id(func))
         if last is None or last[0] is not func or last[1] >= self.slow_after_s:
             self.hops += 1
-            return loop.run_in_executor(executor, self._run_one, func, kwargs)
+            return loop.run_in_executor(executor, self.run_measured, func, kwargs)
         lane: _Lane | None = getattr(self._lanes, "lane", None)
         if lane is None or lane.loop is not loop:
             lane = self._lanes.lane = _Lane(self, loop)
         lane.executor = executor
         return lane.submit(func, kwargs)
-
-    def _run_one(self, func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-        started = time.perf_counter()
-        try:
-            return func(**kwargs)
-        finally:
-            self._measured(func, time.perf_counter() - started)
 
     def _measured(self, func: Callable[..., Any], seconds: float) -> None:
         """Keep the slower of a function's last two calls: one call that came back at once
