@@ -88,8 +88,9 @@ def normalize_inputs(inputs: Any) -> list[dict[str, Any]]:
         n = lengths.pop() if lengths else 0
         return [{k: v[i] for k, v in columns.items()} for i in range(n)]
     if isinstance(inputs, list):
-        if inputs and not all(isinstance(r, dict) for r in inputs):
-            raise ConfigError("inputs must be dicts (one per rollout)")
+        for r in inputs:  # a plain loop: no generator step per row
+            if not isinstance(r, dict):
+                raise ConfigError("inputs must be dicts (one per rollout)")
         return inputs
     raise ConfigError(f"unsupported inputs of type {type(inputs).__name__}")
 
@@ -179,7 +180,7 @@ def run_lanes(limit: int, groups: list[list[dict[str, Any]]]) -> tuple[int, Roll
     so a group waiting for its last rollout does not leave slots idle."""
     if not limit:
         return max(1, len(groups)), None
-    rollouts = sum(len(g) for g in groups)
+    rollouts = sum(map(len, groups))
     if rollouts == len(groups):
         return min(limit, max(1, len(groups))), None
     group_size = max(1, rollouts // max(1, len(groups)))

@@ -163,7 +163,7 @@ def summarize(
                 usage[key] = usage.get(key, 0) + count
     pass_k: dict[str, float] = {}
     if by_example and summary["scored_rollouts"]:
-        n_min = min(n for n, _ in by_example.values())
+        n_min = min([n for n, _ in by_example.values()])
         k = 1
         while k <= n_min:
             vals = [
@@ -222,7 +222,7 @@ def _pstdev(values: list[float]) -> float:
     """Population standard deviation, two passes of `math.fsum` (`statistics.pstdev`'s exact
     rational arithmetic costs about a microsecond per rollout on a large run)."""
     mean = math.fsum(values) / len(values)
-    return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
+    return math.sqrt(math.fsum([(v - mean) ** 2 for v in values]) / len(values))
 
 
 def _stats(outputs: Sequence[Mapping[str, Any]], owned: set[str] | None) -> dict[str, Any]:

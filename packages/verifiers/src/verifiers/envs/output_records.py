@@ -61,7 +61,13 @@ def output_record(state: State, state_columns: list[str] | None = None) -> Rollo
     if tool_defs:
         out["tool_defs"] = tool_defs
     trajectory = own(state, "trajectory") or ()
-    if (state_columns and "trajectory" in state_columns) or _has_tokens(trajectory):
+    with_steps = bool(state_columns and "trajectory" in state_columns)
+    if not with_steps:
+        for step in trajectory:  # steps with token ids (inline: once per rollout)
+            if step.get("tokens"):
+                with_steps = True
+                break
+    if with_steps:
         out["trajectory"] = [_step_record(step) for step in trajectory]
     for name, value in metrics.items():
         if name not in _RESERVED_OUTPUT_KEYS:
@@ -71,13 +77,6 @@ def output_record(state: State, state_columns: list[str] | None = None) -> Rollo
             if col != "trajectory" and col in state:
                 out[col] = state[col]  # type: ignore[literal-required]
     return out
-
-
-def _has_tokens(trajectory: Any) -> bool:
-    for step in trajectory:
-        if step.get("tokens"):
-            return True
-    return False
 
 
 def _output_timing(timing: dict[str, Any], total: float) -> dict[str, float]:

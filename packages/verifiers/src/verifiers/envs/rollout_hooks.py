@@ -73,8 +73,6 @@ class StopConditions:
 
     def _plan(self) -> None:
         conditions = self.conditions
-        if conditions == self._checked:
-            return
         self._checked = list(conditions)
         self._calls = [(c, getattr(c, "__name__", "stop"), *_plain_call(c)) for c in conditions]
         self._all_plain = all(plain is not None for _, _, plain, _ in self._calls)
@@ -82,7 +80,8 @@ class StopConditions:
     def check_now(self, state: State) -> bool | None:
         """`check` without a coroutine when every condition has a plain form; None when
         one must be awaited (then call `check`)."""
-        self._plan()
+        if self.conditions != self._checked:
+            self._plan()
         if not self._all_plain:
             return None
         for _, name, plain, env in self._calls:
@@ -92,7 +91,8 @@ class StopConditions:
         return False
 
     async def check(self, state: State) -> bool:
-        self._plan()
+        if self.conditions != self._checked:
+            self._plan()
         for condition, name, plain, env in self._calls:
             held = plain(env, state) if plain is not None else await condition(state)
             if held:

@@ -62,7 +62,11 @@ def extract_boxed_choice(text: str | None, letters: str) -> str:
 def _last_box(text: str) -> tuple[str, int] | None:
     """The stripped contents of the last ``\\boxed{}``/``\\fbox{}`` and the index just past
     its closing brace; None without a box or when the last box is never closed."""
-    start, opener = max((text.rfind(o), o) for o in _BOX_OPENERS)
+    opener = _BOX_OPENERS[0]  # the later of the two openers (no generator: per answer)
+    start = text.rfind(opener)
+    fbox = text.rfind(_BOX_OPENERS[1])
+    if fbox > start:
+        start, opener = fbox, _BOX_OPENERS[1]
     if start < 0:
         return None
     i = start + len(opener)
