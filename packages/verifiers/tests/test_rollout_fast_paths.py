@@ -190,3 +190,242 @@ def test_run_summary_sums_and_spreads_as_the_standard_library_does():
         usage.update(o["token_usage"])
     assert summary["usage"] == dict(usage)
     assert summarize(outputs[:1])["std_reward"] == 0.0
+
+
+# -- the single-rollout paths (issue 30 item 1, second cut) ------------------------------------
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal, NaN equal to NaN (scores and metrics compare with their NaNs)."""
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    return a == b
+
+
+def test_one_rollout_scored_directly_answers_what_the_table_path_does():
+    """`score_single` (one rollout, individual functions, one coroutine) against
+    `run_reward_funcs` (the table every group goes through), function by function: sync and
+    async, bool/int results, a non-number, a plain failure, an infrastructure failure (the
+    rollout's later functions are skipped as NaN), a name used twice, a zero-weight NaN."""
+    from verifiers.errors import InfraError
+    from verifiers.rubrics.reward_calls import run_reward_funcs, score_single
+    from verifiers.rubrics.reward_registry import RewardRegistry
+    from verifiers.rubrics.sync_calls import SyncCalls
+
+    def ok(completion) -> float:
+        return 0.5
+
+    async def later(answer) -> int:
+        return 1
+
+    def flag(**kwargs) -> bool:
+        return "state" in kwargs
+
+    def words(completion) -> str:
+        return "many"
+
+    def broken(prompt) -> float:
+        raise ValueError("bad input")
+
+    def judge_down(answer) -> float:
+        raise InfraError("judge unreachable")
+
+    def nan_metric() -> float:
+        return math.nan
+
+    plans = {
+        "plain": ([ok, later, flag, nan_metric], [1.0, 2.0, 0.5, 0.0]),
+        "failures": ([broken, ok, words, later], [1.0, 1.0, 1.0, 1.0]),
+        "infra first": ([judge_down, ok, broken, later], [1.0, 1.0, 1.0, 0.0]),
+        "infra after a failure": ([broken, judge_down, later], [1.0, 1.0, 1.0]),
+        "a name twice": ([ok, later, ok], [1.0, 1.0, 3.0]),
+    }
+    for name, (funcs, weights) in plans.items():
+        specs = RewardRegistry().specs(funcs, weights)
+        avail = {"prompt": [], "completion": [], "answer": "4", "state": {}, "info": {}}
+
+        async def both(specs=specs, avail=avail) -> tuple[Score, Score]:
+            direct = await score_single(specs, dict(avail), SyncCalls(_logger()), None)
+            (table,) = await run_reward_funcs(
+                specs, [dict(avail)], lambda a: {}, SyncCalls(_logger()), None
+            )
+            return direct, table
+
+        direct, table = asyncio.run(both())
+        assert _same(direct.reward, table.reward), name
+        assert _same(direct.metrics, table.metrics), name
+        assert (direct.error is None) == (table.error is None), name
+        if direct.error is not None:
+            assert direct.error == table.error, name
+
+
+def _logger():  # type: ignore[no-untyped-def]
+    import logging
+
+    return logging.getLogger("test_rollout_fast_paths")
+
+
+def test_a_rubric_with_a_group_function_scores_one_rollout_the_long_way():
+    """`score_rollout(state)` on a rubric holding a group function (scored as a group of
+    one) is not taken by the single path, which scores individual functions only."""
+
+    def per_rollout(completion, answer) -> float:
+        return exact(completion, answer)
+
+    def group_size(completions) -> list[float]:
+        return [float(len(completions))] * len(completions)
+
+    rubric = cheap([per_rollout, group_size])
+    state = rollout_state("2+2?", "4", "4", task="t")
+    asyncio.run(rubric.score_rollout(state))
+    assert rubric.reward_registry.has_group
+    assert state["metrics"] == {"per_rollout": 1.0, "group_size": 1.0}
+    assert state["reward"] == 2.0
+
+
+def test_the_parser_reads_the_last_assistant_message_as_its_helpers_do():
+    """`Parser.parse_answer` reads the last assistant message itself for a class keeping the
+    base message helpers; a subclass overriding one (here `_message_field`, answering the
+    same) goes the long way, and both agree on every shape of completion."""
+    from types import SimpleNamespace
+
+    class LongWay(vf.Parser):
+        def _message_field(self, message, field, default=None):  # type: ignore[no-untyped-def]
+            return super()._message_field(message, field, default)
+
+    class Quoting(vf.Parser):  # a helper override is honoured
+        def _message_text(self, message) -> str:  # type: ignore[no-untyped-def]
+            return f"<{super()._message_text(message)}>"
+
+    assert vf.Parser._base_helpers and not LongWay._base_helpers
+    completions = [
+        "plain text",
+        [],
+        [{"role": "user", "content": "q"}],
+        [{"role": "assistant", "content": "first"}, {"role": "assistant", "content": "last"}],
+        [{"role": "assistant", "content": "answer"}, {"role": "tool", "content": "t"}],
+        [{"role": "assistant", "content": None, "tool_calls": []}],
+        [{"role": "assistant"}],
+        [{"role": "assistant", "content": [{"type": "text", "text": " a "}, {"type": "x"}]}],
+        [{"role": "assistant", "content": 7}],
+        [SimpleNamespace(role="assistant", content="from an object"), {"role": "user"}],
+        [SimpleNamespace(role="user", content="no"), SimpleNamespace(content="no role")],
+    ]
+    for completion in completions:
+        assert vf.Parser().parse_answer(completion) == LongWay().parse_answer(completion)
+    assert Quoting().parse_answer([{"role": "assistant", "content": "x"}]) == "<x>"
+    boxed = vf.Parser(extract_fn=vf.extract_boxed_answer)
+    assert boxed.parse_answer([{"role": "assistant", "content": "so \\boxed{12}."}]) == "12"
+
+
+def test_the_summary_is_the_one_of_separate_passes():
+    """`summarize` in one pass (issue 30 item 1) against the figures taken one by one:
+    errors counted by type in first-seen order, the first error, metrics over finite values
+    only, pass@k over groups of four with NaN rewards, and no means when nothing scored."""
+    import statistics
+
+    from verifiers.results import pass_at_k, summarize
+
+    outputs = []
+    for i in range(24):
+        reward = [1.0, 0.0, math.nan, 0.5][i % 4] if i % 7 else 1.0
+        error = (
+            {"error": ["ModelError", "RewardError"][i % 2], "message": f"m{i}"}
+            if i % 5 == 3
+            else None
+        )
+        outputs.append(
+            {
+                "example_id": i // 4,
+                "reward": reward,
+                "error": error,
+                "metrics": {"m": reward, "n": float(i)} if i % 3 else {"n": math.inf},
+            }
+        )
+    s = summarize(outputs, pass_threshold=0.5)
+    scored = [o for o in outputs if not o["error"] and math.isfinite(o["reward"])]
+    finite = [o["reward"] for o in outputs if math.isfinite(o["reward"])]
+    assert s["scored_rollouts"] == len(scored) and s["num_rollouts"] == 24
+    assert s["avg_reward"] == statistics.fmean(finite)
+    assert s["errors"] == {"RewardError": 3, "ModelError": 2}
+    assert list(s["errors"]) == ["RewardError", "ModelError"]  # first seen first (i=3, 8)
+    assert s["first_error"] == "RewardError: m3"
+    ms = [o["metrics"]["m"] for o in outputs if math.isfinite(o["metrics"].get("m", math.nan))]
+    ns = [o["metrics"]["n"] for o in outputs if math.isfinite(o["metrics"]["n"])]
+    assert s["avg_metrics"] == {"m": statistics.fmean(ms), "n": statistics.fmean(ns)}
+    for k in (1, 2, 4):
+        groups = [[o["reward"] for o in outputs if o["example_id"] == e] for e in range(6)]
+        want = statistics.fmean(pass_at_k(4, sum(r >= 0.5 for r in g), k) for g in groups)
+        assert s["pass_at_k"][str(k)] == want
+    assert set(s["pass_at_k"]) == {"1", "2", "4"}
+    failed = summarize([{"example_id": 0, "reward": 0.0, "error": {"error": "E"}}])
+    assert math.isnan(failed["avg_reward"]) and failed["pass_at_k"] == {}
+
+
+def test_hooks_given_to_the_instance_or_a_subclass_are_still_called(server):
+    """The loop does the base `init_state` / `setup_state` / `is_completed` /
+    `add_model_response` / cleanup work without their coroutines; a hook set on the instance,
+    a cleanup handler appended after construction and a subclass's `render_completion` are
+    still what runs, and a failing plain cleanup is recorded as the long way records it."""
+    from datasets import Dataset
+
+    calls: list[str] = []
+    rows = Dataset.from_list([{"question": "What is 2 + 3?", "answer": "5"}])
+    env = vf.SingleTurnEnv(dataset=rows)
+    base_init, base_add = env.init_state, env.add_model_response
+
+    async def init_state(*args):  # type: ignore[no-untyped-def]
+        calls.append("init_state")
+        return await base_init(*args)
+
+    async def setup_state(state):  # type: ignore[no-untyped-def]
+        calls.append("setup_state")
+
+    async def add_model_response(*args):  # type: ignore[no-untyped-def]
+        calls.append("add_model_response")
+        await base_add(*args)
+
+    async def is_completed(state):  # type: ignore[no-untyped-def]
+        calls.append("is_completed")
+        return len(state["trajectory"]) >= 1
+
+    def late_handler(state):  # type: ignore[no-untyped-def]
+        calls.append("late cleanup")
+
+    env.init_state, env.setup_state = init_state, setup_state
+    env.add_model_response, env.is_completed = add_model_response, is_completed
+    env._cleanup_handlers.append(late_handler)
+    client = vf.OpenAIClient(server.base_url, api_key="x")
+    out = asyncio.run(env.evaluate(client, "m", num_examples=1))["outputs"][0]
+    assert calls == [
+        "init_state",
+        "setup_state",
+        "is_completed",
+        "add_model_response",
+        "is_completed",
+        "late cleanup",
+    ]
+    assert out["completion"][-1]["content"] and out["reward"] == 0.0  # no reward functions
+
+    class Broken(vf.SingleTurnEnv):
+        def render_completion(self, state):  # type: ignore[no-untyped-def]
+            raise RuntimeError("cannot render")
+
+    broken = Broken(dataset=rows)
+    out = asyncio.run(broken.evaluate(client, "m", num_examples=1))["outputs"][0]
+    assert out["error"]["stage"] == "cleanup" and "cannot render" in out["error"]["message"]
+
+
+def test_a_group_of_one_gets_the_advantage_the_group_formula_gives():
+    """`set_advantages` for one state: 0.0 (a float, also for an int reward) beside a finite
+    reward, NaN beside NaN or None, and the steps take both when they have none."""
+    from verifiers.rubrics.scores import set_advantages
+
+    for reward, want in [(1, 0.0), (0.25, 0.0), (math.nan, math.nan), (None, math.nan)]:
+        one = {"reward": reward, "trajectory": [{"advantage": None, "reward": None}]}
+        set_advantages([one])
+        assert _same(one["advantage"], want) and type(one["advantage"]) is float
+        assert _same(one["trajectory"][0]["advantage"], want)
+        assert one["trajectory"][0]["reward"] is reward
