@@ -21,6 +21,9 @@ The scripted server (`python -m verifiers.testing serve`) runs outside valgrind.
 counted: the kernel's share (socket calls, epoll), which the timed figures include and which
 weighs most in the floor, so these ratios are higher than the CPU-time ratios; and time
 itself (cache misses, the GIL). Use it to compare trees (`--base-src`), not as the bar.
+Wall-clock timeouts scale with valgrind's slowdown like `SyncCalls`' thresholds (aiohttp's
+keep-alive, our client's connect and total timeouts): at c=4,096 unscaled, connections expired
+between requests and the rollout counted 931 k instead of 735 k.
 
     uv run --no-sync python bench/rollouts/instructions.py [-n 2000] [-c 256] [--sides floor,client,rollout]
         [--base-src DIR]   # also `rollout` with DIR (a `git archive` export) first on PYTHONPATH
@@ -53,6 +56,7 @@ def run_side(side: str, n: int, c: int, base_url: str, rows: int) -> None:
     """In the measured process: `n` requests or rollouts of one side at concurrency `c`.
     The heap that exists before the run is frozen, as run.py's floor does and as the library
     does for a run (`rollout_gc`), so no side pays for collections of the import-time heap."""
+    _scale_keepalive()
     if side == "floor":
         import aiohttp
         import orjson
@@ -77,13 +81,11 @@ def run_side(side: str, n: int, c: int, base_url: str, rows: int) -> None:
 
     import bench_env
 
-    import verifiers as vf
-
     if side == "client":
         messages = _messages(rows)
 
         async def client() -> None:
-            model = vf.OpenAIClient(base_url, api_key="EMPTY")
+            model = _client(base_url)
             await lanes(n, c, lambda i: model.get_response(messages[i], "m"))
             await model.aclose()
 
@@ -106,7 +108,7 @@ def run_side(side: str, n: int, c: int, base_url: str, rows: int) -> None:
     sync.slow_after_s *= VALGRIND_SLOWDOWN
 
     async def rollout() -> None:
-        model = vf.OpenAIClient(base_url, api_key="EMPTY")
+        model = _client(base_url)
         out = await env.evaluate(model, "m", num_examples=n, max_concurrent=c)
         await model.aclose()
         assert len(out["outputs"]) == n, len(out["outputs"])
@@ -122,12 +124,11 @@ async def lean_rollouts(env, n: int, c: int, base_url: str) -> None:  # type: ig
     lower bound for the library's share, not a replacement for it."""
     import bench_env
 
-    import verifiers as vf
     from verifiers.envs.output_records import output_record
     from verifiers.envs.trajectory import trajectory_step
 
     rows = env.eval_inputs(n, 1, False, None)
-    model = vf.OpenAIClient(base_url, api_key="EMPTY")
+    model = _client(base_url)
     parser = env.parser
     outputs = []
 
@@ -147,6 +148,31 @@ async def lean_rollouts(env, n: int, c: int, base_url: str) -> None:  # type: ig
     await lanes(n, c, one)
     await model.aclose()
     assert len(outputs) == n, len(outputs)
+
+
+def _scale_keepalive() -> None:
+    """Valgrind runs the process ~50x slower, and at c=4,096 a connection waits longer than
+    aiohttp's 15 s keep-alive between its requests, so every request would open a new one
+    (and our client's 10 s connect timeout would fire and retry): what a normal run never
+    does. Both scale with the slowdown, for every side."""
+    import functools
+
+    import aiohttp
+
+    aiohttp.TCPConnector.__init__ = functools.partialmethod(  # type: ignore[method-assign]
+        aiohttp.TCPConnector.__init__, keepalive_timeout=15.0 * VALGRIND_SLOWDOWN
+    )
+
+
+def _client(base_url: str):  # type: ignore[no-untyped-def]
+    import verifiers as vf
+
+    return vf.OpenAIClient(
+        base_url,
+        api_key="EMPTY",
+        connect_timeout=10.0 * VALGRIND_SLOWDOWN,
+        timeout=600.0 * VALGRIND_SLOWDOWN,
+    )
 
 
 def _freeze() -> None:
