@@ -159,7 +159,7 @@ def _scale_keepalive() -> None:
 
     import aiohttp
 
-    aiohttp.TCPConnector.__init__ = functools.partialmethod(  # type: ignore[method-assign]
+    aiohttp.TCPConnector.__init__ = functools.partialmethod(  # type: ignore[method-assign,assignment]
         aiohttp.TCPConnector.__init__, keepalive_timeout=15.0 * VALGRIND_SLOWDOWN
     )
 
