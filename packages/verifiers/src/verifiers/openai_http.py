@@ -381,7 +381,11 @@ class OpenAIClient(Client):
     async def _post(self, payload: bytes, url: str | None = None) -> Any:
         """POST to `url` (default: chat completions) with retries; the parsed JSON reply."""
         url = url or self._url
-        session = await self._session()
+        pooled = self._sessions.get(asyncio.get_running_loop())
+        if pooled is not None and not pooled.session.closed:
+            session = pooled.session  # the common case, without `_session`'s coroutine
+        else:
+            session = await self._session()
         last_problem = "no attempt made"
         for attempt in range(self.max_retries + 1):
             retry_after: float | None = None
