@@ -91,8 +91,6 @@ def parse_info(info: Any) -> dict[str, Any]:
     """`info` may be a dict or a JSON string (recommended when row schemas differ)."""
     if isinstance(info, dict):  # the usual case, once per rollout: no further call
         return info
-    if info is None:  # no `info` column: as `json_object` reads it, without the call
-        return {}
     return json_object(info, "'info'", expected="a dict or the JSON text of an object")
 
 

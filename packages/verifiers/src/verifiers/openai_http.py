@@ -254,11 +254,16 @@ class OpenAIClient(Client):
         state["_sessions"] = {}
         return state
 
+    def _live_session(self) -> aiohttp.ClientSession | None:
+        """This loop's pooled session while it is open (no coroutine: once per request)."""
+        pooled = self._sessions.get(asyncio.get_running_loop())
+        return pooled.session if pooled is not None and not pooled.session.closed else None
+
     async def _session(self) -> aiohttp.ClientSession:
+        live = self._live_session()
+        if live is not None:
+            return live
         loop = asyncio.get_running_loop()
-        pooled = self._sessions.get(loop)
-        if pooled is not None and not pooled.session.closed:
-            return pooled.session
         for old in [lp for lp in self._sessions if lp.is_closed()]:
             del self._sessions[old]
         connector = aiohttp.TCPConnector(limit=self._max_connections, ttl_dns_cache=300)
@@ -381,11 +386,7 @@ class OpenAIClient(Client):
     async def _post(self, payload: bytes, url: str | None = None) -> Any:
         """POST to `url` (default: chat completions) with retries; the parsed JSON reply."""
         url = url or self._url
-        pooled = self._sessions.get(asyncio.get_running_loop())
-        if pooled is not None and not pooled.session.closed:
-            session = pooled.session  # the common case, without `_session`'s coroutine
-        else:
-            session = await self._session()
+        session = self._live_session() or await self._session()
         last_problem = "no attempt made"
         for attempt in range(self.max_retries + 1):
             retry_after: float | None = None

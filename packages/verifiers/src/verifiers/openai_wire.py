@@ -146,14 +146,13 @@ def _reply(
     data: dict[str, Any], choice: dict[str, Any], message: AssistantMessage, text: str | None
 ) -> ModelResponse:
     """The fields every completion body carries the same way, chat or text."""
-    version = data.get("policy_version")
     return ModelResponse(
         message=message,
         finish_reason=choice.get("finish_reason"),
         usage=_usage((data.get("usage") or {}).get),
         id=data.get("id"),
         model=data.get("model"),
-        policy_version=None if version is None else _as_version(version),
+        policy_version=_as_version(data.get("policy_version")),
         text=text,
     )
 
@@ -176,8 +175,7 @@ def parse_chat_completion(data: Any) -> ModelResponse:
     if reasoning:
         message["reasoning_content"] = reasoning
     response = _reply(data, choice, message, None)
-    if choice.get("token_ids") is not None or choice.get("logprobs"):  # else nothing to read
-        _parse_tokens(data, choice, response)
+    _parse_tokens(data, choice, response)
     return response
 
 

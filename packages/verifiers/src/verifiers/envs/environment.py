@@ -237,8 +237,7 @@ class Environment(ClassicCallsMixin):
             response = await client.get_response(
                 prompt, model or state["model"], tools=tools, sampling_args=sampling
             )
-        if not isinstance(response, ModelResponse):  # a 0.3-style client's `vf.Response`
-            response = model_response(response)
+        response = model_response(response)  # a 0.3-style client returns a `vf.Response`
         usage = state["usage"]
         usage["input_tokens"] += response.usage["input_tokens"]
         usage["output_tokens"] += response.usage["output_tokens"]

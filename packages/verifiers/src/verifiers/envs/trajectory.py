@@ -43,9 +43,7 @@ def trajectory_step(
     state: State, prompt: Messages, response: ModelResponse, max_seq_len: int | None
 ) -> TrajectoryStep:
     """The trajectory step of one model turn: what was sent, what came back, its tokens."""
-    # (our reply without token ids has no token data: no call to find that out)
-    no_ids = isinstance(response, ModelResponse) and response.completion_ids is None
-    tokens = None if no_ids else response_tokens(response, max_seq_len)
+    tokens = response_tokens(response, max_seq_len)
     text = response.text if isinstance(prompt, str) else None
     return {
         "prompt": prompt,

@@ -217,9 +217,9 @@ class Rubric:
             state, sem = args[0], None
             if self._direct_single:
                 started = time.perf_counter()
-                score = await _score_single(self, state)
-                if score is not None:
-                    apply_score(state, score)
+                scoring = _score_single(self, state)
+                if scoring is not None:
+                    apply_score(state, await scoring)
                     note_scoring_time([state], time.perf_counter() - started)
                     return None
         else:
@@ -326,23 +326,24 @@ def _scores_of(rubric: Rubric, states: list[dict[str, Any]]) -> Awaitable[list[S
     return rubric.compute_scores(states)
 
 
-def _score_single(rubric: Rubric, state: Any) -> Awaitable[Score | None]:
+def _score_single(rubric: Rubric, state: Any) -> Awaitable[Score] | None:
     """One rollout of a rubric scored by the base layers, without them: None (take the
     general path) when a reward function scores groups."""
     registry = rubric.reward_registry
     specs = registry.specs(rubric.funcs, rubric.weights)
     if registry.has_group:
-        return _none()
-    fields = state_fields(state)
-    input = fields.pop("input", None)
-    avail = rollout_available(
-        rubric.class_objects, rubric.score_object_providers, state, input, fields
-    )
+        return None
+    avail = _base_available_for(rubric, state)
     return score_single(specs, avail, rubric.sync_calls, rubric.executor)
 
 
-async def _none() -> None:
-    return None
+def _base_available_for(rubric: Rubric, state: Any) -> dict[str, Any]:
+    """The base `available_for`'s work for one state."""
+    fields = state_fields(state)
+    input = fields.pop("input", None)
+    return rollout_available(
+        rubric.class_objects, rubric.score_object_providers, state, input, fields
+    )
 
 
 def _scoring(rubric: Rubric, states: list[dict[str, Any]]) -> Awaitable[list[Score]]:
@@ -350,15 +351,7 @@ def _scoring(rubric: Rubric, states: list[dict[str, Any]]) -> Awaitable[list[Sco
     if rubric.classic_overrides:
         return classic_scoring.scores_from_overrides(rubric, states)
     if rubric._base_available:
-        avails = []
-        for state in states:
-            fields = state_fields(state)
-            input = fields.pop("input", None)
-            avails.append(
-                rollout_available(
-                    rubric.class_objects, rubric.score_object_providers, state, input, fields
-                )
-            )
+        avails = [_base_available_for(rubric, s) for s in states]
     else:
         avails = [rubric.available_for(s, **state_fields(s)) for s in states]
     if rubric._base_score_available:

@@ -30,8 +30,7 @@ def response_tokens(response: Any, max_seq_len: int | None = None) -> Trajectory
     """The response's prompt/completion token ids, masks and logprobs (None when the server
     sent no token ids). A completion running past `max_seq_len` tokens (prompt included) is
     cut there and marked truncated."""
-    if not isinstance(response, ModelResponse):  # ours, the common case, as it is
-        response = as_model_response(response)
+    response = as_model_response(response)
     completion_ids = getattr(response, "completion_ids", None)
     if response is None or completion_ids is None:
         return None
