@@ -16,9 +16,10 @@ import tarfile
 import tempfile
 import threading
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import uvicorn
@@ -436,6 +437,40 @@ def publish_to(
         )
 
 
+class _RecordingCursor:
+    """A driver cursor that reports each statement executed on it."""
+
+    def __init__(self, cursor: Any, record: Callable[[str, Any], None]) -> None:
+        self._cursor = cursor
+        self._record = record
+
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        self._record(sql, params)
+        return self._cursor.execute(sql, params)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cursor, name)
+
+
+@contextlib.contextmanager
+def driver_statements(hub: Hub, record: Callable[[str, Any], None]) -> Iterator[None]:
+    """While the block runs, ``record(sql, params)`` for every statement run on a
+    `Database.read_cursor` (the listings' compiled statements), which the engines' events
+    do not see."""
+    plain = hub.db.read_cursor
+
+    @contextlib.contextmanager
+    def recording() -> Iterator[Any]:
+        with plain() as cur:
+            yield _RecordingCursor(cur, record)
+
+    hub.db.read_cursor = recording  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        del hub.db.read_cursor  # the class's own again
+
+
 @contextlib.contextmanager
 def statements_sent(hub: Hub, *, change_counter: bool = True) -> Iterator[list[str]]:
     """Every SQL statement ``hub`` sends while the block runs (both engines on SQLite), but
@@ -460,7 +495,8 @@ def statements_sent(hub: Hub, *, change_counter: bool = True) -> Iterator[list[s
     for e in engines.values():
         event.listen(e, "before_cursor_execute", count)
     try:
-        yield seen
+        with driver_statements(hub, lambda sql, _params: count(None, None, sql, None, None, False)):
+            yield seen
     finally:
         for e in engines.values():
             event.remove(e, "before_cursor_execute", count)

@@ -253,6 +253,84 @@ async def test_the_loops_counter_read_falls_back_to_a_thread_when_it_cannot_answ
         assert len(threads) == 2
 
 
+class _LeanApp(_App):
+    """A route that marks its path with a lean build: the build answers with its own count
+    and the thread it ran on, or hands the request back (None) for ``?back``."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__()
+        self.seconds = seconds  # how long a lean build takes
+        self.builds: list[str] = []
+
+    def lean(self, principal: Principal, scope):  # type: ignore[no-untyped-def]
+        import threading
+        import time
+
+        from starlette.responses import Response
+
+        if scope["query_string"] == b"back":
+            return None
+        time.sleep(self.seconds)
+        self.builds.append(threading.current_thread().name)
+        return Response(f"lean {len(self.builds)}", media_type="text/plain")
+
+    async def __call__(self, scope, receive, send):  # type: ignore[no-untyped-def]
+        from starlette.requests import Request
+
+        self.calls += 1
+        mark_cacheable(Request(scope), lean=self.lean)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": f"route {self.calls}".encode()})
+
+
+@pytest.mark.parametrize("on_loop", [True, False])
+async def test_lean_rebuilds_run_on_the_loop_only_when_measured_cheap(on_loop: bool) -> None:
+    """After its route marked the path, a rebuild calls the lean build: in a worker thread
+    the first time, then on the event loop while its last build took under
+    ``inline_below``; a build that hands back (None) is answered by the route. Where the
+    counter is read in a thread (PostgreSQL), the lean build runs in that same call."""
+    import threading
+
+    generation = [1]
+    app = _LeanApp(seconds=0.0 if on_loop else 0.02)
+    wrapped: list[int] = []
+
+    def wrap(inner):  # type: ignore[no-untyped-def]
+        wrapped.append(1)
+        return inner
+
+    cache = ListingCache(
+        app,
+        lambda: generation[0],
+        _authenticate,
+        max_age=10,
+        session_cookie="prime_hub_token",
+        generation_now=(lambda: generation[0]) if on_loop else None,
+        wrap=wrap,
+        inline_below=0.01,
+    )
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(cache),  # type: ignore[arg-type]
+        base_url="http://hub",
+    ) as c:
+        assert (await c.get("/x")).text == "route 1"  # learns the path and its lean build
+        bodies = []
+        for g in (1, 2, 3):  # the first build, then one after each change
+            generation[0] = g
+            bodies.append((await c.get("/x")).text)
+            assert (await c.get("/x")).text == bodies[-1]  # the rebuilt response is kept
+        assert bodies == ["lean 1", "lean 2", "lean 3"]
+        assert cache.lean_builds == 3 and len(wrapped) == 3
+        main = threading.current_thread().name
+        if on_loop:  # measured cheap after the first: on the loop
+            assert app.builds[0] != main and app.builds[1:] == [main, main]
+        else:  # too slow for the loop, or a counter read in a thread: never on the loop
+            assert main not in app.builds
+        generation[0] = 4
+        assert (await c.get("/x?back")).text == "route 2"  # handed back: the route answers
+        assert cache.lean_builds == 3
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_the_served_app_reads_the_counter_on_the_loop_only_on_sqlite(
     backend: str, database_url: Callable[[str, str], str], tmp_path: Path

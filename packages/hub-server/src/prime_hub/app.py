@@ -133,6 +133,9 @@ def create_asgi(settings: Settings | None = None, hub: Hub | None = None) -> Ind
         # network, and a database that stops answering (a failover) would freeze the loop,
         # health checks included, where a worker thread just waits.
         generation_now=hub.db.counter.now if hub.db.is_sqlite else None,
+        wrap=HtmlSecurityHeaders,  # a lean listing's response gets the pages' headers too
+        # rebuilds measured cheap run on the loop, on SQLite only: see ListingCache
+        inline_below=hub.settings.listing_inline_ms / 1000 if hub.db.is_sqlite else 0.0,
     )
     hub.on_change.append(listings.clear)
     return IndexFastPath(listings, app.state.index_cache)

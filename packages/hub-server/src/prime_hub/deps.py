@@ -5,14 +5,12 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 
 from .auth import Principal, token_from_header
-from .core.queries import ListingRow
-from .listing_cache import mark_cacheable
+from .lean_listings import public_base
 from .service import Hub
 
 
@@ -22,8 +20,7 @@ def hub_of(request: Request) -> Hub:
 
 
 def base_url(request: Request) -> str:
-    configured = hub_of(request).settings.base_url
-    return (configured or str(request.base_url)).rstrip("/")
+    return public_base(hub_of(request), request.scope)
 
 
 def principal_sync(request: Request) -> Principal:
@@ -37,14 +34,6 @@ async def principal_async(request: Request) -> Principal:
     if not request.headers.get("authorization"):
         return Principal()
     return await run_in_threadpool(principal_sync, request)
-
-
-def environment_page(request: Request, **filters: Any) -> tuple[list[ListingRow], int]:
-    """The JSON APIs' listings: the environments the caller's API token may see that match
-    ``filters`` (``QueryService.listing_rows``' keywords), as page-query rows.
-    The response may be served again until the next change (`listing_cache`)."""
-    mark_cacheable(request)
-    return hub_of(request).queries.listing_rows(principal_sync(request), **filters)
 
 
 class WorkDir:

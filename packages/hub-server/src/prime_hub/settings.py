@@ -92,6 +92,14 @@ class Settings(BaseSettings):
         "request, so any process's change shows on the next request), at most this many "
         "seconds (download counts move without a change); 0 disables it.",
     )
+    listing_inline_ms: float = Field(
+        default=5.0,
+        ge=0,
+        description="On SQLite, a listing rebuilt after a change whose previous build took "
+        "less than this runs on the event loop rather than in a worker thread, whose hop "
+        "costs about as much as such a build; 0 always uses the thread. (PostgreSQL: always "
+        "the thread, as a read there waits on the network.)",
+    )
     allow_anonymous_read: bool = Field(
         default=True, description="Public environments are readable without a token."
     )

@@ -7,7 +7,10 @@ lock upgrade. PostgreSQL uses one engine for both.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
@@ -52,6 +55,25 @@ class Database:
     @property
     def is_sqlite(self) -> bool:
         return self.url.startswith("sqlite")
+
+    @contextmanager
+    def read_cursor(self) -> Iterator[Any]:
+        """A driver cursor on a pooled read connection, in a read transaction of its own
+        (one snapshot for all its statements), for statements compiled to the driver's SQL
+        (`core.queries.DriverStatement`): a listing's few queries without SQLAlchemy's
+        per-statement execution machinery, which cost as much as their SQL on SQLite."""
+        conn = self.read_engine.raw_connection()
+        try:
+            cur = conn.cursor()
+            try:
+                if self.is_sqlite:  # autocommit at the driver (see _sqlite_engine)
+                    cur.execute("BEGIN")
+                yield cur
+            finally:
+                cur.close()
+                conn.rollback()
+        finally:
+            conn.close()
 
     def dispose(self) -> None:
         self.counter.close()

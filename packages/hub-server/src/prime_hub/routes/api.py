@@ -11,14 +11,15 @@ from starlette.concurrency import run_in_threadpool
 
 from ..deps import (
     base_url,
-    environment_page,
     hub_of,
     principal_async,
     principal_sync,
 )
 from ..errors import BadRequest
+from ..lean_listings import LeanListing, Viewer
 from ..listing_items import api_entry, decoder_for, json_listing
 from ..publishing import publish_uploads
+from ..service import Hub
 from ..uploads import SpoolDir, receive_form, upload_route
 from ..views import (
     environment_detail_view,
@@ -49,6 +50,43 @@ def whoami(request: Request) -> dict[str, Any]:
     }
 
 
+def _environments(
+    hub: Hub,
+    viewer: Viewer,
+    *,
+    search: str | None,
+    owner: str | None,
+    tag: list[str],
+    visibility: str | None,
+    mine: bool,
+    sort: str,
+    order: str,
+    limit: int,
+    offset: int,
+) -> Response:
+    """``GET /api/v1/environments``: a page of environments, their total, the page's bounds."""
+    rows, total = hub.queries.listing_rows(
+        viewer.principal,
+        search=search,
+        owner=owner,
+        tags=tag,
+        visibility=visibility,
+        mine=mine,
+        sort=sort,
+        order=order,
+        limit=limit,
+        offset=offset,
+    )
+    pass_through = hub.settings.upstream is not None
+    decoder = decoder_for(hub.db.read_engine.dialect)
+    body = json_listing(
+        "items",
+        [api_entry(decoder, viewer.base, pass_through, row) for row in rows],
+        [("total", total), ("limit", limit), ("offset", offset)],
+    )
+    return Response(body, media_type="application/json")
+
+
 @router.get(
     "/environments",
     summary="List and search environments (paginated)",
@@ -66,11 +104,13 @@ def list_environments(
     limit: int = Query(default=20, ge=1, le=200),
     offset: int = Query(default=0, ge=0),
 ) -> Response:
-    rows, total = environment_page(
+    return ENVIRONMENTS.answer(
         request,
+        hub_of(request),
+        Viewer(principal_sync(request), base_url(request)),
         search=search,
         owner=owner,
-        tags=tag,
+        tag=tag,
         visibility=visibility,
         mine=mine,
         sort=sort,
@@ -78,15 +118,9 @@ def list_environments(
         limit=limit,
         offset=offset,
     )
-    base = base_url(request)
-    pass_through = hub_of(request).settings.upstream is not None
-    decoder = decoder_for(hub_of(request).db.read_engine.dialect)
-    body = json_listing(
-        "items",
-        [api_entry(decoder, base, pass_through, row) for row in rows],
-        [("total", total), ("limit", limit), ("offset", offset)],
-    )
-    return Response(body, media_type="application/json")
+
+
+ENVIRONMENTS = LeanListing(_environments, list_environments)
 
 
 @router.get("/environments/{owner}/{name}", summary="Environment details")

@@ -19,8 +19,9 @@ from pydantic import BaseModel
 
 from ..auth import Principal
 from ..db.models import Environment, Version
-from ..deps import WorkDir, base_url, environment_page, hub_of, principal_sync
+from ..deps import WorkDir, base_url, hub_of, principal_sync
 from ..errors import BadRequest, Conflict, NotFound
+from ..lean_listings import LeanListing, Viewer
 from ..listing_items import cli_entry, decoder_for, json_listing
 from ..names import module_name, normalize
 from ..service import Hub
@@ -93,6 +94,42 @@ def set_slug(request: Request, body: SlugBody) -> dict[str, Any]:
     return {"data": {"slug": p.user.slug}}
 
 
+def _environmentshub(
+    hub: Hub,
+    viewer: Viewer,
+    *,
+    limit: int,
+    offset: int,
+    sort_by: str,
+    sort_order: str,
+    owner: str | None,
+    visibility: str | None,
+    search: str | None,
+    tags: list[str],
+    mine_only: bool,
+    starred_only: bool,
+    include_teams: bool,
+) -> Response:
+    """The CLI's ``GET /api/v1/environmentshub/`` (no stars here: ``starred_only`` lists none)."""
+    rows, total = hub.queries.listing_rows(
+        viewer.principal,
+        search=search,
+        owner=owner,
+        tags=tags,
+        visibility=visibility,
+        mine=mine_only,
+        sort=sort_by,
+        order=sort_order,
+        limit=limit,
+        offset=offset,
+    )
+    if starred_only:
+        rows, total = [], 0
+    decoder = decoder_for(hub.db.read_engine.dialect)
+    body = json_listing("data", [cli_entry(decoder, row) for row in rows], [("total_count", total)])
+    return Response(body, media_type="application/json")
+
+
 @router.get("/environmentshub/", response_model=dict[str, Any])
 def list_envs(
     request: Request,
@@ -108,23 +145,25 @@ def list_envs(
     starred_only: bool = False,
     include_teams: bool = True,
 ) -> Response:
-    rows, total = environment_page(
+    return ENVIRONMENTSHUB.answer(
         request,
-        search=search,
-        owner=owner,
-        tags=tags,
-        visibility=visibility,
-        mine=mine_only,
-        sort=sort_by,
-        order=sort_order,
+        hub_of(request),
+        Viewer(principal_sync(request), base_url(request)),
         limit=limit,
         offset=offset,
+        sort_by=sort_by,
+        sort_order=sort_order,
+        owner=owner,
+        visibility=visibility,
+        search=search,
+        tags=tags,
+        mine_only=mine_only,
+        starred_only=starred_only,
+        include_teams=include_teams,
     )
-    if starred_only:
-        rows, total = [], 0
-    decoder = decoder_for(hub_of(request).db.read_engine.dialect)
-    body = json_listing("data", [cli_entry(decoder, row) for row in rows], [("total_count", total)])
-    return Response(body, media_type="application/json")
+
+
+ENVIRONMENTSHUB = LeanListing(_environmentshub, list_envs)
 
 
 class ResolveBody(BaseModel):

@@ -4,10 +4,10 @@ sign-in with a token and token management. Server-rendered; usable without JavaS
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Hashable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Depends, Form, Query, Request
@@ -15,25 +15,28 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
-from sqlalchemy import Connection, func, select
+from sqlalchemy import bindparam, func, select
 from starlette.convertors import Convertor, register_url_convertor
 
 from ..auth import Principal
-from ..core.queries import ListingRow
+from ..core.queries import ListingRow, compiled
 from ..db.models import Account, Environment, Tag
 from ..deps import base_url, hub_of
 from ..errors import HubError, NotFound
 from ..evals import EvalResults, eval_view
-from ..listing_cache import mark_cacheable
+from ..lean_listings import LeanListing, Viewer
 from ..listing_items import MEMO_SIZE, RowDecoder, decoder_for
 from ..names import RESERVED_SLUGS, normalize
+from ..service import Hub
 from ..uploads import closing_error, small_form_request
-from ..views import iso, page_install_commands
+from ..views import install_commands, iso, page_install_commands
 from ..web import evals_view
 from ..web.markdown import render_readme
 from ..web.session import (
     authenticate_or_anonymous,
     check_csrf,
+    cookie_token,
+    csrf_for,
     csrf_value,
     sign_in,
     sign_out,
@@ -108,6 +111,8 @@ class _OwnerName(Convertor[str]):
 
 register_url_convertor("owner_name", _OwnerName())
 templates = Jinja2Templates(directory=str(Path(__file__).parent.parent / "templates"))
+# the templates ship with the package: no stat() of each file per page to notice an edit
+templates.env.auto_reload = False
 templates.env.filters["size"] = lambda n: _human_size(n)
 templates.env.filters["date"] = lambda t: t.strftime("%Y-%m-%d") if t else ""
 templates.env.filters["num"] = lambda x: "–" if x is None else f"{x:.3f}"
@@ -168,13 +173,55 @@ def _entry_html(decoder: RowDecoder, row: ListingRow) -> Markup:
     return entry
 
 
-def _listing(request: Request, rows: list[ListingRow]) -> dict[str, Any]:
-    """A listing page's cards and the first environment's name (the owner page's example)."""
-    decoder = decoder_for(hub_of(request).db.read_engine.dialect)
-    return {
-        "entries": [_entry_html(decoder, row) for row in rows],
-        "first_name": rows[0].name if rows else None,
-    }
+def _cards(hub: Hub, rows: list[ListingRow]) -> list[Markup]:
+    """A listing page's cards."""
+    decoder = decoder_for(hub.db.read_engine.dialect)
+    return [_entry_html(decoder, row) for row in rows]
+
+
+# A listing page around its cards (the frame: the layout, the owner or search form, the page
+# links), kept as the text before and after the cards, rendered once per frame context: a
+# change to one environment re-renders its card, not the page.
+_CARDS_HERE = Markup("\x00cards\x00")
+_FRAMES_KEPT = 1024
+_frames: dict[Hashable, tuple[str, str]] = {}
+
+
+def _listing_page(viewer: Viewer, template: str, entries: list[Markup], **ctx: Any) -> HTMLResponse:
+    """A listing page (home, owner) for ``viewer``: what `_render` gives, from the viewer
+    rather than the request, so that the listing cache can build it (`lean_listings`)."""
+    signed_in = viewer.principal.user
+    ctx.update(
+        me=signed_in.slug if signed_in else None,
+        csrf=csrf_for(viewer.session_token) if signed_in else "",
+        entries=bool(entries),
+    )
+    # str.join: a str operand of Markup's + would be escaped (a call per card)
+    cards = "".join(["\n  ", "\n  ".join(entries)]) if entries else ""
+    if not entries:
+        return HTMLResponse(templates.get_template(template).render(ctx, cards=""))
+    key = (template, *((k, _frozen(v)) for k, v in sorted(ctx.items())))
+    frame = _frames.get(key)
+    if frame is None:
+        parts = templates.get_template(template).render(ctx, cards=_CARDS_HERE).split(_CARDS_HERE)
+        if len(parts) != 2:  # the marker in the page's own text: render it whole
+            return HTMLResponse(templates.get_template(template).render(ctx, cards=Markup(cards)))
+        if len(_frames) >= _FRAMES_KEPT:
+            _frames.clear()
+        frame = _frames[key] = (parts[0], parts[1])
+    return HTMLResponse(frame[0] + cards + frame[1])
+
+
+def _frozen(value: Any) -> Hashable:
+    """A context value as part of a frame's key (lists as tuples)."""
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    assert isinstance(value, Hashable)
+    return value
+
+
+def _page_viewer(request: Request) -> Viewer:
+    return Viewer(web_principal(request), base_url(request), cookie_token(request) or "")
 
 
 # the home page's tag cloud: the 30 most used tags of public environments
@@ -186,10 +233,42 @@ _PUBLIC_TAGS = (
     .order_by(func.count().desc(), Tag.tag)
     .limit(30)
 )
+# what the owner page shows of the owner
+_OWNER = select(Account.slug, Account.kind, Account.display_name).where(
+    Account.slug == bindparam("slug", required=False)
+)
 
 
-def _public_tags(conn: Connection) -> list[tuple[str, int]]:
-    return [(t, n) for t, n in conn.execute(_PUBLIC_TAGS)]
+class _Owner(NamedTuple):
+    slug: str
+    kind: str
+    display_name: str | None
+
+
+def _home(hub: Hub, viewer: Viewer, *, q: str | None, tag: list[str], page: int) -> HTMLResponse:
+    dialect = hub.db.read_engine.dialect
+    with hub.db.read_cursor() as cur:  # one checkout and one snapshot for the page's queries
+        rows, total = hub.queries.listing_rows(
+            viewer.principal,
+            search=q or None,
+            tags=tag,
+            sort="updated_at",
+            limit=PAGE_SIZE,
+            offset=(page - 1) * PAGE_SIZE,
+            cursor=cur,
+        )
+        tags = [(t, n) for t, n in compiled(_PUBLIC_TAGS, dialect).run(cur).fetchall()]
+    query = urlencode([("q", q or "")] + [("tag", t) for t in tag])
+    return _listing_page(
+        viewer,
+        "home.html",
+        _cards(hub, rows),
+        q=q or "",
+        selected_tags=tag,
+        tags=tags,
+        query=query,
+        **_pages(total, page),
+    )
 
 
 @first_router.get("/", response_class=HTMLResponse)
@@ -198,33 +277,11 @@ def home(
     q: str | None = None,
     tag: list[str] = Query(default=[]),
     page: int = Query(default=1, ge=1),
-) -> HTMLResponse:
-    hub = hub_of(request)
-    principal = web_principal(request)
-    mark_cacheable(request)
-    with hub.db.read_engine.connect() as conn:  # one checkout for the page's queries
-        rows, total = hub.queries.listing_rows(
-            principal,
-            search=q or None,
-            tags=tag,
-            sort="updated_at",
-            limit=PAGE_SIZE,
-            offset=(page - 1) * PAGE_SIZE,
-            conn=conn,
-        )
-        tags = _public_tags(conn)
-    query = urlencode([("q", q or "")] + [("tag", t) for t in tag])
-    return _render(
-        request,
-        principal,
-        "home.html",
-        **_listing(request, rows),
-        q=q or "",
-        selected_tags=tag,
-        tags=tags,
-        query=query,
-        **_pages(total, page),
-    )
+) -> Response:
+    return HOME.answer(request, hub_of(request), _page_viewer(request), q=q, tag=tag, page=page)
+
+
+HOME = LeanListing(_home, home)
 
 
 @router.get("/login", response_class=HTMLResponse)
@@ -337,36 +394,40 @@ def revoke_token(request: Request, token_id: int, csrf: str = Form("")) -> Respo
     return RedirectResponse("/settings/tokens", status_code=303)
 
 
-@first_router.get("/{owner:owner_name}", response_class=HTMLResponse)
-@router.get("/{owner}", response_class=HTMLResponse)
-def owner_page(request: Request, owner: str, page: int = Query(default=1, ge=1)) -> HTMLResponse:
-    hub = hub_of(request)
-    principal = web_principal(request)
-    with hub.db.read_engine.connect() as conn:  # one checkout for the page's queries
-        account = conn.execute(  # what the page shows of the owner
-            select(Account.slug, Account.kind, Account.display_name).where(Account.slug == owner)
-        ).first()
-        if account is None:
+def _owner_page(hub: Hub, viewer: Viewer, owner: str, *, page: int) -> HTMLResponse:
+    with hub.db.read_cursor() as cur:  # one checkout and one snapshot for the page's queries
+        found = compiled(_OWNER, hub.db.read_engine.dialect).run(cur, slug=owner).fetchone()
+        if found is None:
             raise NotFound(f"no user or organisation named {owner}")
-        mark_cacheable(request)
+        account = _Owner(*found)
         rows, total = hub.queries.listing_rows(
-            principal,
+            viewer.principal,
             owner=owner,
             sort="name",
             order="asc",
             limit=PAGE_SIZE,
             offset=(page - 1) * PAGE_SIZE,
-            conn=conn,
+            cursor=cur,
         )
-    return _render(
-        request,
-        principal,
+    pass_through = hub.settings.upstream is not None
+    return _listing_page(
+        viewer,
         "owner.html",
+        _cards(hub, rows),
         account=account,
-        **_listing(request, rows),
+        install=install_commands(viewer.base, owner, rows[0].name, pass_through) if rows else [],
         query="",
         **_pages(total, page),
     )
+
+
+@first_router.get("/{owner:owner_name}", response_class=HTMLResponse)
+@router.get("/{owner}", response_class=HTMLResponse)
+def owner_page(request: Request, owner: str, page: int = Query(default=1, ge=1)) -> Response:
+    return OWNER_PAGE.answer(request, hub_of(request), _page_viewer(request), owner, page=page)
+
+
+OWNER_PAGE = LeanListing(_owner_page, owner_page, path=("owner",))
 
 
 @router.get("/{owner}/{name}", response_class=HTMLResponse)

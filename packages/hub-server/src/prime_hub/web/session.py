@@ -56,8 +56,12 @@ def sign_out(response: Response) -> None:
 
 def csrf_value(request: Request) -> str:
     """Bound to the signed-in token: a form from another site cannot know it."""
-    token = cookie_token(request) or ""
-    return hmac.new(token.encode(), b"prime-hub-csrf", hashlib.sha256).hexdigest()[:32]
+    return csrf_for(cookie_token(request) or "")
+
+
+def csrf_for(session_token: str) -> str:
+    """`csrf_value` of a session's token ("" without a session)."""
+    return hmac.new(session_token.encode(), b"prime-hub-csrf", hashlib.sha256).hexdigest()[:32]
 
 
 def check_csrf(request: Request, submitted: str | None) -> None:

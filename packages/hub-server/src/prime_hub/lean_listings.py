@@ -1,0 +1,177 @@
+"""Listings rebuilt without the framework: the cold path of the listing cache.
+
+A listing's answer (the JSON API's and the CLI's environment lists, the home and owner pages)
+is a function of the hub's contents, the viewer, the public URL and its query parameters. Each
+listing is written once, as a plain function of those (`LeanListing.build`). Its FastAPI route
+validates the parameters, calls it, and marks its path with the listing (`answer`); from then
+on, when `listing_cache.ListingCache` must rebuild that path's response after a change, it
+calls the listing directly (`lean`) in one worker-thread call, skipping routing, dependency
+resolution and the validation of ten parameters, which cost as much as a small listing's SQL.
+
+The lean path takes only what it parses exactly as FastAPI would: the parameters come from
+the route's own signature (types, defaults, ``ge``/``le`` bounds), a value FastAPI might read
+differently (an integer with a sign or spaces, a boolean spelt otherwise than ``true``,
+``false``, ``1`` or ``0``, a scalar given twice) or out of bounds, and any error the listing
+raises, hand the request back to the framework, which answers it as it always did. Both
+paths build the same `Response` object, and the cache sends the lean one through the same
+header middleware, so the bytes on the wire are the same (`test_lean_listings` compares them).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import typing
+from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+from urllib.parse import parse_qsl
+
+import annotated_types
+from fastapi import Request
+from pydantic.fields import FieldInfo
+from starlette.responses import Response
+
+from .auth import Principal
+from .listing_cache import mark_cacheable
+from .service import Hub
+
+log = logging.getLogger(__name__)
+
+Scope = MutableMapping[str, Any]
+
+
+def public_base(hub: Hub, scope: Scope) -> str:
+    """The hub's public URL as a request sees it: the configured one, else the request's
+    scheme, Host and root path (what ``Request.base_url`` gives), without a trailing slash."""
+    return (hub.settings.base_url or str(Request(scope).base_url)).rstrip("/")
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who a listing is built for, and where: the principal, the hub's public URL, and the
+    web session's token ("" without a session cookie; pages derive their CSRF value from it)."""
+
+    principal: Principal
+    base: str
+    session_token: str = ""
+
+
+@dataclass(frozen=True)
+class _Param:
+    name: str
+    kind: str  # "str", "int", "bool" or "list"
+    default: Any
+    ge: int | None = None
+    le: int | None = None
+
+
+_BOOLS = {"true": True, "false": False, "1": True, "0": False}
+
+
+def _params_of(route: Callable[..., Any], path: tuple[str, ...]) -> tuple[_Param, ...]:
+    """The query parameters a route declares, read from its signature once."""
+    hints = typing.get_type_hints(route)
+    out = []
+    for p in inspect.signature(route).parameters.values():
+        if p.name == "request" or p.name in path:
+            continue
+        default, ge, le = p.default, None, None
+        if isinstance(default, FieldInfo):
+            for m in default.metadata:
+                if isinstance(m, annotated_types.Ge):
+                    ge = int(m.ge)  # type: ignore[call-overload]
+                elif isinstance(m, annotated_types.Le):
+                    le = int(m.le)  # type: ignore[call-overload]
+            default = default.default
+        hint = hints[p.name]
+        if hint in (str, str | None):
+            kind = "str"
+        elif hint is int:
+            kind = "int"
+        elif hint is bool:
+            kind = "bool"
+        elif hint == list[str]:
+            kind = "list"
+        else:
+            raise TypeError(f"{route.__name__}: no lean parsing for {p.name}: {hint}")
+        out.append(_Param(p.name, kind, default, ge, le))
+    return tuple(out)
+
+
+def parse_query(params: tuple[_Param, ...], query: bytes) -> dict[str, Any] | None:
+    """``params``' values in ``query`` as FastAPI would pass them, or None where the lean
+    path must not guess (see the module's docstring). Unknown parameters are ignored, as
+    FastAPI ignores them."""
+    given: dict[str, list[str]] = {}
+    if query:
+        wanted = {p.name for p in params}
+        # Starlette's QueryParams: the bytes read as latin-1, then parse_qsl (UTF-8 escapes)
+        for k, v in parse_qsl(query.decode("latin-1"), keep_blank_values=True):
+            if k in wanted:
+                given.setdefault(k, []).append(v)
+    out: dict[str, Any] = {}
+    for p in params:
+        values = given.get(p.name)
+        if values is None:
+            out[p.name] = list(p.default) if p.kind == "list" else p.default
+        elif p.kind == "list":
+            out[p.name] = values
+        elif len(values) != 1:
+            return None
+        elif p.kind == "str":
+            out[p.name] = values[0]
+        elif p.kind == "bool":
+            flag = _BOOLS.get(values[0])
+            if flag is None:
+                return None
+            out[p.name] = flag
+        else:
+            text = values[0]
+            if not (text.isascii() and text.isdigit() and len(text) <= 9):
+                return None
+            n = int(text)
+            if (p.ge is not None and n < p.ge) or (p.le is not None and n > p.le):
+                return None
+            out[p.name] = n
+    return out
+
+
+class LeanListing:
+    """One listing: ``build(hub, viewer, *path_values, **query_values) -> Response`` and the
+    FastAPI route that declares its parameters (``path``: the route's path parameters)."""
+
+    def __init__(
+        self,
+        build: Callable[..., Response],
+        route: Callable[..., Any],
+        path: tuple[str, ...] = (),
+    ) -> None:
+        self.build = build
+        self.params = _params_of(route, path)
+
+    def answer(
+        self, request: Request, hub: Hub, viewer: Viewer, *path_values: Any, **values: Any
+    ) -> Response:
+        """The route's answer (parameters validated by FastAPI); marks the path so that the
+        listing cache rebuilds it with `lean` from now on."""
+        response = self.build(hub, viewer, *path_values, **values)
+        mark_cacheable(request, lean=partial(self.lean, hub, path_values))  # a listing found
+        return response
+
+    def lean(
+        self, hub: Hub, path_values: tuple[Any, ...], principal: Principal, scope: Scope
+    ) -> Response | None:
+        """The listing for a request the cache may answer (no session cookie; ``principal``
+        authenticated by the cache), or None: let the framework answer it. Blocking."""
+        values = parse_query(self.params, scope.get("query_string", b""))
+        if values is None:
+            return None
+        try:
+            return self.build(
+                hub, Viewer(principal, public_base(hub, scope)), *path_values, **values
+            )
+        except Exception:  # the framework answers it: errors as pages or JSON, logged there
+            log.debug("lean listing of %s handed back", scope.get("path"), exc_info=True)
+            return None
