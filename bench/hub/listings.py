@@ -12,7 +12,9 @@ worker) and times each listing over one keep-alive HTTP/1.1 connection (a raw-so
   environment and bumps the change counter, untimed), alternating with the baseline, the
   listing's own SQL: the statements a cold request sends (captured in-process through the
   same app), replayed on a raw driver connection with every row fetched, each after its own
-  change;
+  change; ``cold`` is requested right after an untimed ``GET /health`` (the server awake, as
+  a hub at work is), ``cold_idle`` with the server idle since the change (an idle VM's CPU
+  takes 0.5-1 ms to wake, whatever the request);
 * warm: the same request repeated with nothing changed;
 * the server's floor: ``GET /health`` (no SQL, a tiny body, through the whole framework).
 
@@ -228,45 +230,106 @@ def cold_rounds(
     params: dict[str, str],
     rounds: int,
     change: Callable[[], None],
-) -> tuple[tuple[float, float], tuple[float, float], bytes]:
+) -> tuple[tuple[float, float], tuple[float, float], tuple[float, float], bytes]:
     """The cold figures: the listing's SQL replayed on a raw driver connection and the
     listing requested over HTTP, alternately, each right after its own change (untimed), so
-    that both see the same machine noise and the same database (SQLite's write-ahead log
-    grows with every change). Returns (SQL (median, minimum), HTTP (median, minimum), the
-    last body); checks as in `http_s`."""
-    from sqlalchemy import create_engine
-
-    engine = create_engine(url)
-    raw = engine.raw_connection()
+    that all see the same machine noise and the same database (SQLite's write-ahead log
+    grows with every change). The listing is requested twice a round, each time after its
+    own change: once with the server idle since the change (what a quiet hub's first
+    request after a change meets), once right after an untimed ``GET /health`` on the same
+    connection (a hub at work: its CPU is not waking from idle; on this VM a request to an
+    idle server costs 0.5-1 ms more, whatever it asks). Returns (SQL, HTTP from idle, HTTP
+    awake), each (median, minimum), and the last body; checks as in `http_s`."""
     target = f"{path}?{urlencode(params)}" if params else path
-    sql_times, http_times = [], []
-    try:
-        with KeepAliveClient(base) as c:
-            for i in range(rounds + 2):
-                change()
-                sql_times.append(_replay_once(raw, statements))
-                change()
-                seconds, body = _timed_get(c, target, parse=i in (0, rounds + 1))
-                http_times.append(seconds)
-    finally:
-        raw.close()
-        engine.dispose()
-    return _summary(sql_times[2:]), _summary(http_times[2:]), body
+    sql_times, idle_times, awake_times = [], [], []
+    with KeepAliveClient(base) as c, ReplayWorker(url, statements) as replay:
+        for i in range(rounds + 2):
+            change()
+            sql_times.append(replay())
+            change()
+            seconds, body = _timed_get(c, target, parse=i in (0, rounds + 1))
+            idle_times.append(seconds)
+            change()
+            _timed_get(c, "/health", parse=False)
+            seconds, body = _timed_get(c, target, parse=i in (0, rounds + 1))
+            awake_times.append(seconds)
+    return (
+        _summary(sql_times[2:]),
+        _summary(idle_times[2:]),
+        _summary(awake_times[2:]),
+        body,
+    )
 
 
-def _replay_once(raw, statements: list[tuple[str, object]]) -> float:  # type: ignore[no-untyped-def]
-    """One run of ``statements`` on a raw driver connection, every row fetched (seconds)."""
+# The baseline's process: it runs the listing's statements on a raw driver connection, every
+# row fetched, when told to (a line on stdin), and answers the seconds they took.
+_REPLAY = r"""
+import json, sys, time
+from sqlalchemy import create_engine
+raw = create_engine(sys.argv[1]).raw_connection()
+statements = [(sql, tuple(p) if isinstance(p, list) else p) for sql, p in json.loads(input())]
+for _ in sys.stdin:
     t = time.perf_counter()
     cur = raw.cursor()
     for sql, params in statements:
-        if sql.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK")):
-            continue  # the raw connection has its own transaction
         cur.execute(sql, params)
         if cur.description is not None:
             cur.fetchall()
     cur.close()
     raw.rollback()
-    return time.perf_counter() - t
+    print(time.perf_counter() - t, flush=True)
+"""
+
+
+class ReplayWorker:
+    """The listing's SQL, replayed in a process of its own on the server's core: like the
+    server, it reads what another core just wrote and wakes from a read on a pipe, as the
+    server wakes from one on its socket (replayed in the client's process instead, the SQL
+    ran on the core that had just written the change, with the changed pages in its cache:
+    measured here, the server's own execution of the same statements was ~40 % faster on
+    the writer's core than on the other)."""
+
+    def __init__(self, url: str, statements: list[tuple[str, object]]) -> None:
+        kept = [
+            (sql, params)
+            for sql, params in statements
+            if not sql.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK"))
+        ]  # the raw connection has its own transaction
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _REPLAY, url],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            preexec_fn=_pinned(SERVER_CORES),
+        )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(kept) + "\n")
+
+    def __call__(self) -> float:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+        return float(self.proc.stdout.readline())
+
+    def __enter__(self) -> ReplayWorker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(30)
+
+
+# Item 4 of issue 30: the server and the load generator on separate cores where the machine
+# has them: the server (and the SQL baseline's process) on the last core, the client on the
+# others.
+_CORES = sorted(os.sched_getaffinity(0))
+SERVER_CORES = set(_CORES[-1:]) if len(_CORES) > 1 else set(_CORES)
+CLIENT_CORES = set(_CORES[:-1]) if len(_CORES) > 1 else set(_CORES)
+
+
+def _pinned(cores: set[int]) -> Callable[[], None]:
+    return lambda: os.sched_setaffinity(0, cores)
 
 
 def _summary(times: list[float]) -> tuple[float, float]:
@@ -312,6 +375,7 @@ def serving(env: dict[str, str], tree: str | None = None):
         },
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        preexec_fn=_pinned(SERVER_CORES),
     )
     try:
         wait_http(f"http://127.0.0.1:{port}/healthz", timeout=60)
@@ -361,7 +425,7 @@ def run_backend(backend: str, a: argparse.Namespace, tmp: Path, pg) -> dict:  # 
             # the baseline: the SQL a cold request (the first after a change) sends
             statements = capture_statements(settings, path, params)
             with Changer(url) as change:
-                sql, cold, cold_body = cold_rounds(
+                sql, cold_idle, cold, cold_body = cold_rounds(
                     url, statements, base, path, params, a.requests, change
                 )
             *warm, warm_body = http_s(base, path, params, a.requests)
@@ -372,7 +436,7 @@ def run_backend(backend: str, a: argparse.Namespace, tmp: Path, pg) -> dict:  # 
                 # to compare the responses of two trees over the same population
                 "body_sha256": hashlib.sha256(cold_body).hexdigest(),
             }
-            for label, http in (("cold", cold), ("warm", warm)):
+            for label, http in (("cold", cold), ("cold_idle", cold_idle), ("warm", warm)):
                 out[name][label] = {
                     "sql_ms": round(sql[0] * 1000, 2),
                     "http_ms": round(http[0] * 1000, 2),
@@ -384,7 +448,7 @@ def run_backend(backend: str, a: argparse.Namespace, tmp: Path, pg) -> dict:  # 
                     "net_ratio_of_minima": round((http[1] - floor[1]) / sql[1], 2),
                 }
                 print(
-                    f"  {name:<26} {label} {len(statements)} statements  median: SQL "
+                    f"  {name:<26} {label:<9} {len(statements)} statements  median: SQL "
                     f"{sql[0] * 1000:6.2f} ms, HTTP {http[0] * 1000:6.2f} ms, "
                     f"x{http[0] / sql[0]:.2f}  minimum: SQL {sql[1] * 1000:6.2f} ms, HTTP "
                     f"{http[1] * 1000:6.2f} ms, x{http[1] / sql[1]:.2f}, beyond the floor "
@@ -438,11 +502,14 @@ def main() -> None:
         "with, at migration 0005",
     )
     a = p.parse_args()
+    os.sched_setaffinity(0, CLIENT_CORES)
     if a.quick:
         a.envs, a.versions, a.requests = 50, 20, 5
     backends = a.backends.split(",")
     results = {
         "load_before": os.getloadavg()[0],
+        "server_cores": sorted(SERVER_CORES),
+        "client_cores": sorted(CLIENT_CORES),
         "envs": a.envs,
         "versions": a.versions,
         "runs": [],

@@ -24,7 +24,7 @@ import logging
 import typing
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -34,6 +34,7 @@ from pydantic.fields import FieldInfo
 from starlette.responses import Response
 
 from .auth import Principal
+from .errors import HubError
 from .listing_cache import mark_cacheable
 from .service import Hub
 
@@ -45,7 +46,20 @@ Scope = MutableMapping[str, Any]
 def public_base(hub: Hub, scope: Scope) -> str:
     """The hub's public URL as a request sees it: the configured one, else the request's
     scheme, Host and root path (what ``Request.base_url`` gives), without a trailing slash."""
-    return (hub.settings.base_url or str(Request(scope).base_url)).rstrip("/")
+    if hub.settings.base_url:
+        return hub.settings.base_url.rstrip("/")
+    host = next((v for k, v in scope.get("headers", ()) if k == b"host"), None)
+    root = scope.get("app_root_path", scope.get("root_path", ""))
+    server = scope.get("server")  # a list in some servers' scopes: hashable here
+    return _base_of(scope.get("scheme", "http"), host, server and tuple(server), root)
+
+
+@lru_cache(maxsize=256)
+def _base_of(scheme: str, host: bytes | None, server: Any, root: str) -> str:
+    """``Request.base_url`` of a scope with these parts (all it reads), once per parts."""
+    headers = [] if host is None else [(b"host", host)]
+    scope = {"type": "http", "scheme": scheme, "server": server, "root_path": root}
+    return str(Request({**scope, "headers": headers}).base_url).rstrip("/")
 
 
 @dataclass(frozen=True)
@@ -172,6 +186,8 @@ class LeanListing:
             return self.build(
                 hub, Viewer(principal, public_base(hub, scope)), *path_values, **values
             )
-        except Exception:  # the framework answers it: errors as pages or JSON, logged there
-            log.debug("lean listing of %s handed back", scope.get("path"), exc_info=True)
+        except HubError:  # a 404, a 401: the framework answers it, as a page or JSON
+            return None
+        except Exception:  # a fault of this path: the framework's answer stands, logged
+            log.warning("lean listing of %s handed back", scope.get("path"), exc_info=True)
             return None
