@@ -5,8 +5,8 @@ is a function of the hub's contents, the viewer, the public URL and its query pa
 listing is written once, as a plain function of those (`LeanListing.build`). Its FastAPI route
 validates the parameters, calls it, and marks its path with the listing (`answer`); from then
 on, when `listing_cache.ListingCache` must rebuild that path's response after a change, it
-calls the listing directly (`lean`) in one worker-thread call, skipping routing, dependency
-resolution and the validation of ten parameters, which cost as much as a small listing's SQL.
+calls the listing directly (`lean`), skipping routing, dependency resolution, the validation
+of ten parameters and a thread hop, which cost as much as a small listing's SQL.
 
 The lean path takes only what it parses exactly as FastAPI would: the parameters come from
 the route's own signature (types, defaults, ``ge``/``le`` bounds), a value FastAPI might read
@@ -28,7 +28,6 @@ from functools import lru_cache, partial
 from typing import Any
 from urllib.parse import parse_qsl
 
-import annotated_types
 from fastapi import Request
 from pydantic.fields import FieldInfo
 from starlette.responses import Response
@@ -93,11 +92,13 @@ def _params_of(route: Callable[..., Any], path: tuple[str, ...]) -> tuple[_Param
             continue
         default, ge, le = p.default, None, None
         if isinstance(default, FieldInfo):
-            for m in default.metadata:
-                if isinstance(m, annotated_types.Ge):
-                    ge = int(m.ge)  # type: ignore[call-overload]
-                elif isinstance(m, annotated_types.Le):
-                    le = int(m.le)  # type: ignore[call-overload]
+            for m in default.metadata:  # pydantic's constraints (annotated-types' Ge, Le)
+                bound: Any = getattr(m, "ge", None)
+                if bound is not None:
+                    ge = int(bound)
+                bound = getattr(m, "le", None)
+                if bound is not None:
+                    le = int(bound)
             default = default.default
         hint = hints[p.name]
         if hint in (str, str | None):

@@ -20,8 +20,9 @@ one whose token does not authenticate (the route answers its error).
 Only responses whose route opted in (`mark_cacheable`) with status 200 and no Set-Cookie are
 kept; other paths pass through untouched (and never pay the generation read). A route may mark
 its path with a lean build (`lean_listings`): the same listing as a plain function, which this
-layer then calls directly, in one worker-thread call, to rebuild the response after a change,
-instead of going through the framework's routing and validation again.
+layer then calls directly to rebuild the response after a change (in a worker thread, or on
+the event loop where its last build was measured cheap), instead of going through the
+framework's routing and validation again.
 """
 
 from __future__ import annotations
@@ -226,10 +227,10 @@ class ListingCache:
         send: Any,
         key: tuple[Hashable, ...],
         generation: int,
-        lean: ASGIApp | None = None,
+        response: ASGIApp | None = None,
         build_seconds: float = float("inf"),
     ) -> None:
-        """Run the route, or send the ``lean`` response through the framework's outer
+        """Run the route, or send a lean build's ``response`` through the framework's outer
         middleware (either goes out as it is produced), and keep a copy. The generation was
         read before the listing's queries, so the copy is at least that new."""
         state = scope.setdefault("state", {})
@@ -246,7 +247,7 @@ class ListingCache:
                 complete = not message.get("more_body", False)
             await send(message)
 
-        app = self.app if lean is None else self.wrap(lean)
+        app = self.app if response is None else self.wrap(response)
         await app(scope, receive, recording_send)
         if not (state.get(_STATE_FLAG) and complete and start is not None):
             return

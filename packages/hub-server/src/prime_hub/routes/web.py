@@ -183,7 +183,7 @@ def _cards(hub: Hub, rows: list[ListingRow]) -> list[Markup]:
 # links), kept as the text before and after the cards, rendered once per frame context: a
 # change to one environment re-renders its card, not the page.
 _CARDS_HERE = Markup("\x00cards\x00")
-_FRAMES_KEPT = 1024
+_FRAMES_KEPT = 512  # a page frame is a few KB
 _frames: dict[Hashable, tuple[str, str]] = {}
 
 
