@@ -14,12 +14,12 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from fastapi import Query, Request
+from fastapi import APIRouter, Query, Response
 from prime_hub_testkit import make_wheel, publish
 from starlette.testclient import TestClient
 
 from prime_hub.app import create_app, create_asgi
-from prime_hub.lean_listings import _params_of, parse_query
+from prime_hub.lean_listings import _params_of, listing_route, parse_query
 from prime_hub.listing_cache import ListingCache
 
 _fresh = itertools.count()
@@ -159,20 +159,23 @@ def test_the_public_url_is_part_of_the_key(server, uid, stacks):  # type: ignore
             assert urls and all(u.startswith(f"{scheme}://hub.example/") for u in urls), urls
 
 
-def test_the_parser_reads_a_routes_own_declaration() -> None:
-    """Types, defaults and bounds come from the route's signature; a parameter type the
-    lean path cannot read exactly is refused when the listing is defined."""
+def test_the_parser_reads_the_listings_own_declaration() -> None:
+    """Types, defaults and bounds come from the keyword-only parameters FastAPI validates; a
+    parameter type the lean path cannot read exactly is refused when the listing is defined,
+    and so is a positional parameter that is not one of the route's path parameters."""
 
-    def route(
-        request: Request,
+    def listing(
+        hub: object,
+        viewer: object,
         owner: str,
+        *,
         q: str | None = None,
         tag: list[str] = Query(default=[]),
         mine: bool = False,
         limit: int = Query(default=20, ge=1, le=200),
-    ) -> None: ...
+    ) -> Response: ...
 
-    params = _params_of(route, ("owner",))
+    params = _params_of(listing)
     assert parse_query(params, b"") == {"q": None, "tag": [], "mine": False, "limit": 20}
     assert parse_query(params, b"q=a+b&tag=x&tag=y&mine=1&limit=200&other=z") == {
         "q": "a b",
@@ -183,7 +186,9 @@ def test_the_parser_reads_a_routes_own_declaration() -> None:
     for refused in (b"limit=0", b"limit=201", b"limit=+5", b"limit=5&limit=6", b"mine=on"):
         assert parse_query(params, refused) is None, refused
 
-    def unreadable(request: Request, when: float = 0.0) -> None: ...
+    def unreadable(hub: object, viewer: object, *, when: float = 0.0) -> Response: ...
 
     with pytest.raises(TypeError, match="when"):
-        _params_of(unreadable, ())
+        _params_of(unreadable)
+    with pytest.raises(TypeError, match="positional"):
+        listing_route(APIRouter().get("/{owner}"), viewer=lambda r: None)(listing)  # type: ignore[arg-type,return-value]

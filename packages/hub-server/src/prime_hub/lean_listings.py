@@ -2,14 +2,15 @@
 
 A listing's answer (the JSON API's and the CLI's environment lists, the home and owner pages)
 is a function of the hub's contents, the viewer, the public URL and its query parameters. Each
-listing is written once, as a plain function of those (`LeanListing.build`). Its FastAPI route
-validates the parameters, calls it, and marks its path with the listing (`answer`); from then
-on, when `listing_cache.ListingCache` must rebuild that path's response after a change, it
-calls the listing directly (`lean`), skipping routing, dependency resolution, the validation
-of ten parameters and a thread hop, which cost as much as a small listing's SQL.
+listing is written once, as a plain function of those that declares its query parameters as
+FastAPI does (`listing_route`). Its FastAPI route validates the parameters, calls it, and
+marks its path with the listing (`LeanListing.answer`); from then on, when
+`listing_cache.ListingCache` must rebuild that path's response after a change, it calls the
+listing directly (`LeanListing.lean`), skipping routing, dependency resolution, the
+validation of ten parameters and a thread hop, which cost as much as a small listing's SQL.
 
 The lean path takes only what it parses exactly as FastAPI would: the parameters come from
-the route's own signature (types, defaults, ``ge``/``le`` bounds), a value FastAPI might read
+the declaration FastAPI validates (types, defaults, ``ge``/``le`` bounds), a value FastAPI might read
 differently (an integer with a sign or spaces, a boolean spelt otherwise than ``true``,
 ``false``, ``1`` or ``0``, a scalar given twice) or out of bounds, and any error the listing
 raises, hand the request back to the framework, which answers it as it always did. Both
@@ -83,13 +84,13 @@ class _Param:
 _BOOLS = {"true": True, "false": False, "1": True, "0": False}
 
 
-def _params_of(route: Callable[..., Any], path: tuple[str, ...]) -> tuple[_Param, ...]:
-    """The query parameters a route declares, read from its signature once."""
-    hints = typing.get_type_hints(route)
+def _params_of(build: Callable[..., Any]) -> tuple[_Param, ...]:
+    """The query parameters a listing declares (its keyword-only parameters), read once."""
+    hints = typing.get_type_hints(build)
     out = []
-    for p in inspect.signature(route).parameters.values():
-        if p.name == "request" or p.name in path:
-            continue
+    for p in inspect.signature(build).parameters.values():
+        if p.kind is not inspect.Parameter.KEYWORD_ONLY:
+            continue  # the hub, the viewer, the path's values
         default, ge, le = p.default, None, None
         if isinstance(default, FieldInfo):
             for m in default.metadata:  # pydantic's constraints (annotated-types' Ge, Le)
@@ -110,7 +111,7 @@ def _params_of(route: Callable[..., Any], path: tuple[str, ...]) -> tuple[_Param
         elif hint == list[str]:
             kind = "list"
         else:
-            raise TypeError(f"{route.__name__}: no lean parsing for {p.name}: {hint}")
+            raise TypeError(f"{build.__name__}: no lean parsing for {p.name}: {hint}")
         out.append(_Param(p.name, kind, default, ge, le))
     return tuple(out)
 
@@ -154,17 +155,13 @@ def parse_query(params: tuple[_Param, ...], query: bytes) -> dict[str, Any] | No
 
 
 class LeanListing:
-    """One listing: ``build(hub, viewer, *path_values, **query_values) -> Response`` and the
-    FastAPI route that declares its parameters (``path``: the route's path parameters)."""
+    """One listing: ``build(hub, viewer, *path_values, **query_values) -> Response``, its
+    query parameters declared as FastAPI's (keyword-only, with their types and defaults,
+    ``Query(...)`` for bounds); `listing_route` makes its route."""
 
-    def __init__(
-        self,
-        build: Callable[..., Response],
-        route: Callable[..., Any],
-        path: tuple[str, ...] = (),
-    ) -> None:
+    def __init__(self, build: Callable[..., Response]) -> None:
         self.build = build
-        self.params = _params_of(route, path)
+        self.params = _params_of(build)
 
     def answer(
         self, request: Request, hub: Hub, viewer: Viewer, *path_values: Any, **values: Any
@@ -192,3 +189,50 @@ class LeanListing:
         except Exception:  # a fault of this path: the framework's answer stands, logged
             log.warning("lean listing of %s handed back", scope.get("path"), exc_info=True)
             return None
+
+
+RouteDecorator = Callable[[Callable[..., Any]], Any]
+
+
+def listing_route(
+    *routes: RouteDecorator, viewer: Callable[[Request], Viewer], path: tuple[str, ...] = ()
+) -> Callable[[Callable[..., Response]], LeanListing]:
+    """Declares a listing and its FastAPI routes (``routes``: ``router.get(...)`` calls) at
+    once: the endpoint's signature is the listing's own, ``request`` in place of the hub and
+    the viewer (``viewer`` makes it from the request), so FastAPI validates the parameters
+    the listing declares and the lean path parses the same declaration. ``path``: the names
+    of the listing's positional parameters after the viewer, the route's path parameters."""
+
+    def register(build: Callable[..., Response]) -> LeanListing:
+        listing = LeanListing(build)
+        hints = typing.get_type_hints(build)
+        declared = list(inspect.signature(build).parameters.values())[2:]
+        if [p.name for p in declared if p.kind is not inspect.Parameter.KEYWORD_ONLY] != list(path):
+            raise TypeError(f"{build.__name__}: positional parameters must be {path}")
+
+        def endpoint(request: Request, **values: Any) -> Response:
+            path_values = [values.pop(name) for name in path]
+            return listing.answer(
+                request, request.app.state.hub, viewer(request), *path_values, **values
+            )
+
+        request_param = inspect.Parameter(
+            "request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Request
+        )
+        endpoint.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [
+                request_param,
+                *(
+                    p.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=hints[p.name])
+                    for p in declared
+                ),
+            ],
+            return_annotation=Response,
+        )
+        endpoint.__name__ = build.__name__.lstrip("_")
+        endpoint.__doc__ = build.__doc__
+        for route in routes:
+            route(endpoint)
+        return listing
+
+    return register

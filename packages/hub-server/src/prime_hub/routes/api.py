@@ -16,7 +16,7 @@ from ..deps import (
     principal_sync,
 )
 from ..errors import BadRequest
-from ..lean_listings import LeanListing, Viewer
+from ..lean_listings import Viewer, listing_route
 from ..listing_items import api_entry, decoder_for, json_listing
 from ..publishing import publish_uploads
 from ..service import Hub
@@ -50,19 +50,27 @@ def whoami(request: Request) -> dict[str, Any]:
     }
 
 
-def _environments(
+@listing_route(
+    router.get(
+        "/environments",
+        summary="List and search environments (paginated)",
+        response_model=dict[str, Any],
+    ),
+    viewer=lambda request: Viewer(principal_sync(request), base_url(request)),
+)
+def list_environments(
     hub: Hub,
     viewer: Viewer,
     *,
-    search: str | None,
-    owner: str | None,
-    tag: list[str],
-    visibility: str | None,
-    mine: bool,
-    sort: str,
-    order: str,
-    limit: int,
-    offset: int,
+    search: str | None = None,
+    owner: str | None = None,
+    tag: list[str] = Query(default=[]),
+    visibility: str | None = None,
+    mine: bool = False,
+    sort: str = "created_at",
+    order: str = "desc",
+    limit: int = Query(default=20, ge=1, le=200),
+    offset: int = Query(default=0, ge=0),
 ) -> Response:
     """``GET /api/v1/environments``: a page of environments, their total, the page's bounds."""
     rows, total = hub.queries.listing_rows(
@@ -85,42 +93,6 @@ def _environments(
         [("total", total), ("limit", limit), ("offset", offset)],
     )
     return Response(body, media_type="application/json")
-
-
-@router.get(
-    "/environments",
-    summary="List and search environments (paginated)",
-    response_model=dict[str, Any],
-)
-def list_environments(
-    request: Request,
-    search: str | None = None,
-    owner: str | None = None,
-    tag: list[str] = Query(default=[]),
-    visibility: str | None = None,
-    mine: bool = False,
-    sort: str = "created_at",
-    order: str = "desc",
-    limit: int = Query(default=20, ge=1, le=200),
-    offset: int = Query(default=0, ge=0),
-) -> Response:
-    return ENVIRONMENTS.answer(
-        request,
-        hub_of(request),
-        Viewer(principal_sync(request), base_url(request)),
-        search=search,
-        owner=owner,
-        tag=tag,
-        visibility=visibility,
-        mine=mine,
-        sort=sort,
-        order=order,
-        limit=limit,
-        offset=offset,
-    )
-
-
-ENVIRONMENTS = LeanListing(_environments, list_environments)
 
 
 @router.get("/environments/{owner}/{name}", summary="Environment details")

@@ -21,7 +21,7 @@ from ..auth import Principal
 from ..db.models import Environment, Version
 from ..deps import WorkDir, base_url, hub_of, principal_sync
 from ..errors import BadRequest, Conflict, NotFound
-from ..lean_listings import LeanListing, Viewer
+from ..lean_listings import Viewer, listing_route
 from ..listing_items import cli_entry, decoder_for, json_listing
 from ..names import module_name, normalize
 from ..service import Hub
@@ -94,21 +94,25 @@ def set_slug(request: Request, body: SlugBody) -> dict[str, Any]:
     return {"data": {"slug": p.user.slug}}
 
 
-def _environmentshub(
+@listing_route(
+    router.get("/environmentshub/", response_model=dict[str, Any]),
+    viewer=lambda request: Viewer(principal_sync(request), base_url(request)),
+)
+def list_envs(
     hub: Hub,
     viewer: Viewer,
     *,
-    limit: int,
-    offset: int,
-    sort_by: str,
-    sort_order: str,
-    owner: str | None,
-    visibility: str | None,
-    search: str | None,
-    tags: list[str],
-    mine_only: bool,
-    starred_only: bool,
-    include_teams: bool,
+    limit: int = Query(default=20, ge=1, le=200),
+    offset: int = Query(default=0, ge=0),
+    sort_by: str = "created_at",
+    sort_order: str = "desc",
+    owner: str | None = None,
+    visibility: str | None = None,
+    search: str | None = None,
+    tags: list[str] = Query(default=[]),
+    mine_only: bool = False,
+    starred_only: bool = False,
+    include_teams: bool = True,
 ) -> Response:
     """The CLI's ``GET /api/v1/environmentshub/`` (no stars here: ``starred_only`` lists none)."""
     rows, total = hub.queries.listing_rows(
@@ -128,42 +132,6 @@ def _environmentshub(
     decoder = decoder_for(hub.db.read_engine.dialect)
     body = json_listing("data", [cli_entry(decoder, row) for row in rows], [("total_count", total)])
     return Response(body, media_type="application/json")
-
-
-@router.get("/environmentshub/", response_model=dict[str, Any])
-def list_envs(
-    request: Request,
-    limit: int = Query(default=20, ge=1, le=200),
-    offset: int = Query(default=0, ge=0),
-    sort_by: str = "created_at",
-    sort_order: str = "desc",
-    owner: str | None = None,
-    visibility: str | None = None,
-    search: str | None = None,
-    tags: list[str] = Query(default=[]),
-    mine_only: bool = False,
-    starred_only: bool = False,
-    include_teams: bool = True,
-) -> Response:
-    return ENVIRONMENTSHUB.answer(
-        request,
-        hub_of(request),
-        Viewer(principal_sync(request), base_url(request)),
-        limit=limit,
-        offset=offset,
-        sort_by=sort_by,
-        sort_order=sort_order,
-        owner=owner,
-        visibility=visibility,
-        search=search,
-        tags=tags,
-        mine_only=mine_only,
-        starred_only=starred_only,
-        include_teams=include_teams,
-    )
-
-
-ENVIRONMENTSHUB = LeanListing(_environmentshub, list_envs)
 
 
 class ResolveBody(BaseModel):

@@ -24,7 +24,7 @@ from ..db.models import Account, Environment, Tag
 from ..deps import base_url, hub_of
 from ..errors import HubError, NotFound
 from ..evals import EvalResults, eval_view
-from ..lean_listings import LeanListing, Viewer
+from ..lean_listings import Viewer, listing_route
 from ..listing_items import MEMO_SIZE, RowDecoder, decoder_for
 from ..names import RESERVED_SLUGS, normalize
 from ..service import Hub
@@ -245,7 +245,16 @@ class _Owner(NamedTuple):
     display_name: str | None
 
 
-def _home(hub: Hub, viewer: Viewer, *, q: str | None, tag: list[str], page: int) -> HTMLResponse:
+@listing_route(first_router.get("/", response_class=HTMLResponse), viewer=_page_viewer)
+def home(
+    hub: Hub,
+    viewer: Viewer,
+    *,
+    q: str | None = None,
+    tag: list[str] = Query(default=[]),
+    page: int = Query(default=1, ge=1),
+) -> HTMLResponse:
+    """The home page: search, tags, the most recently updated environments."""
     dialect = hub.db.read_engine.dialect
     with hub.db.read_cursor() as cur:  # one checkout and one snapshot for the page's queries
         rows, total = hub.queries.listing_rows(
@@ -269,19 +278,6 @@ def _home(hub: Hub, viewer: Viewer, *, q: str | None, tag: list[str], page: int)
         query=query,
         **_pages(total, page),
     )
-
-
-@first_router.get("/", response_class=HTMLResponse)
-def home(
-    request: Request,
-    q: str | None = None,
-    tag: list[str] = Query(default=[]),
-    page: int = Query(default=1, ge=1),
-) -> Response:
-    return HOME.answer(request, hub_of(request), _page_viewer(request), q=q, tag=tag, page=page)
-
-
-HOME = LeanListing(_home, home)
 
 
 @router.get("/login", response_class=HTMLResponse)
@@ -394,7 +390,16 @@ def revoke_token(request: Request, token_id: int, csrf: str = Form("")) -> Respo
     return RedirectResponse("/settings/tokens", status_code=303)
 
 
-def _owner_page(hub: Hub, viewer: Viewer, owner: str, *, page: int) -> HTMLResponse:
+@listing_route(
+    first_router.get("/{owner:owner_name}", response_class=HTMLResponse),
+    router.get("/{owner}", response_class=HTMLResponse),
+    viewer=_page_viewer,
+    path=("owner",),
+)
+def owner_page(
+    hub: Hub, viewer: Viewer, owner: str, *, page: int = Query(default=1, ge=1)
+) -> HTMLResponse:
+    """An owner's page: its environments by name."""
     with hub.db.read_cursor() as cur:  # one checkout and one snapshot for the page's queries
         found = compiled(_OWNER, hub.db.read_engine.dialect).run(cur, slug=owner).fetchone()
         if found is None:
@@ -419,15 +424,6 @@ def _owner_page(hub: Hub, viewer: Viewer, owner: str, *, page: int) -> HTMLRespo
         query="",
         **_pages(total, page),
     )
-
-
-@first_router.get("/{owner:owner_name}", response_class=HTMLResponse)
-@router.get("/{owner}", response_class=HTMLResponse)
-def owner_page(request: Request, owner: str, page: int = Query(default=1, ge=1)) -> Response:
-    return OWNER_PAGE.answer(request, hub_of(request), _page_viewer(request), owner, page=page)
-
-
-OWNER_PAGE = LeanListing(_owner_page, owner_page, path=("owner",))
 
 
 @router.get("/{owner}/{name}", response_class=HTMLResponse)
