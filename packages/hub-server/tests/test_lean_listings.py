@@ -108,15 +108,18 @@ def _queries(uid: str, owner: str, org: str) -> dict[str, list[str]]:
 
 @pytest.fixture(scope="module")
 def stacks(server):  # type: ignore[no-untyped-def]
-    """(served, bare) test clients over the server's hub, the cache layer of the first."""
+    """(served, bare) test clients over the server's hub, the cache layer of the first.
+    Not entered as context managers: the apps' lifespan would close the shared hub's
+    download counter at the end."""
     served_app = create_asgi(server.settings, server.hub)
     layer = served_app.app
     assert isinstance(layer, ListingCache)
-    with (
-        TestClient(served_app, raise_server_exceptions=False) as served,
-        TestClient(create_app(server.settings, server.hub), raise_server_exceptions=False) as bare,
-    ):
-        yield served, bare, layer
+    bare_app = create_app(server.settings, server.hub)
+    served = TestClient(served_app, raise_server_exceptions=False)
+    bare = TestClient(bare_app, raise_server_exceptions=False)
+    yield served, bare, layer
+    served.close()
+    bare.close()
 
 
 def test_a_lean_rebuild_answers_what_the_route_answers(server, uid, stacks):  # type: ignore[no-untyped-def]
