@@ -23,6 +23,16 @@ from sqlalchemy import Engine, select
 from .models import HubState
 
 
+def own_connection(engine: Engine) -> Any:
+    """A driver connection of ``engine``'s, taken out of its pool: never returned to (or
+    counted by) the pool, closed by whoever keeps it. Connecting may wait on the network."""
+    pooled = engine.raw_connection()
+    pooled.detach()
+    driver = pooled.dbapi_connection
+    assert driver is not None
+    return driver
+
+
 class CounterReader:
     """``reader()`` -> the current generation, connecting when needed (blocking: call it in
     a worker thread); reconnects once on a broken connection (a database restart), else
@@ -71,10 +81,7 @@ class CounterReader:
     def _read(self) -> int:
         self.reads += 1
         if self._conn is None:
-            pooled = self.engine.raw_connection()
-            pooled.detach()  # ours from now on: never returned to (or counted by) the pool
-            driver = pooled.dbapi_connection
-            assert driver is not None
+            driver = own_connection(self.engine)
             self.engine.dialect.set_isolation_level(driver, "AUTOCOMMIT")
             self._conn = driver
         cur = self._conn.cursor()

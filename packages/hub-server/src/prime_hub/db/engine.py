@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
-from .counter import CounterReader
+from .counter import CounterReader, own_connection
 
 
 def _sqlite_engine(url: str, begin: str) -> Engine:
@@ -69,15 +69,13 @@ class _ThreadConnections:
     @contextmanager
     def cursor(self) -> Iterator[Any]:
         kept: _Kept | None = getattr(self._local, "kept", None)
-        if kept is None or kept.conn is None or kept.busy:
-            pooled = self.engine.raw_connection()
-            pooled.detach()  # ours from now on: never returned to (or counted by) the pool
-            fresh = _Kept(pooled.dbapi_connection)  # autocommit at the driver (_sqlite_engine)
-            if kept is None or kept.conn is None:
-                self._local.kept = fresh
-                self._all.add(fresh)
-            kept = fresh
-        conn, kept.busy = kept.conn, True
+        nested = kept is not None and kept.busy
+        if nested:  # the thread's connection is in a transaction: one for this use only
+            kept = _Kept(own_connection(self.engine))
+        elif kept is None or kept.conn is None:
+            kept = self._local.kept = _Kept(own_connection(self.engine))
+            self._all.add(kept)
+        conn, kept.busy = kept.conn, True  # autocommit at the driver (_sqlite_engine)
         try:
             cur = conn.cursor()
             try:
@@ -92,8 +90,8 @@ class _ThreadConnections:
             raise
         finally:
             kept.busy = False
-            if getattr(self._local, "kept", None) is not kept:
-                conn.close()  # a nested use's connection
+            if nested:
+                conn.close()
 
     def close(self) -> None:
         for kept in list(self._all):
