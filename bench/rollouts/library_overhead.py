@@ -31,21 +31,11 @@ CHILD = r"""
 import asyncio, gc, json, resource, sys
 sys.path.insert(0, sys.argv[3])
 import bench_env
+from canned_client import CannedReply
 import verifiers as vf
 
 n, c = int(sys.argv[1]), int(sys.argv[2])
 env = bench_env.load_environment(num_examples=n)
-message = {"role": "assistant", "content": "The answer is \\boxed{5}."}
-
-
-class CannedReply(vf.OpenAIClient):
-    async def _post(self, payload, url=None):
-        await asyncio.sleep(0)
-        return {
-            "id": "x", "object": "chat.completion", "model": "m",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": dict(message)}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-        }
 
 
 async def main():
@@ -69,12 +59,14 @@ asyncio.run(main())
 """
 
 
-def run(n: int, c: int, base_src: str | None) -> dict:
+def run(n: int, c: int, base_src: str | None, child: str = CHILD) -> dict:
+    """The last JSON line `child` prints, run in a fresh interpreter with `n`, `c` and this
+    folder as arguments (`base_src` first on PYTHONPATH)."""
     env = dict(os.environ)
     if base_src:
         env["PYTHONPATH"] = base_src
     cp = subprocess.run(
-        [sys.executable, "-c", CHILD, str(n), str(c), str(HERE)],
+        [sys.executable, "-c", child, str(n), str(c), str(HERE)],
         capture_output=True, text=True, env=env, cwd=ROOT, check=True,
     )  # fmt: skip
     return json.loads(cp.stdout.strip().splitlines()[-1])

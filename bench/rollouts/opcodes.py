@@ -20,37 +20,24 @@ the traced one. The reward function's thresholds for running on the event loop
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+
+from library_overhead import run  # noqa: E402 - a child interpreter, its last JSON line
 
 CHILD = r"""
 import asyncio, collections, json, os, sys
 sys.path.insert(0, sys.argv[3])
 import bench_env
-import verifiers as vf
+from canned_client import CannedReply
 
 n, c = int(sys.argv[1]), int(sys.argv[2])
 env = bench_env.load_environment(num_examples=n + 100)
 sync = env.rubric.sync_calls
 sync.inline_below_s, sync.slow_after_s = 10.0, 20.0
-reply = {"role": "assistant", "content": "The answer is \\boxed{5}."}
-
-
-class CannedReply(vf.OpenAIClient):
-    async def _post(self, payload, url=None):
-        await asyncio.sleep(0)
-        return {
-            "id": "x", "object": "chat.completion", "model": "m",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": dict(reply)}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-        }
-
 
 counts = collections.Counter()
 
@@ -83,14 +70,7 @@ asyncio.run(main())
 
 
 def count(n: int, c: int, src: str | None) -> dict[str, float]:
-    env = dict(os.environ)
-    if src:
-        env["PYTHONPATH"] = src
-    cp = subprocess.run(
-        [sys.executable, "-c", CHILD, str(n), str(c), str(HERE)],
-        capture_output=True, text=True, env=env, cwd=ROOT, check=True,
-    )  # fmt: skip
-    per: dict[str, float] = json.loads(cp.stdout.strip().splitlines()[-1])["per_function"]
+    per: dict[str, float] = run(n, c, src, CHILD)["per_function"]
     return per
 
 
