@@ -44,6 +44,7 @@ import html
 import inspect
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -109,6 +110,16 @@ def _page_id(page: Path) -> str:
     return str(page.relative_to(docs if page.is_relative_to(docs) else ROOT))
 
 
+@pytest.fixture(scope="session")
+def page_venv_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where every shell page's fresh virtualenv is made, one page after another (a worker
+    runs one page at a time). One path, because the session's bytecode cache is keyed by
+    source path: uv links the same files from its cache at the same path for each page, so
+    their compiled modules stay valid and each page does not compile sympy, pandas, openai
+    and the rest again (seconds per page)."""
+    return tmp_path_factory.mktemp("page-venv") / "venv"
+
+
 @pytest.mark.parametrize("page", list(pages()), ids=_page_id)
 def test_page_blocks_run(page: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     found = blocks(page)
@@ -132,7 +143,9 @@ def test_page_blocks_run(page: Path, tmp_path: Path, request: pytest.FixtureRequ
     with ExitStack() as stack:
         if shell:
             hub = stack.enter_context(running_hub(tmp_path / "hub")).url
-            venv = make_reader_venv(tmp_path / "venv", request.getfixturevalue("reader_wheels"))
+            venv = request.getfixturevalue("page_venv_path")
+            shutil.rmtree(venv, ignore_errors=True)  # the last page's, with what it installed
+            make_reader_venv(venv, request.getfixturevalue("reader_wheels"))
         else:
             hub, venv = "http://127.0.0.1:9", None  # nothing listens: no hub for this page
         values = {
