@@ -20,7 +20,7 @@ import time
 import uuid
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verifiers.cli.eval_config import load_eval_config, mixture_name
 from verifiers.cli.eval_display import (
@@ -39,10 +39,12 @@ from verifiers.cli.eval_settings import (
     raw_from_args,
     resolve,
 )
-from verifiers.client import Client, MultiEndpointClient, OpenAIClient
 from verifiers.errors import ConfigError, EndpointUnreachableError, Error
 from verifiers.loading import HUB_INSTALL_VAR
 from verifiers.results import read_metadata, read_results, summarize, write_metadata
+
+if TYPE_CHECKING:
+    from verifiers.client import Client
 
 __all__ = ["UsageError", "build_parser", "main"]
 
@@ -127,7 +129,12 @@ def _setup_logging(args: argparse.Namespace) -> None:
     root.addHandler(handler)  # records of every logger, environments' too
     if args.verbose or args.disable_tui:
         logging.getLogger("verifiers").setLevel(logging.DEBUG if args.verbose else logging.INFO)
-    # `datasets` draws a tqdm bar for each map/filter/flatten an environment's loader runs.
+
+
+def _quiet_datasets() -> None:
+    """`datasets` draws a tqdm bar for each map/filter/flatten an environment's loader runs.
+    Called just before loading, not at start-up: importing `datasets` takes seconds, and a
+    refused command line or an unreachable endpoint should answer without it."""
     from datasets.utils.logging import disable_progress_bar
 
     disable_progress_bar()
@@ -217,6 +224,10 @@ def run_all(settings: list[EvalSettings], args: argparse.Namespace) -> int:
 
 
 def build_client(s: EvalSettings) -> Client:
+    # Imported here, not at the top: `openai` takes a second or more to import, and a
+    # command line that is refused (or --help) should answer without it.
+    from verifiers.client import MultiEndpointClient, OpenAIClient
+
     clients: list[Client] = [
         OpenAIClient(
             e.url,
@@ -299,6 +310,7 @@ def run(s: EvalSettings, args: argparse.Namespace) -> int:
     logger.debug("evaluation settings: %s", s)
     client = build_client(s)
     check_endpoints(client, s, console)  # before loading: that may take minutes
+    _quiet_datasets()
     try:
         env = load_configured(s) if s.ray is None else ray_environment(s)
     except ConfigError as e:
