@@ -13,8 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import openai
-
 from verifiers.errors import ConfigError
 from verifiers.multi_endpoint import MultiEndpointClient
 from verifiers.openai_http import (
@@ -24,6 +22,7 @@ from verifiers.openai_http import (
     OpenAICompletionsClient,
 )
 from verifiers.openai_http import _refused as _refused  # the retry tests read it here
+from verifiers.openai_sdk import is_openai_client
 from verifiers.openai_wire import (
     POLICY_VERSION_HEADER,
     ModelResponse,
@@ -137,7 +136,7 @@ def resolve_client(client: Any) -> tuple[Client, bool]:
     if isinstance(client, (list, tuple)):
         built = [resolve_client(c)[0] for c in client]
         return MultiEndpointClient(built), True
-    if isinstance(client, (openai.AsyncOpenAI, openai.OpenAI)):
+    if is_openai_client(client):
         return OpenAIClient(client), True
     if hasattr(client, "chat"):  # looks like the SDK without being it: call its create()
         from verifiers.clients.sdk_client import SDKSurfaceClient

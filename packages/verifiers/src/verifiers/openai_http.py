@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
-import openai
 import orjson
 import yarl
 
@@ -237,6 +236,8 @@ class OpenAIClient(Client):
         if sdk is None:
             key = self._headers.get("Authorization", "").removeprefix("Bearer ") or "EMPTY"
             extra = {k: v for k, v in self._headers.items() if k not in _OWN_HEADERS}
+            import openai  # on first use only (see verifiers.openai_sdk)
+
             sdk = openai.AsyncOpenAI(
                 base_url=self.base_url, api_key=key, default_headers=extra or None
             )

@@ -26,8 +26,6 @@ import asyncio
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
-import openai
-
 from verifiers.client import Client, ClientConfig, merge_sampling_args, resolve_client
 from verifiers.envs.classic_records import (
     as_018_state,
@@ -38,6 +36,7 @@ from verifiers.envs.classic_records import (
 from verifiers.errors import ConfigError
 from verifiers.generation import needs_group_scoring
 from verifiers.generation import run_group as run_scored_group
+from verifiers.openai_sdk import is_openai_client
 from verifiers.rubrics.rubric import set_advantages
 from verifiers.token_in_client import TokenInClient
 
@@ -96,7 +95,7 @@ def token_in_client(client: Any) -> Client | None:
     which sends messages where it cannot stitch). None for a client it cannot be built from."""
     if isinstance(client, ClientConfig):
         return replace(client, client_type="openai_chat_completions_token").build()
-    if isinstance(client, (str, openai.AsyncOpenAI, openai.OpenAI)):
+    if isinstance(client, str) or is_openai_client(client):
         return TokenInClient(client)
     return None
 

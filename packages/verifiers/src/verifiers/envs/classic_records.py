@@ -12,9 +12,6 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from openai.types import Completion
-from openai.types.chat import ChatCompletion
-
 from verifiers.client import to_openai_tool
 from verifiers.errors import TrainingDataError
 from verifiers.state import set_ms_timing
@@ -65,6 +62,9 @@ def chat_completion(step: dict[str, Any]) -> Any:
             "total_tokens": prompt_tokens + completion_tokens,
         },
     }
+    from openai.types import Completion  # on first use (see verifiers.openai_sdk)
+    from openai.types.chat import ChatCompletion
+
     completion = step.get("completion")
     if isinstance(completion, str):  # a text (message_type="completion") step: a Completion
         choice = {"index": 0, "text": completion, "logprobs": None}

@@ -28,10 +28,10 @@ import re
 from typing import Any
 
 import aiohttp
-import openai
 
 from verifiers.client import Client, OpenAIClient, resolve_client
 from verifiers.errors import ConfigError, InfraError, MissingKeyError, ModelError
+from verifiers.openai_sdk import is_openai_client
 from verifiers.parsers.parser import content_text
 from verifiers.rubrics.rubric import Rubric
 from verifiers.types import Messages, SamplingArgs
@@ -228,6 +228,8 @@ class JudgeRubric(Rubric):
             raise MissingKeyError(f"judge_api_key_var {api_key_var!r}: that variable is not set")
         default_url, default_key = _default_endpoint()
         api_key = os.environ[api_key_var] if api_key_var is not None else default_key
+        import openai  # on first use (see verifiers.openai_sdk)
+
         return openai.AsyncOpenAI(
             base_url=base_url or default_url,
             api_key=api_key or "EMPTY",
@@ -269,7 +271,7 @@ class JudgeRubric(Rubric):
             return _EnvOpenAIClient(**options), True, None
         if isinstance(value, Client):
             return value, False, None
-        if isinstance(value, str) or isinstance(value, (openai.AsyncOpenAI, openai.OpenAI)):
+        if isinstance(value, str) or is_openai_client(value):
             # A URL or an openai SDK client: our own client (retries, timeout, pooled HTTP),
             # configured from it; the SDK object itself stays what `judge_client` returns.
             return OpenAIClient(value, **options), True, None

@@ -1,0 +1,18 @@
+"""The `openai` SDK, imported only where it is used.
+
+`import openai` costs about a second of CPU (its type modules), and our own client speaks
+HTTP without it. Modules on the rollout path ask here instead of importing it at the top, so a
+run that never touches an SDK object never pays for it.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+
+def is_openai_client(obj: Any) -> bool:
+    """Whether `obj` is an `openai.AsyncOpenAI` or `openai.OpenAI` (or a subclass). No
+    instance can exist before `openai` is imported, so this never imports it."""
+    openai = sys.modules.get("openai")
+    return openai is not None and isinstance(obj, (openai.AsyncOpenAI, openai.OpenAI))
