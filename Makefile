@@ -11,8 +11,12 @@ endif
 bootstrap:
 	@command -v uv >/dev/null 2>&1 || $(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet uv
 
+# --compile-bytecode compiles the dependencies; compileall does the same for the workspace's own
+# sources (editable, so uv leaves them): every vf-eval, hub or env-server process the tests start
+# would otherwise compile them again where PYTHONDONTWRITEBYTECODE is set (0.6 s of a 2.4 s run).
 sync: bootstrap
 	$(UV) sync --all-packages --locked --compile-bytecode
+	$(UV) run --no-sync python -m compileall -q packages/*/src environments > /dev/null
 
 # System packages some tests need (installed with apt-get when running as root).
 system-deps:
