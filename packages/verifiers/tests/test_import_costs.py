@@ -8,9 +8,11 @@ import json
 import subprocess
 import sys
 
+import httpx
 import openai
 
 from verifiers.openai_sdk import is_openai_client
+from verifiers.rubrics.scores import is_infra_exception
 
 
 def _imported(code: str) -> dict[str, bool]:
@@ -39,6 +41,14 @@ def test_a_rollout_with_our_client_never_imports_openai():
     assert _imported(code) == {"openai": False, "datasets": True}
 
 
+def test_a_failing_reward_function_never_imports_openai():
+    code = (
+        "from verifiers.rubrics.scores import is_infra_exception\n"
+        "assert not is_infra_exception(ValueError('bad answer'))\n"
+    )
+    assert _imported(code) == {"openai": False, "datasets": False}
+
+
 def test_a_refused_vf_eval_command_line_imports_neither():
     code = (
         "from verifiers.cli.eval import main\nassert main(['some-env', '-a', '{not json']) == 2\n"
@@ -51,3 +61,5 @@ def test_openai_clients_are_still_recognised():
     assert is_openai_client(openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key="x"))
     assert not is_openai_client("http://127.0.0.1:9/v1")
     assert not is_openai_client(object())
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    assert is_infra_exception(openai.APIConnectionError(request=request))

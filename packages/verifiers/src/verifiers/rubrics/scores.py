@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from verifiers.errors import InfraError, RewardError
+from verifiers.openai_sdk import imported_openai
 from verifiers.state import chain_fields, set_ms_timing
 from verifiers.types import RolloutError
 
@@ -53,9 +54,8 @@ def is_infra_exception(exc: BaseException) -> bool:
     `AsyncOpenAI` directly, and such a failure says nothing about the policy."""
     if isinstance(exc, InfraError):
         return True
-    import openai  # a dependency; imported here, so the rubric modules stay light
-
-    return isinstance(
+    openai = imported_openai()  # a reward function's plain ValueError never imports it
+    return openai is not None and isinstance(
         exc, (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError)
     )
 
