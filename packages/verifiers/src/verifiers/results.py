@@ -1,18 +1,32 @@
-"""Saving rollouts as they finish, reading them back, and summarising a run."""
+"""Saving rollouts as they finish and reading them back (a run's summary: `verifiers.run_summary`)."""
 
 from __future__ import annotations
 
 import logging
 import math
 import os
-import statistics
 import tempfile
-from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+from verifiers.run_summary import member_of, pass_at_k, summarize
+
+__all__ = [
+    "METADATA_FILE",
+    "RESULTS_FILE",
+    "ResultsWriter",
+    "dumps",
+    "member_of",
+    "parsed_answer",
+    "pass_at_k",
+    "read_metadata",
+    "read_results",
+    "summarize",
+    "write_metadata",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -119,155 +133,3 @@ def write_metadata(run_dir: str | os.PathLike[str], metadata: dict[str, Any]) ->
 def read_metadata(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     path = Path(run_dir) / METADATA_FILE
     return orjson.loads(path.read_bytes()) if path.exists() else {}
-
-
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """Unbiased pass@k estimator (Chen et al., 2021): 1 - C(n-c, k) / C(n, k)."""
-    if n - c < k:
-        return 1.0
-    prob_all_fail = 1.0
-    for i in range(n - c + 1, n + 1):
-        prob_all_fail *= 1.0 - k / i
-    return 1.0 - prob_all_fail
-
-
-def summarize(
-    outputs: Sequence[Mapping[str, Any]],
-    pass_threshold: float = 0.5,
-    metric_owners: Mapping[str, Iterable[str]] | None = None,
-) -> dict[str, Any]:
-    """Reward mean/std, pass@k, metric means, error counts by type and token usage.
-
-    A rollout is scored when it has no error and a finite reward; with none scored there is
-    no mean reward (NaN, written as null) and ``first_error`` says why. ``metric_owners`` (an
-    `EnvGroup`'s member names and the metrics each records) adds ``by_env``, the same summary
-    per member, and takes each pooled metric over the rollouts of the members that record it
-    (``metric_envs`` names them): the group fills other members' metrics with 0.0."""
-    summary = _stats(outputs, None)
-    summary["num_rollouts"] = len(outputs)
-    # per example: [rollouts, rollouts at or over the threshold] (NaN is neither)
-    by_example: dict[Any, list[int]] = {}
-    usage: dict[str, Any] = {}
-    for o in outputs:  # one pass, plain loops: called over every rollout of a run
-        r = o.get("reward")
-        passed = r is not None and r >= pass_threshold
-        counts = by_example.get(o.get("example_id"))
-        if counts is None:
-            by_example[o.get("example_id")] = [1, int(passed)]
-        else:
-            counts[0] += 1
-            counts[1] += passed
-        token_usage = o.get("token_usage")
-        if token_usage:
-            for key, count in token_usage.items():
-                usage[key] = usage.get(key, 0) + count
-    pass_k: dict[str, float] = {}
-    if by_example and summary["scored_rollouts"]:
-        n_min = min([n for n, _ in by_example.values()])
-        k = 1
-        while k <= n_min:
-            vals = [
-                # pass_at_k's two exact ends without a call: all failed, too few failures
-                0.0 if c == 0 else 1.0 if n - c < k else pass_at_k(n, c, k)
-                for n, c in by_example.values()
-            ]
-            pass_k[str(k)] = statistics.fmean(vals)
-            k *= 2
-    summary["pass_at_k"] = pass_k
-    summary["pass_threshold"] = pass_threshold
-    summary["usage"] = usage
-    if metric_owners is not None:
-        owners = {name: set(metrics) for name, metrics in metric_owners.items()}
-        members: dict[str, list[Mapping[str, Any]]] = {name: [] for name in owners}
-        for o in outputs:
-            members.setdefault(member_of(o) or "?", []).append(o)
-        summary["by_env"] = {
-            name: {"num_rollouts": len(rows), **_stats(rows, owners.get(name, set()))}
-            for name, rows in members.items()
-            if rows
-        }
-        covered = outputs if summary["scored_rollouts"] else []
-        envs: dict[str, list[str]] = defaultdict(list)
-        values: dict[str, list[float]] = defaultdict(list)
-        for name, owned in owners.items():
-            for metric in sorted(owned):
-                if members.get(name):
-                    envs[metric].append(name)
-        for o in covered:
-            for metric, value in (o.get("metrics") or {}).items():
-                if metric in owners.get(member_of(o) or "?", ()) and _finite(value):
-                    values[metric].append(value)
-        summary["avg_metrics"] = {k: statistics.fmean(v) for k, v in sorted(values.items())}
-        summary["metric_envs"] = {k: envs[k] for k in summary["avg_metrics"]}
-    return summary
-
-
-def member_of(output: Mapping[str, Any]) -> str | None:
-    """The `EnvGroup` member a rollout was routed to: its ``task`` (the member's name), else
-    the head of its ``info["env_id"]`` route."""
-    task = output.get("task")
-    if isinstance(task, str):
-        return task
-    route = (output.get("info") or {}).get("env_id")
-    if isinstance(route, list) and route:
-        route = route[0]
-    return route if isinstance(route, str) else None
-
-
-def _finite(value: Any) -> bool:
-    return isinstance(value, (int, float)) and math.isfinite(value)
-
-
-def _pstdev(values: list[float]) -> float:
-    """Population standard deviation, two passes of `math.fsum` (`statistics.pstdev`'s exact
-    rational arithmetic costs about a microsecond per rollout on a large run)."""
-    mean = math.fsum(values) / len(values)
-    return math.sqrt(math.fsum([(v - mean) ** 2 for v in values]) / len(values))
-
-
-def _stats(outputs: Sequence[Mapping[str, Any]], owned: set[str] | None) -> dict[str, Any]:
-    """Reward, metrics (``owned`` only, when given) and errors over the scored rollouts."""
-    scored = 0
-    finite: list[float] = []
-    metric_values: dict[str, list[float]] = {}
-    errors: dict[Any, int] = {}
-    first = None
-    for o in outputs:  # one pass, `_finite` inline: called over every rollout of a run
-        error = o.get("error")
-        reward = o.get("reward")
-        if isinstance(reward, (int, float)) and math.isfinite(reward):
-            finite.append(reward)
-            if not error:
-                scored += 1
-        if error:
-            kind = error.get("error")
-            errors[kind] = errors.get(kind, 0) + 1
-            if first is None:
-                first = error
-        metrics = o.get("metrics")
-        if metrics:
-            for name, value in metrics.items():
-                if (
-                    (owned is None or name in owned)
-                    and isinstance(value, (int, float))
-                    and math.isfinite(value)
-                ):
-                    values = metric_values.get(name)
-                    if values is None:
-                        metric_values[name] = [value]
-                    else:
-                        values.append(value)
-    if not scored:
-        # Failed rollouts keep the reward and metrics they were given (upstream counts
-        # them); with none scored, a mean would only average the placeholders of failures.
-        finite, metric_values = [], {}
-    stats: dict[str, Any] = {
-        "scored_rollouts": scored,
-        "avg_reward": statistics.fmean(finite) if finite else math.nan,
-        "std_reward": _pstdev(finite) if len(finite) > 1 else (0.0 if finite else math.nan),
-    }
-    stats["avg_metrics"] = {k: statistics.fmean(v) for k, v in sorted(metric_values.items())}
-    stats["errors"] = errors
-    if first is not None:
-        stats["first_error"] = f"{first.get('error')}: {first.get('message', '')}"
-    return stats
