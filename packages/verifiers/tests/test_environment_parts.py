@@ -142,6 +142,31 @@ def test_output_record_reads_input_fields_and_plain_dict_states():
         assert out["completion"] == [] and out["token_usage"] == {}
 
 
+@pytest.mark.parametrize("scored", [False, True])
+def test_a_loop_state_is_recorded_as_key_by_key(scored):
+    """`output_record` reads a state of the library's own loop in one C call (issue 30 item
+    1): the record is the one read key by key, and its key order too."""
+    from verifiers.envs.output_records import _RECORD_FIELDS, _record_by_key
+
+    env = vf.SingleTurnEnv(dataset=Dataset.from_list(rows(1)))
+    row = {"question": "q", "answer": "4", "example_id": 3, "rollout_index": 2, "task": "t"}
+    state = env.new_state(row, None, "m")
+    state["completion"] = [{"role": "assistant", "content": "4"}]
+    state["metrics"] = {"correct": 1.0, "reward": 5.0}  # a reserved name stays out
+    state["error"] = ValueError("x")
+    state["parsed_answer"] = "4"
+    if scored:
+        state["advantage"] = 0.5
+    _RECORD_FIELDS(state)  # the one-call read applies (it raises KeyError otherwise)
+    columns = ["turn", "trajectory_id", "model"]
+    fast, by_key = output_record(state, columns), _record_by_key(state, columns)
+    for out in (fast, by_key):
+        out["timing"].pop("total"), out["timing"].pop("total_ms")
+    assert list(fast) == list(by_key) and fast == by_key
+    assert fast["advantage"] == (0.5 if scored else None) and fast["rollout_index"] == 2
+    assert fast["error"]["error"] == "ValueError" and fast["reward"] != fast["reward"]
+
+
 def test_trajectory_ids_are_distinct_128_bit_hex():
     env = vf.SingleTurnEnv(dataset=Dataset.from_list(rows(1)))
     ids = {env.new_state({"question": "q"}, None, "m")["trajectory_id"] for _ in range(1000)}

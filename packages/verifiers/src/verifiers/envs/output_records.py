@@ -4,6 +4,7 @@ upstream 0.3's `verifiers.utils.save_utils.state_to_output` returns)."""
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 from collections.abc import Callable
 from typing import Any
 
@@ -17,61 +18,128 @@ _INPUT_FIELDS = frozenset(State.INPUT_FIELDS)
 def output_record(state: State, state_columns: list[str] | None = None) -> RolloutOutput:
     """A finished rollout's output record (`results.jsonl` line), with the `state_columns`
     it asks for (upstream 0.3's `verifiers.utils.save_utils.state_to_output`)."""
-    # `own` reads the state's own keys without `State.get`'s fallback to the input (a Python
-    # call per key); the input's fields (`State.INPUT_FIELDS`) go through `state.get` unless
-    # the state holds them all itself (as every state `new_state` makes does).
+    if type(state) in _PLAIN_STATES:
+        try:
+            # one C call for every key a finished rollout of the library's own loop holds
+            # (a `State` answers missing input fields from its input, as `State.get` does)
+            fields = _RECORD_FIELDS(state)
+        except KeyError:
+            pass
+        else:
+            # (no `advantage` yet when it is scored alone: set once its group is done)
+            return _record(state, state_columns, dict.get(state, "advantage"), *fields)
+    return _record_by_key(state, state_columns)
+
+
+_PLAIN_STATES = frozenset({State, dict})
+_RECORD_FIELDS = itemgetter(
+    "example_id", "input", "prompt", "completion", "answer", "info", "reward", "metrics", "error", "is_completed", "is_truncated", "stop_condition", "parsed_answer",
+    "timing", "usage", "task", "tool_defs", "trajectory",
+)  # fmt: skip
+
+
+def _record_by_key(state: State, state_columns: list[str] | None) -> RolloutOutput:
+    """`output_record` of a state that lacks some keys (or is of another type): each read
+    with its default."""
+    # `own` reads the state's own keys without `State.get`'s fallback to the input; the
+    # input's fields (`State.INPUT_FIELDS`) go through `state.get`.
     own = dict.get
     field: Callable[..., Any] = own if state.keys() >= _INPUT_FIELDS else type(state).get
-    timing = own(state, "timing") or {}
-    metrics = own(state, "metrics") or {}
-    usage = own(state, "usage")
-    source = own(state, "input")
-    prompt: Any = field(state, "prompt")
-    completion: Any = own(state, "completion")
+    return _record(
+        state,
+        state_columns,
+        own(state, "advantage"),
+        field(state, "example_id", 0),
+        own(state, "input"),
+        field(state, "prompt"),
+        own(state, "completion"),
+        field(state, "answer", ""),
+        field(state, "info"),
+        own(state, "reward"),
+        own(state, "metrics"),
+        own(state, "error"),
+        own(state, "is_completed"),
+        own(state, "is_truncated"),
+        own(state, "stop_condition"),
+        own(state, "parsed_answer"),
+        own(state, "timing"),
+        own(state, "usage"),
+        field(state, "task"),
+        own(state, "tool_defs"),
+        own(state, "trajectory"),
+    )
+
+
+def _record(
+    state: State,
+    state_columns: list[str] | None,
+    advantage: Any,
+    example_id: Any,
+    source: Any,
+    prompt: Any,
+    completion: Any,
+    answer: Any,
+    info: Any,
+    reward: Any,
+    metrics: Any,
+    error: Any,
+    is_completed: Any,
+    is_truncated: Any,
+    stop_condition: Any,
+    parsed: Any,
+    timing: Any,
+    usage: Any,
+    task: Any,
+    tool_defs: Any,
+    trajectory: Any,
+) -> RolloutOutput:
     # a prompt or completion as recorded: text stays text ("" included); None is []
     if not prompt and not isinstance(prompt, str):
         prompt = []
     if not completion and not isinstance(completion, str):
         completion = []
-    reward = own(state, "reward")
-    error = own(state, "error")
+    if not metrics:
+        metrics = {}
+    if not timing:
+        timing = {}
     end = now()
     out: RolloutOutput = {
-        "example_id": field(state, "example_id", 0),
+        "example_id": example_id,
         "rollout_index": source.get("rollout_index", 0) if source else 0,
         "prompt": prompt,
         "completion": completion,
-        "answer": field(state, "answer", ""),
-        "info": field(state, "info") or {},
+        "answer": answer,
+        "info": info or {},
         "reward": math.nan if reward is None else float(reward),
-        "advantage": own(state, "advantage"),
+        "advantage": advantage,
         "metrics": metrics,
         "error": None if error is None else error_info(error),
-        "is_completed": bool(own(state, "is_completed")),
-        "is_truncated": bool(own(state, "is_truncated")),
-        "stop_condition": own(state, "stop_condition"),
-        "parsed_answer": own(state, "parsed_answer"),
+        "is_completed": bool(is_completed),
+        "is_truncated": bool(is_truncated),
+        "stop_condition": stop_condition,
+        "parsed_answer": parsed,
         "timing": _output_timing(timing, end - timing.get("start", end)),
         "token_usage": dict(usage) if usage else {},
     }
-    task = field(state, "task")
     if task is not None:
         out["task"] = task
-    tool_defs = own(state, "tool_defs")
     if tool_defs:
         out["tool_defs"] = tool_defs
-    trajectory = own(state, "trajectory") or ()
     with_steps = bool(state_columns and "trajectory" in state_columns)
-    if not with_steps:
+    if not with_steps and trajectory:
         for step in trajectory:  # steps with token ids (inline: once per rollout)
             if step.get("tokens"):
                 with_steps = True
                 break
     if with_steps:
-        out["trajectory"] = [_step_record(step) for step in trajectory]
-    for name, value in metrics.items():
-        if name not in _RESERVED_OUTPUT_KEYS:
-            out[name] = value  # type: ignore[literal-required]
+        out["trajectory"] = [_step_record(step) for step in trajectory or ()]
+    if metrics:
+        if _RESERVED_OUTPUT_KEYS.isdisjoint(metrics):
+            out.update(metrics)  # type: ignore[typeddict-item]
+        else:
+            for name, value in metrics.items():
+                if name not in _RESERVED_OUTPUT_KEYS:
+                    out[name] = value  # type: ignore[literal-required]
     if state_columns:
         for col in state_columns:
             if col != "trajectory" and col in state:
