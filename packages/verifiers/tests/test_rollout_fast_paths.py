@@ -429,3 +429,52 @@ def test_a_group_of_one_gets_the_advantage_the_group_formula_gives():
         assert _same(one["advantage"], want) and type(one["advantage"]) is float
         assert _same(one["trajectory"][0]["advantage"], want)
         assert one["trajectory"][0]["reward"] is reward
+
+
+def test_folded_stop_checks_name_the_condition_the_ordered_check_names():
+    """The built-in conditions are asked in one call while none holds (`fold_stop_forms`):
+    whichever of them holds, `check_now` ends the rollout as the ordered `check` does, with
+    the same name, and answers False on the same states."""
+    from datasets import Dataset
+
+    rows = Dataset.from_list([{"question": "q", "answer": "a"}])
+    step = {"prompt": [], "completion": [], "is_truncated": False}
+    cases = [
+        {},
+        {"error": ValueError("x")},
+        {"final_env_response": []},
+        {"prompt_too_long": True},
+        {"trajectory": [step, step]},
+        {"trajectory": [step]},
+        {"usage": {"input_tokens": 0, "output_tokens": 50}},
+        {"error": ValueError("x"), "trajectory": [step, step]},
+    ]
+    envs = [
+        vf.MultiTurnEnv(dataset=rows, max_turns=2, max_total_completion_tokens=40),
+        vf.SingleTurnEnv(dataset=rows),
+        vf.MultiTurnEnv(dataset=rows, max_turns=-1),
+    ]
+    for env in envs:
+        assert env.stop_conditions._folded is not None
+        for case in cases:
+            states = [env.new_state({"question": "q"}, None, "m") for _ in range(2)]
+            for s in states:
+                s.update({k: list(v) if isinstance(v, list) else v for k, v in case.items()})
+            now = env.stop_conditions.check_now(states[0])
+            awaited = asyncio.run(env.stop_conditions.check(states[1]))
+            assert now == awaited, (env, case)
+            assert states[0].get("stop_condition") == states[1].get("stop_condition")
+
+
+def test_a_condition_that_raises_inside_a_fold_raises_from_the_ordered_check():
+    """A state a built-in condition cannot read (no `trajectory`) is checked one by one, in
+    order, when the fold raises: the error is the first failing condition's own."""
+    from datasets import Dataset
+
+    env = vf.SingleTurnEnv(dataset=Dataset.from_list([{"question": "q", "answer": "a"}]))
+    try:
+        env.stop_conditions.check_now(State())
+    except KeyError as e:
+        assert e.args == ("trajectory",)
+    else:
+        raise AssertionError("no KeyError")

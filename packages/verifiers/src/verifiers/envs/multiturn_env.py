@@ -15,6 +15,7 @@ from verifiers.envs.rollout_hooks import (
     CleanupHandlers,
     StopConditions,
     first_cleanup,
+    fold_stop_forms,
     plain_form,
 )
 from verifiers.envs.trajectory import (
@@ -49,6 +50,32 @@ def _prompt_too_long(env: MultiTurnEnv, state: State) -> bool:
 def _max_total_completion_tokens_reached(env: MultiTurnEnv, state: State) -> bool:
     limit = env.max_total_completion_tokens
     return limit is not None and limit > 0 and state["usage"]["output_tokens"] >= limit
+
+
+def _any_built_in_stop(env: MultiTurnEnv, state: State) -> bool:
+    """Whether any of the five above holds, in one call (`fold_stop_forms`)."""
+    get = dict.get
+    if (
+        get(state, "error") is not None
+        or get(state, "final_env_response") is not None
+        or get(state, "prompt_too_long")
+        or 0 < env.max_turns <= len(state["trajectory"])
+    ):
+        return True
+    limit = env.max_total_completion_tokens
+    return limit is not None and limit > 0 and state["usage"]["output_tokens"] >= limit
+
+
+fold_stop_forms(
+    [
+        _has_error,
+        _has_final_env_response,
+        _max_turns_reached,
+        _prompt_too_long,
+        _max_total_completion_tokens_reached,
+    ],
+    _any_built_in_stop,
+)
 
 
 def _render_state(env: MultiTurnEnv, state: State) -> None:

@@ -57,6 +57,21 @@ def plain_form(form: Callable[[Any, State], Any]) -> Callable[[F], F]:
     return mark
 
 
+# Plain forms whose conditions one call answers at once: (the forms, a check that holds
+# whenever any of them does). See `fold_stop_forms`.
+_FOLDS: list[tuple[frozenset[Callable[..., Any]], Callable[[Any, State], bool]]] = []
+
+
+def fold_stop_forms(
+    forms: list[Callable[[Any, State], Any]], any_holds: Callable[[Any, State], bool]
+) -> None:
+    """Let `StopConditions.check_now` ask `any_holds(env, state)` once instead of each of
+    `forms` an environment's conditions hold (all on that one environment): while it and
+    the other conditions answer False (the rollout goes on, the common case), no condition
+    is called one by one. `any_holds` must hold whenever any of `forms` does."""
+    _FOLDS.append((frozenset(forms), any_holds))
+
+
 class StopConditions:
     """Stop conditions in priority order; the first that holds ends the rollout."""
 
@@ -69,6 +84,8 @@ class StopConditions:
         self._checked: list[StopCondition] = []
         self._calls: list[tuple[StopCondition, str, Callable[[Any, State], bool] | None, Any]]
         self._all_plain = False
+        # (checks that hold whenever a condition does, their environment): see `_plan`
+        self._folded: tuple[tuple[Callable[[Any, State], Any], ...], Any] | None = None
         self._plan()
 
     def _plan(self) -> None:
@@ -76,13 +93,37 @@ class StopConditions:
         self._checked = list(conditions)
         self._calls = [(c, getattr(c, "__name__", "stop"), *_plain_call(c)) for c in conditions]
         self._all_plain = all(plain is not None for _, _, plain, _ in self._calls)
+        self._folded = None
+        if self._all_plain and len({id(env) for _, _, _, env in self._calls}) == 1:
+            forms = [plain for _, _, plain, _ in self._calls]
+            folds = [any_holds for covered, any_holds in _FOLDS if covered.issuperset(forms)]
+            if not folds:  # those a fold covers, in one call; the others one by one
+                rest = set(forms)
+                for covered, any_holds in _FOLDS:
+                    if len(covered & rest) > 1:
+                        folds.append(any_holds)
+                        rest -= covered
+                folds = [f for f in forms if f in rest] + folds
+            if len(folds) < len(forms):
+                self._folded = (tuple(folds), self._calls[0][3])
 
     def check_now(self, state: State) -> bool | None:
         """`check` without a coroutine when every condition has a plain form; None when
         one must be awaited (then call `check`)."""
         if self.conditions != self._checked:
             self._plan()
-        if not self._all_plain:
+        folded = self._folded
+        if folded is not None:
+            checks, env = folded
+            try:
+                for check in checks:
+                    if check(env, state):
+                        break
+                else:
+                    return False  # none holds: the rollout goes on
+            except Exception:
+                pass  # the conditions one by one, in order, say what holds or raises
+        elif not self._all_plain:
             return None
         for _, name, plain, env in self._calls:
             if plain(env, state):  # type: ignore[misc]
