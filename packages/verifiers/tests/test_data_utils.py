@@ -318,3 +318,29 @@ def test_format_dataset_of_the_01x_api():
     assert kept["prompt"] == [[{"role": "user", "content": "p"}]] and kept["example_id"] == [0]
     with pytest.raises(vf.ConfigError, match="no 'q' column"):
         data_utils.format_dataset(Dataset.from_list([{"question": "x"}]), question_key="q")
+
+
+def _last_box_by_character(text: str):
+    """The brace matching `_last_box` did character by character, as a reference."""
+    starts = [(text.rfind(o), o) for o in ("\\boxed{", "\\fbox{")]
+    start, opener = max(starts)
+    if start < 0:
+        return None
+    depth, i = 1, start + len(opener)
+    for j in range(i, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[j], 0)
+        if depth == 0:
+            return text[i:j].strip(), j + 1
+    return None
+
+
+def test_the_last_box_is_found_brace_to_brace_as_character_by_character():
+    import random
+
+    from verifiers.utils.answers import _last_box
+
+    rng = random.Random(7)
+    pieces = ["{", "}", "a", "1", " ", "\\boxed{", "\\fbox{", "x}", "{{", "}}"]
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 16)))
+        assert _last_box(text) == _last_box_by_character(text), text

@@ -70,15 +70,22 @@ def _last_box(text: str) -> tuple[str, int] | None:
     if start < 0:
         return None
     i = start + len(opener)
+    # from brace to brace with `str.find` (C), not character by character: each step moves
+    # past one "{" or "}", so hostile text with many braces still costs one pass
     depth = 1
-    for j in range(i, len(text)):
-        c = text[j]
-        if c == "{":
+    j = i
+    close = text.find("}", i)
+    while close >= 0:
+        opening = text.find("{", j, close)
+        if opening >= 0:
             depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return text[i:j].strip(), j + 1
+            j = opening + 1
+            continue
+        depth -= 1
+        if depth == 0:
+            return text[i:close].strip(), close + 1
+        j = close + 1
+        close = text.find("}", j)
     return None
 
 
