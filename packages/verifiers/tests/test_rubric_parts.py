@@ -304,3 +304,29 @@ async def test_0_1_8_shapes_still_score_in_place(call):
     else:
         result = await rubric.score_rollout(state=state)
     assert result is None and state["reward"] == 1.0
+
+
+def test_new_bars_rejudge_the_functions_measured_so_far():
+    """`inline_below_s` / `slow_after_s` set after calls were measured decide at once which
+    functions run on the loop (the cheap ones are kept in a table the bars rebuild)."""
+    import logging
+
+    from verifiers.rubrics.sync_calls import SyncCalls
+
+    calls = SyncCalls(logging.getLogger("t"), inline_below_s=math.inf, slow_after_s=math.inf)
+
+    def f() -> float:
+        return 1.0
+
+    assert not calls.on_loop(f)  # not measured yet
+    assert calls.run_measured(f, {}) == 1.0
+    assert calls.on_loop(f)
+    calls.inline_below_s = 0.0
+    assert not calls.on_loop(f)
+    calls.inline_below_s = math.inf
+    assert calls.on_loop(f) and calls.run_on_loop(f, {}) == 1.0
+    calls.slow_after_s = 0.0
+    assert not calls.on_loop(f)
+    copy = SyncCalls.__new__(SyncCalls)
+    copy.__setstate__(calls.__getstate__())
+    assert copy.slow_after_s == 0.0 and copy.inline_below_s == math.inf

@@ -136,7 +136,7 @@ async def score_single(
                 if call.is_async:
                     raw = await func(**kwargs)
                 elif sync.on_loop(func):
-                    raw = sync.run_measured(func, kwargs)
+                    raw = sync.run_on_loop(func, kwargs)
                     if type(raw) is not float and awaitable(raw):
                         raw = await raw
                 else:

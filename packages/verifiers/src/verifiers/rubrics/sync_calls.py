@@ -53,14 +53,39 @@ class SyncCalls:
         max_batches: int = 4,
     ) -> None:
         self.logger = logger
-        self.inline_below_s = inline_below_s  # calls shorter than this: on the loop next time
-        self.slow_after_s = slow_after_s  # a call this long or longer: its own hop next time
         self.max_batches = max_batches  # batches out at once, per event loop
         self.hops = 0  # worker-thread hops made (each batch is one)
         # per function: (the function, the slower of its last two calls, its last call)
         self._seconds: dict[int, tuple[Callable[..., Any], float, float]] = {}
+        self._cheap: dict[int, Callable[..., Any]] = {}  # measured under both bars
         self._on_loop: dict[int, Callable[..., Any]] = {}  # pinned to the loop's thread
         self._lanes = threading.local()  # this thread's event loop's queue
+        self._inline_below_s = inline_below_s  # calls shorter: on the loop next time
+        self._slow_after_s = slow_after_s  # a call this long or longer: its own hop next time
+        self._cheap_below = min(inline_below_s, slow_after_s)
+
+    @property
+    def inline_below_s(self) -> float:
+        return self._inline_below_s
+
+    @inline_below_s.setter
+    def inline_below_s(self, seconds: float) -> None:
+        self._inline_below_s = seconds
+        self._rejudge()
+
+    @property
+    def slow_after_s(self) -> float:
+        return self._slow_after_s
+
+    @slow_after_s.setter
+    def slow_after_s(self, seconds: float) -> None:
+        self._slow_after_s = seconds
+        self._rejudge()
+
+    def _rejudge(self) -> None:
+        # new bars: which functions count as cheap, from their measurements so far
+        self._cheap_below = below = min(self._inline_below_s, self._slow_after_s)
+        self._cheap = {key: f for key, (f, slower, _) in self._seconds.items() if slower < below}
 
     def __getstate__(self) -> dict[str, Any]:
         # Threads, loops and measurements stay in the process that made them.
@@ -72,14 +97,8 @@ class SyncCalls:
 
     def on_loop(self, func: Callable[..., Any]) -> bool:
         """Whether `func` is measured cheap: `call` would run it right on the loop's thread
-        (a caller may then run it with `run_measured` without awaiting `call`)."""
-        last = self._seconds.get(id(func))
-        return (
-            last is not None
-            and last[0] is func
-            and last[1] < self.inline_below_s
-            and last[1] < self.slow_after_s
-        )
+        (a caller may then run it with `run_on_loop` without awaiting `call`)."""
+        return self._cheap.get(id(func)) is func
 
     def run_measured(self, func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
         """`func(**kwargs)` here, its time kept for the next decision."""
@@ -89,13 +108,26 @@ class SyncCalls:
         finally:
             self._measured(func, time.perf_counter() - started)
 
+    def run_on_loop(self, func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+        """`run_measured` for a function `on_loop` answers True for. A call under both bars
+        leaves its measurements as they were: the slower of its last two calls stays under
+        them either way, and so does every later decision (the next slow call is the slower
+        of the two whichever quick one it follows)."""
+        started = time.perf_counter()
+        try:
+            return func(**kwargs)
+        finally:
+            seconds = time.perf_counter() - started
+            if seconds >= self._cheap_below:
+                self._measured(func, seconds)
+
     async def call(
         self, func: Callable[..., Any], kwargs: dict[str, Any], executor: Executor | None
     ) -> Any:
         """`func(**kwargs)`: on the loop when measured cheap, else in a worker of `executor`
         (None: the loop's default executor)."""
         if self.on_loop(func):
-            value = self.run_measured(func, kwargs)  # measured, as in a worker
+            value = self.run_on_loop(func, kwargs)  # measured, as in a worker
             return await value if awaitable(value) else value
         if self._on_loop.get(id(func)) is not func:
             try:
@@ -120,7 +152,7 @@ class SyncCalls:
     ) -> asyncio.Future[Any]:
         loop = asyncio.get_running_loop()
         last = self._seconds.get(id(func))
-        if last is None or last[0] is not func or last[1] >= self.slow_after_s:
+        if last is None or last[0] is not func or last[1] >= self._slow_after_s:
             self.hops += 1
             return loop.run_in_executor(executor, self.run_measured, func, kwargs)
         lane: _Lane | None = getattr(self._lanes, "lane", None)
@@ -132,9 +164,15 @@ class SyncCalls:
     def _measured(self, func: Callable[..., Any], seconds: float) -> None:
         """Keep the slower of a function's last two calls: one call that came back at once
         (the second of two that waited for each other) does not make it look cheap."""
-        before = self._seconds.get(id(func))
+        key = id(func)
+        before = self._seconds.get(key)
         last = before[2] if before is not None and before[0] is func else seconds
-        self._seconds[id(func)] = (func, max(seconds, last), seconds)
+        slower = max(seconds, last)
+        self._seconds[key] = (func, slower, seconds)
+        if slower < self._cheap_below:
+            self._cheap[key] = func
+        else:
+            self._cheap.pop(key, None)
 
     def run_batch(self, calls: list[Call]) -> list[Outcome]:
         """In a worker thread: each call in order, its outcome kept, never raised."""
