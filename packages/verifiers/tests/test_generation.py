@@ -125,3 +125,14 @@ def test_rollout_gc_scales_the_young_threshold_with_rollouts_in_flight():
         gc.set_threshold(*before)
         if not was_enabled:
             gc.disable()
+
+
+def test_outputs_are_sorted_by_example_and_rollout_with_or_without_both_keys():
+    from verifiers.generation import sort_outputs
+
+    full = [{"example_id": e, "rollout_index": r} for e, r in [(2, 1), (1, 0), (2, 0), (0, 3)]]
+    sort_outputs(full)
+    assert [(o["example_id"], o["rollout_index"]) for o in full] == [(0, 3), (1, 0), (2, 0), (2, 1)]
+    partial = [{"example_id": 2}, {"example_id": 1, "rollout_index": 3}, {"rollout_index": 1}]
+    sort_outputs(partial)  # a missing key counts as 0
+    assert partial == [{"rollout_index": 1}, {"example_id": 1, "rollout_index": 3}, {"example_id": 2}]

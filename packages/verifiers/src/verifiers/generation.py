@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import operator
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -93,6 +94,18 @@ def normalize_inputs(inputs: Any) -> list[dict[str, Any]]:
                 raise ConfigError("inputs must be dicts (one per rollout)")
         return inputs
     raise ConfigError(f"unsupported inputs of type {type(inputs).__name__}")
+
+
+_RECORD_ORDER = operator.itemgetter("example_id", "rollout_index")
+
+
+def sort_outputs(outputs: list[RolloutOutput]) -> None:
+    """In example and rollout order (a missing index counts as 0). Records that hold both
+    keys, as `output_record` writes them, are sorted without a Python call per record."""
+    try:
+        outputs.sort(key=_RECORD_ORDER)  # type: ignore[arg-type]
+    except KeyError:  # `sort` leaves the list as it was when a key cannot be made
+        outputs.sort(key=lambda o: (o.get("example_id", 0), o.get("rollout_index", 0)))
 
 
 def group_inputs(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -261,7 +274,7 @@ async def _run_generation(
         if owned:
             await model_client.aclose()
 
-    outputs.sort(key=lambda o: (o.get("example_id", 0), o.get("rollout_index", 0)))
+    sort_outputs(outputs)
     meta: dict[str, Any] = {
         "env_id": env.env_id,
         "env_args": env.env_args,
