@@ -225,7 +225,7 @@ class Environment(ClassicCallsMixin):
         sampling_args: SamplingArgs | None = None,
     ) -> ModelResponse:
         client = client or state["client"]
-        tools = tool_defs if tool_defs is not None else state.get("tool_defs")
+        tools = tool_defs if tool_defs is not None else dict.get(state, "tool_defs")
         sampling = sampling_args if sampling_args is not None else state["sampling_args"]
         if self.message_type == "completion":
             if tools:
