@@ -136,3 +136,18 @@ def test_outputs_are_sorted_by_example_and_rollout_with_or_without_both_keys():
     partial = [{"example_id": 2}, {"example_id": 1, "rollout_index": 3}, {"rollout_index": 1}]
     sort_outputs(partial)  # a missing key counts as 0
     assert partial == [{"rollout_index": 1}, {"example_id": 1, "rollout_index": 3}, {"example_id": 2}]
+
+
+def test_rows_with_both_keys_group_as_rows_without_them():
+    """`group_inputs` groups `eval_inputs`' rows (both keys present) with `groupby`: the same
+    groups, and the same row objects, as the step-by-step grouping."""
+    from verifiers.generation import group_inputs
+
+    ids = [0, 0, 1, 2, 2, 2, 0, 3]
+    full = [{"example_id": e, "rollout_index": i, "q": i} for i, e in enumerate(ids)]
+    grouped = group_inputs(full)
+    assert [[r["q"] for r in g] for g in grouped] == [[0, 1], [2], [3, 4, 5], [6], [7]]
+    assert grouped[0][0] is full[0]
+    stepwise = group_inputs([{k: v for k, v in r.items() if k != "rollout_index"} for r in full])
+    assert [[r["q"] for r in g] for g in stepwise] == [[r["q"] for r in g] for g in grouped]
+    assert [r["rollout_index"] for r in stepwise[2]] == [0, 1, 2]
