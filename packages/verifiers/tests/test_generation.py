@@ -135,7 +135,11 @@ def test_outputs_are_sorted_by_example_and_rollout_with_or_without_both_keys():
     assert [(o["example_id"], o["rollout_index"]) for o in full] == [(0, 3), (1, 0), (2, 0), (2, 1)]
     partial = [{"example_id": 2}, {"example_id": 1, "rollout_index": 3}, {"rollout_index": 1}]
     sort_outputs(partial)  # a missing key counts as 0
-    assert partial == [{"rollout_index": 1}, {"example_id": 1, "rollout_index": 3}, {"example_id": 2}]
+    assert partial == [
+        {"rollout_index": 1},
+        {"example_id": 1, "rollout_index": 3},
+        {"example_id": 2},
+    ]
 
 
 def test_rows_with_both_keys_group_as_rows_without_them():

@@ -138,7 +138,9 @@ class _Columns(NamedTuple):
         ids = self.example_ids
         rollouts = Counter(ids)
         passed = Counter(compress(ids, map(ge, self.rewards, repeat(pass_threshold))))
-        per_example = Counter(zip(rollouts.values(), map(passed.get, rollouts, repeat(0))))
+        per_example = Counter(
+            zip(rollouts.values(), map(passed.get, rollouts, repeat(0)), strict=True)
+        )
         usage: dict[str, Any] = {}
         for key in self.usage_keys:
             usage[key] = reduce(add, map(itemgetter(key), self.usages), 0)

@@ -4,8 +4,8 @@ upstream 0.3's `verifiers.utils.save_utils.state_to_output` returns)."""
 from __future__ import annotations
 
 import math
-from operator import itemgetter
 from collections.abc import Callable
+from operator import itemgetter
 from typing import Any
 
 from verifiers.state import State, error_info, now

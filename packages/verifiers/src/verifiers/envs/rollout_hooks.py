@@ -95,7 +95,8 @@ class StopConditions:
         self._all_plain = all(plain is not None for _, _, plain, _ in self._calls)
         self._folded = None
         if self._all_plain and len({id(env) for _, _, _, env in self._calls}) == 1:
-            forms = [plain for _, _, plain, _ in self._calls]
+            forms = [plain for _, _, plain, _ in self._calls if plain is not None]
+            folds: list[Callable[[Any, State], Any]]
             folds = [any_holds for covered, any_holds in _FOLDS if covered.issuperset(forms)]
             if not folds:  # those a fold covers, in one call; the others one by one
                 rest = set(forms)
