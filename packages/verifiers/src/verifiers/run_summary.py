@@ -54,12 +54,13 @@ def summarize(
     per member, and takes each pooled metric over the rollouts of the members that record it
     (``metric_envs`` names them): the group fills other members' metrics with 0.0."""
     columns = _Columns.read(outputs)
-    summary = _stats(outputs, None) if columns is None else columns.stats()
-    summary["num_rollouts"] = len(outputs)
     if columns is None:
+        summary = _stats(outputs, None)
         per_example, usage = _examples_and_usage(outputs, pass_threshold)
     else:
+        summary = columns.stats()
         per_example, usage = columns.examples_and_usage(pass_threshold)
+    summary["num_rollouts"] = len(outputs)
     pass_k: dict[str, float] = {}
     if per_example and summary["scored_rollouts"]:
         n_min = min([n for n, _ in per_example])
@@ -67,8 +68,11 @@ def summarize(
         while k <= n_min:
             # one value per distinct (rollouts, passed) pair, repeated as often as it occurs:
             # `fsum` is exact, so the mean is the one over every example
-            values = [(_pass_value(n, c, k), times) for (n, c), times in per_example.items()]
-            total = math.fsum(chain.from_iterable(repeat(v, t) for v, t in values))
+            total = math.fsum(
+                chain.from_iterable(
+                    repeat(_pass_value(n, c, k), times) for (n, c), times in per_example.items()
+                )
+            )
             pass_k[str(k)] = total / per_example.total()
             k *= 2
     summary["pass_at_k"] = pass_k

@@ -33,8 +33,9 @@ def output_record(state: State, state_columns: list[str] | None = None) -> Rollo
 
 _PLAIN_STATES = frozenset({State, dict})
 _RECORD_FIELDS = itemgetter(
-    "example_id", "input", "prompt", "completion", "answer", "info", "reward", "metrics", "error", "is_completed", "is_truncated", "stop_condition", "parsed_answer",
-    "timing", "usage", "task", "tool_defs", "trajectory",
+    "example_id", "input", "prompt", "completion", "answer", "info", "reward", "metrics",
+    "error", "is_completed", "is_truncated", "stop_condition", "parsed_answer", "timing",
+    "usage", "task", "tool_defs", "trajectory",
 )  # fmt: skip
 
 

@@ -96,15 +96,14 @@ class StopConditions:
         self._folded = None
         if self._all_plain and len({id(env) for _, _, _, env in self._calls}) == 1:
             forms = [plain for _, _, plain, _ in self._calls if plain is not None]
-            folds: list[Callable[[Any, State], Any]]
-            folds = [any_holds for covered, any_holds in _FOLDS if covered.issuperset(forms)]
-            if not folds:  # those a fold covers, in one call; the others one by one
-                rest = set(forms)
-                for covered, any_holds in _FOLDS:
-                    if len(covered & rest) > 1:
-                        folds.append(any_holds)
-                        rest -= covered
-                folds = [f for f in forms if f in rest] + folds
+            # those a fold covers, in one call; the others one by one
+            folds: list[Callable[[Any, State], Any]] = []
+            rest = set(forms)
+            for covered, any_holds in _FOLDS:
+                if len(covered & rest) > 1:
+                    folds.append(any_holds)
+                    rest -= covered
+            folds = [f for f in forms if f in rest] + folds
             if len(folds) < len(forms):
                 self._folded = (tuple(folds), self._calls[0][3])
 
