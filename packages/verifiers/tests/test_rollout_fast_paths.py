@@ -478,3 +478,81 @@ def test_a_condition_that_raises_inside_a_fold_raises_from_the_ordered_check():
         assert e.args == ("trajectory",)
     else:
         raise AssertionError("no KeyError")
+
+
+def test_state_available_builds_what_rollout_available_of_the_fields_did():
+    """The scored rollout's reward arguments are built in place (`state_available`): the
+    same keys, values and key order as `rollout_available` over `state_fields`, for states
+    that hold the input's fields, lack some, are plain dicts, or whose input names the same
+    keys, with class objects and a score object provider."""
+    from types import MappingProxyType
+
+    from verifiers.rubrics.reward_calls import rollout_available, state_available
+
+    row = {"question": "q", "answer": "7", "prompt": [], "extra": 1}
+    full = State(input=row, prompt=[{"role": "user", "content": "q"}], completion=[])
+    full.update(answer="8", info={"k": 1}, task="t", example_id=3)
+    states = [
+        full,
+        State(input=row, completion=[{"role": "assistant", "content": "7"}]),
+        State(input=MappingProxyType(row), completion="x"),
+        State(completion=[]),
+        {"completion": "x", "input": None},
+        {"completion": "x", "answer": "a", "info": None},
+    ]
+    objects = {"parser": object(), "answer": "shadowed"}
+
+    def provider(state):
+        return {"judge": id(state)}
+
+    for state in states:
+        fields = state_fields(state)
+        long_way = rollout_available(objects, [provider], state, fields.pop("input"), fields)
+        short_way = state_available(objects, [provider], state)
+        assert list(short_way.items()) == list(long_way.items()), state
+
+
+def test_a_reply_is_parsed_the_same_with_or_without_token_fields():
+    """`parse_chat_completion` skips the token reader when the choice has neither token ids
+    nor logprobs; with either, both are read as before. Its message is an
+    `AssistantMessage` equal, key order included, to one built by the constructor."""
+    from verifiers.messages import AssistantMessage, assistant_message
+    from verifiers.openai_wire import parse_chat_completion
+
+    built = assistant_message("hi")
+    assert type(built) is AssistantMessage and built.content == "hi"
+    assert list(built.items()) == list(AssistantMessage(content="hi").items())
+
+    def reply(**choice) -> dict:
+        message = {"role": "assistant", "content": "hi"}
+        return {"id": "r", "model": "m", "choices": [{"message": message, **choice}]}
+
+    plain = parse_chat_completion(reply(logprobs=None, finish_reason="length"))
+    assert (plain.completion_ids, plain.completion_logprobs, plain.prompt_ids) == (None,) * 3
+    assert plain.usage == {"input_tokens": 0, "output_tokens": 0} and plain.is_truncated
+    ids = parse_chat_completion({**reply(token_ids=[5, 6]), "prompt_token_ids": [1]})
+    assert (ids.completion_ids, ids.prompt_ids, ids.completion_logprobs) == ([5, 6], [1], None)
+    content = [{"token": "token_id:9", "logprob": -0.5}]
+    lps = parse_chat_completion(reply(logprobs={"content": content}))
+    assert (lps.completion_ids, lps.completion_logprobs) == ([9], [-0.5])
+    empty_ids = parse_chat_completion(reply(token_ids=[]))
+    assert empty_ids.completion_ids == [] and empty_ids.prompt_ids is None
+    tagged = parse_chat_completion(
+        {**reply(), "usage": {"prompt_tokens": 4}, "policy_version": "3"}
+    )
+    assert tagged.usage == {"input_tokens": 4, "output_tokens": 0}
+    assert tagged.policy_version == 3 and tagged.summary()["policy_version"] == 3
+
+
+def test_eval_inputs_hand_out_new_rows_each_call():
+    """`eval_inputs` indexes the rows it just built in place: rows of one call are not the
+    rows of another, and the dataset is untouched."""
+    from datasets import Dataset
+
+    env = vf.SingleTurnEnv(dataset=Dataset.from_list([{"question": "q", "answer": "a"}] * 2))
+    first = env.eval_inputs(2)
+    assert [r["rollout_index"] for r in first] == [0, 0]
+    first[0]["answer"] = "changed"
+    second = env.eval_inputs(2)
+    assert second[0]["answer"] == "a" and second[0] is not first[0]
+    assert "rollout_index" not in env.get_eval_dataset().column_names

@@ -172,6 +172,15 @@ class AssistantMessage(Message):
         super().__init__(role="assistant", content=content, **extra)
 
 
+def assistant_message(content: Any) -> AssistantMessage:
+    """`AssistantMessage(content=content)` (no tool calls), built without the constructor's
+    keyword layers: every model reply's message is made here."""
+    message = AssistantMessage.__new__(AssistantMessage)
+    message["role"] = "assistant"
+    message["content"] = content
+    return message
+
+
 class ToolMessage(Message):
     __slots__ = ()
 

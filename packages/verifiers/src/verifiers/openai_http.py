@@ -268,8 +268,13 @@ class OpenAIClient(Client):
         for old in [lp for lp in self._sessions if lp.is_closed()]:
             del self._sessions[old]
         connector = aiohttp.TCPConnector(limit=self._max_connections, ttl_dns_cache=300)
+        # the headers are the session's own: aiohttp then copies them per request, without
+        # merging a request's headers into them key by key
         session = aiohttp.ClientSession(
-            connector=connector, timeout=self._timeout, json_serialize=_bodies_are_bytes
+            connector=connector,
+            timeout=self._timeout,
+            headers=self._headers,
+            json_serialize=_bodies_are_bytes,
         )
         pooled = _PooledSession(session, _close_at_loop_shutdown(session))
         self._sessions[loop] = pooled  # before any await: concurrent first calls share it
@@ -323,13 +328,14 @@ class OpenAIClient(Client):
             body["tools"] = [to_openai_tool(t) for t in tools]
         if sampling_args:
             for key, value in sampling_args.items():
-                if value is None:
+                if value is None or key == "n":
                     continue
                 if key == "extra_body":
-                    body.update({k: v for k, v in value.items() if v is not None})
+                    if value:  # (usually empty: no comprehension's frame then)
+                        body.update({k: v for k, v in value.items() if v is not None})
                 elif key == "max_tokens" and self._rename_max_tokens:
                     body["max_completion_tokens"] = value
-                elif key != "n":
+                else:
                     body[key] = value
         return body
 
@@ -392,7 +398,7 @@ class OpenAIClient(Client):
         for attempt in range(self.max_retries + 1):
             retry_after: float | None = None
             try:
-                async with session.post(url, data=payload, headers=self._headers) as resp:
+                async with session.post(url, data=payload) as resp:
                     raw = await resp.read()
                     status = resp.status
                     if status == 200:

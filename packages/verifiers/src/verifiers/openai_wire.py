@@ -18,7 +18,7 @@ from verifiers.errors import (
     EmptyModelResponseError,
     InvalidModelResponseError,
 )
-from verifiers.messages import AssistantMessage, SamplingArgs, ToolCall
+from verifiers.messages import AssistantMessage, SamplingArgs, ToolCall, assistant_message
 
 #: Response header carrying the policy (weights) version that sampled the reply. Ours, not
 #: vLLM's or prime-rl's: their servers send nothing, and a model call is then tagged with the
@@ -146,15 +146,24 @@ def _reply(
     data: dict[str, Any], choice: dict[str, Any], message: AssistantMessage, text: str | None
 ) -> ModelResponse:
     """The fields every completion body carries the same way, chat or text."""
+    usage = data.get("usage")
+    read = usage.get if usage else _NO_USAGE.get
+    version = data.get("policy_version")
     return ModelResponse(
-        message=message,
-        finish_reason=choice.get("finish_reason"),
-        usage=_usage((data.get("usage") or {}).get),
-        id=data.get("id"),
-        model=data.get("model"),
-        policy_version=_as_version(data.get("policy_version")),
+        message,
+        choice.get("finish_reason"),
+        {
+            "input_tokens": int(read("prompt_tokens") or 0),
+            "output_tokens": int(read("completion_tokens") or 0),
+        },
+        data.get("id"),
+        data.get("model"),
+        policy_version=None if version is None else _as_version(version),
         text=text,
     )
+
+
+_NO_USAGE: dict[str, Any] = {}
 
 
 def parse_chat_completion(data: Any) -> ModelResponse:
@@ -163,19 +172,22 @@ def parse_chat_completion(data: Any) -> ModelResponse:
     msg = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(msg, dict):
         raise InvalidModelResponseError("the first choice has no message")
-    content = msg.get("content")
-    raw_calls = msg.get("tool_calls")
+    get = msg.get
+    content = get("content")
+    raw_calls = get("tool_calls")
     if content is None and not raw_calls:
         raise EmptyModelResponseError("the reply has neither content nor tool calls")
     # A tool-call-only reply has content "" (upstream 0.3.1), so text code never sees None.
-    message = AssistantMessage(content=content if content is not None else "")
+    message = assistant_message("" if content is None else content)
     if raw_calls:
         message["tool_calls"] = _parse_tool_calls(raw_calls)
-    reasoning = msg.get("reasoning_content") or msg.get("reasoning")
+    reasoning = get("reasoning_content") or get("reasoning")
     if reasoning:
         message["reasoning_content"] = reasoning
     response = _reply(data, choice, message, None)
-    _parse_tokens(data, choice, response)
+    # (without token ids or logprobs `_parse_tokens` has nothing to set: no call)
+    if choice.get("token_ids") is not None or choice.get("logprobs"):
+        _parse_tokens(data, choice, response)
     return response
 
 

@@ -99,6 +99,8 @@ class EnvDatasets:
             self.eval_or_train(), num_examples, shuffle_seed if shuffle else None, shuffle
         )
         repeats = max(1, rollouts_per_example)
-        if repeats == 1:
-            return [{**row, "rollout_index": 0} for row in rows]
+        if repeats == 1:  # the rows are new dicts: indexed in place, not copied
+            for row in rows:
+                row["rollout_index"] = 0
+            return rows
         return [{**row, "rollout_index": j} for row in rows for j in range(repeats)]

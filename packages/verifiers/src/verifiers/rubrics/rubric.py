@@ -32,6 +32,7 @@ from verifiers.rubrics.reward_calls import (
     rollout_available,
     run_reward_funcs,
     score_single,
+    state_available,
     state_fields,
 )
 from verifiers.rubrics.reward_registry import (
@@ -339,11 +340,7 @@ def _score_single(rubric: Rubric, state: Any) -> Awaitable[Score] | None:
 
 def _base_available_for(rubric: Rubric, state: Any) -> dict[str, Any]:
     """The base `available_for`'s work for one state."""
-    fields = state_fields(state)
-    input = fields.pop("input", None)
-    return rollout_available(
-        rubric.class_objects, rubric.score_object_providers, state, input, fields
-    )
+    return state_available(rubric.class_objects, rubric.score_object_providers, state)
 
 
 def _scoring(rubric: Rubric, states: list[dict[str, Any]]) -> Awaitable[list[Score]]:
