@@ -556,3 +556,48 @@ def test_eval_inputs_hand_out_new_rows_each_call():
     second = env.eval_inputs(2)
     assert second[0]["answer"] == "a" and second[0] is not first[0]
     assert "rollout_index" not in env.get_eval_dataset().column_names
+
+
+def test_environments_score_through_a_score_rollout_someone_overrode():
+    """An environment scores a base rubric's rollouts without `score_rollout`'s layer
+    (`direct_scoring`) and records the scoring time itself; a subclass's `score_rollout`,
+    one set on the instance, and a group reward function still go through
+    `score_rollout`, and every state ends with the same reward, metrics and timing keys."""
+    from datasets import Dataset
+
+    from verifiers.rubrics.rubric import direct_scoring
+
+    seen: list[str] = []
+
+    class Counted(vf.Rubric):
+        async def score_rollout(self, *args, **kwargs):
+            seen.append("subclass")
+            return await super().score_rollout(*args, **kwargs)
+
+    def grouped(completions, answers) -> list[float]:
+        return [exact(c, a) for c, a in zip(completions, answers, strict=True)]
+
+    on_instance = cheap([exact])
+    original = on_instance.score_rollout
+
+    async def spy(*args, **kwargs):
+        seen.append("instance")
+        return await original(*args, **kwargs)
+
+    on_instance.score_rollout = spy  # type: ignore[method-assign]
+    rubrics = [cheap([exact]), Counted(funcs=[exact]), on_instance, vf.Rubric(funcs=[grouped])]
+    scoring = direct_scoring(rubrics[0], State())
+    assert scoring is not None
+    scoring.close()  # type: ignore[attr-defined]
+    assert [direct_scoring(r, State()) for r in rubrics[1:3]] == [None, None]
+    rows = Dataset.from_list([{"question": "q", "answer": "4"}])
+    for rubric in rubrics:
+        rubric.sync_calls.slow_after_s = math.inf
+        env = vf.SingleTurnEnv(dataset=rows, rubric=rubric)
+        state = rollout_state("2+2?", "4", "4", task="t")
+        state["timing"] = {"generation_ms": 1.0}
+        asyncio.run(env.score_states([state], group=False))
+        assert state["reward"] == 1.0 and list(state["metrics"]) in (["exact"], ["grouped"])
+        timing = state["timing"]
+        assert timing["scoring"] > 0 and timing["scoring_ms"] == timing["scoring"] * 1000
+    assert seen == ["subclass", "instance"]

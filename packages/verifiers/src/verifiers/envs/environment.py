@@ -27,7 +27,12 @@ from verifiers.errors import ConfigError
 from verifiers.generation import rollout_gc, run_generation, run_group
 from verifiers.results import parsed_answer
 from verifiers.rubrics import Rubric, RubricGroup
-from verifiers.rubrics.rubric import set_advantages
+from verifiers.rubrics.rubric import (
+    apply_score,
+    direct_scoring,
+    note_scoring_time,
+    set_advantages,
+)
 from verifiers.state import State, error_info, now, record_error
 from verifiers.types import GenerateOutputs, Messages, RolloutOutput, SamplingArgs
 from verifiers.utils.path_utils import get_results_path  # noqa: F401  (upstream 0.1.8 name)
@@ -316,7 +321,13 @@ class Environment(ClassicCallsMixin):
                         await self.rubric.score_group(cast(list[dict[str, Any]], states))
                     else:
                         for s in states:
-                            await self.rubric.score_rollout(s)
+                            # the base rubric's work without `score_rollout`'s layer (the
+                            # time is recorded below, for every state)
+                            scoring = direct_scoring(self.rubric, s)
+                            if scoring is None:
+                                await self.rubric.score_rollout(s)
+                            else:
+                                apply_score(s, await scoring)
                 except Exception as e:
                     for s in states:
                         s["reward"] = math.nan
@@ -327,8 +338,8 @@ class Environment(ClassicCallsMixin):
             parser = getattr(rubric, "parser", None) or self.parser
             cleans_up = getattr(rubric, "_cleans_up", None)
             cleanup = cleans_up is None or cleans_up()  # a rubric of another make: call it
+            note_scoring_time(states, elapsed)
             for s in states:
-                s["timing"]["scoring"] = elapsed
                 s["parsed_answer"] = parsed_answer(parser, dict.get(s, "completion"))
                 if cleanup:
                     try:

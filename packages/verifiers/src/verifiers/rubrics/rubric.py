@@ -92,6 +92,9 @@ class Rubric:
     _base_score_available: ClassVar[bool] = True
     # All of the above and no 0.1-era override: one rollout is scored by `score_single`.
     _direct_single: ClassVar[bool] = True
+    # `_direct_single` and the base `score_rollout`: an environment scores one rollout with
+    # `direct_scoring`, without awaiting `score_rollout` (decided per class, as above).
+    _direct_rollout: ClassVar[bool] = True
     # Whether the class keeps the base `cleanup` (see `_cleans_up`).
     _base_cleanup: ClassVar[bool] = True
 
@@ -107,6 +110,7 @@ class Rubric:
             and cls._base_score_available
             and not cls.classic_overrides
         )
+        cls._direct_rollout = cls._direct_single and cls.score_rollout is Rubric.score_rollout
         cls._base_cleanup = cls.cleanup is Rubric.cleanup
 
     def __init__(
@@ -325,6 +329,16 @@ def _scores_of(rubric: Rubric, states: list[dict[str, Any]]) -> Awaitable[list[S
     if rubric._base_compute_scores:
         return _scoring(rubric, states)
     return rubric.compute_scores(states)
+
+
+def direct_scoring(rubric: Any, state: Any) -> Awaitable[Score] | None:
+    """What `rubric.score_rollout(state)` awaits when the rubric's class keeps every base
+    scoring layer: the state's `Score`, for `apply_score` (the caller then records the
+    scoring time); None when the call must go through `score_rollout` (a subclass's or the
+    instance's own, a rubric of another make, or a group reward function)."""
+    if not getattr(type(rubric), "_direct_rollout", False) or "score_rollout" in rubric.__dict__:
+        return None
+    return _score_single(rubric, state)
 
 
 def _score_single(rubric: Rubric, state: Any) -> Awaitable[Score] | None:
