@@ -454,8 +454,14 @@ def test_folded_stop_checks_name_the_condition_the_ordered_check_names():
         vf.SingleTurnEnv(dataset=rows),
         vf.MultiTurnEnv(dataset=rows, max_turns=-1),
     ]
+    # one call answers every condition of each: SingleTurnEnv's own fold covers its sixth
+    folds = [env.stop_conditions._folded for env in envs]
+    assert [f[0][0].__name__ for f in folds if f is not None and len(f[0]) == 1] == [
+        "_any_built_in_stop",
+        "_answered_or_any_built_in_stop",
+        "_any_built_in_stop",
+    ]
     for env in envs:
-        assert env.stop_conditions._folded is not None
         for case in cases:
             states = [env.new_state({"question": "q"}, None, "m") for _ in range(2)]
             for s in states:
@@ -601,3 +607,32 @@ def test_environments_score_through_a_score_rollout_someone_overrode():
         timing = state["timing"]
         assert timing["scoring"] > 0 and timing["scoring_ms"] == timing["scoring"] * 1000
     assert seen == ["subclass", "instance"]
+
+
+def test_a_completion_rendered_from_the_last_turn_alone_is_the_one_cut_from_the_whole():
+    """`render_completion` takes a turn sent the prompt itself (single-turn) from that turn
+    alone; every state gives what cutting the prompt off the whole conversation gives."""
+    from verifiers.envs.trajectory import render_completion
+
+    prompt = [{"role": "user", "content": "q"}]
+    reply = [{"role": "assistant", "content": "a"}]
+    later = [*prompt, *reply, {"role": "user", "content": "more"}]
+    cases = []
+    for final in (None, [], [{"role": "user", "content": "end"}], {"role": "tool"}, ("x",)):
+        cases.append((prompt, [{"prompt": prompt, "completion": reply}], final))
+        cases.append((prompt, [{"prompt": list(prompt), "completion": reply}], final))
+        cases.append((prompt, [{"prompt": later, "completion": reply}], final))
+    cases.append(("q", [{"prompt": "q", "completion": " a"}], " end"))
+    for prompt_, trajectory, final in cases:
+        state = State(prompt=prompt_, trajectory=trajectory, final_env_response=final)
+        render_completion(state)
+        last = trajectory[-1]
+        if isinstance(prompt_, str):
+            expected = last["completion"] + final
+        else:
+            whole = [*last["prompt"], *last["completion"]]
+            if final:
+                whole = whole + (final if isinstance(final, list) else [final])
+            expected = whole[len(prompt_) :]
+        assert state["completion"] == expected, (trajectory, final)
+        assert state["completion"] is not last["completion"]

@@ -89,8 +89,10 @@ def _prompt_is_text(dataset: Any) -> bool:
 
 def parse_info(info: Any) -> dict[str, Any]:
     """`info` may be a dict or a JSON string (recommended when row schemas differ)."""
-    if isinstance(info, dict):  # the usual case, once per rollout: no further call
+    if isinstance(info, dict):  # the usual cases, once per rollout: no further call
         return info
+    if info is None:
+        return {}
     return json_object(info, "'info'", expected="a dict or the JSON text of an object")
 
 

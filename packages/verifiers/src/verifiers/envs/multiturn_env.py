@@ -66,16 +66,15 @@ def _any_built_in_stop(env: MultiTurnEnv, state: State) -> bool:
     return limit is not None and limit > 0 and state["usage"]["output_tokens"] >= limit
 
 
-fold_stop_forms(
-    [
-        _has_error,
-        _has_final_env_response,
-        _max_turns_reached,
-        _prompt_too_long,
-        _max_total_completion_tokens_reached,
-    ],
-    _any_built_in_stop,
+#: The built-in stop conditions' bodies, which one call (`_any_built_in_stop`) folds.
+BUILT_IN_STOP_FORMS = (
+    _has_error,
+    _has_final_env_response,
+    _max_turns_reached,
+    _prompt_too_long,
+    _max_total_completion_tokens_reached,
 )
+fold_stop_forms(list(BUILT_IN_STOP_FORMS), _any_built_in_stop)
 
 
 def _render_state(env: MultiTurnEnv, state: State) -> None:

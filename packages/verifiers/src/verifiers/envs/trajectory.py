@@ -61,13 +61,28 @@ def trajectory_step(
 def render_completion(state: State) -> None:
     """Set `state["completion"]`: everything after the prompt, the final environment
     response included."""
-    if not state["trajectory"]:
+    trajectory = state["trajectory"]
+    if not trajectory:
         state["completion"] = "" if isinstance(state["prompt"], str) else []
         return
-    full = messages_so_far(state)
     final = dict.get(state, "final_env_response")
+    last = trajectory[-1]
+    prompt = state["prompt"]
+    if (
+        last["prompt"] is prompt
+        and isinstance(last["completion"], list)
+        and not isinstance(prompt, str)
+    ):
+        # the last turn was sent the prompt itself (a single-turn rollout): what follows
+        # the prompt is that turn's completion, without the whole conversation's list
+        completion = list(last["completion"])
+        if final:
+            completion += final if isinstance(final, list) else [final]
+        state["completion"] = completion
+        return
+    full = messages_so_far(state)
     if isinstance(full, str):
         full = append_text(full, final or None)
     elif final:
         full = full + (final if isinstance(final, list) else [final])
-    state["completion"] = full[len(state["prompt"]) :]
+    state["completion"] = full[len(prompt) :]
