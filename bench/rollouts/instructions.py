@@ -27,6 +27,7 @@ between requests and the rollout counted 931 k instead of 735 k.
 
     uv run --no-sync python bench/rollouts/instructions.py [-n 2000] [-c 256] [--sides floor,client,rollout]
         [--base-src DIR]   # also `rollout` with DIR (a `git archive` export) first on PYTHONPATH
+        [--rounds R]       # every side R times, interleaved; medians and each round's ratios
 
 Needs valgrind (Debian: `apt-get install valgrind`); about 1-2 minutes per side.
 """
@@ -40,6 +41,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -216,6 +218,9 @@ def main() -> int:
     ap.add_argument("-c", type=int, default=256)
     ap.add_argument("--sides", default="floor,client,rollout")
     ap.add_argument("--base-src", default=None)
+    ap.add_argument(
+        "--rounds", type=int, default=1, help="count every side this many times, interleaved"
+    )
     ap.add_argument("--out", type=Path, default=None, help="write the figures as JSON here")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--url", default=None, help=argparse.SUPPRESS)
@@ -234,27 +239,37 @@ def main() -> int:
     if a.base_src:
         runs.append(("rollout", a.base_src))
     server, base_url = start_model_server()
-    per: dict[str, float] = {}
+    # Each side's counts per round: a count moves with how fast the server answers (how
+    # many replies one wake-up takes in), so sides are compared inside a round and the
+    # medians over rounds are reported.
+    rounds: dict[str, list[float]] = {}
     try:
-        for side, src in runs:
-            name = side if src is None else f"{side} (base)"
-            few = max(a.c, a.n // 4)
-            if few >= a.n:
-                raise SystemExit(f"-n must be more than max(c, n/4) = {few}")
-            head = count(side, few, a.c, base_url, src, a.n)
-            total = count(side, a.n, a.c, base_url, src, a.n)
-            per[name] = (total - head) / (a.n - few)
-            print(f"{name:15s} {per[name] / 1000:8.1f} k instructions per request/rollout "
-                  f"({few} of them: {head / 1e9:.2f} G in all)", flush=True)  # fmt: skip
+        for r in range(a.rounds):
+            for side, src in runs:
+                name = side if src is None else f"{side} (base)"
+                few = max(a.c, a.n // 4)
+                if few >= a.n:
+                    raise SystemExit(f"-n must be more than max(c, n/4) = {few}")
+                head = count(side, few, a.c, base_url, src, a.n)
+                total = count(side, a.n, a.c, base_url, src, a.n)
+                rounds.setdefault(name, []).append((total - head) / (a.n - few))
+                print(f"{name:15s} {rounds[name][-1] / 1000:8.1f} k instructions per "
+                      f"request/rollout ({few} of them: {head / 1e9:.2f} G in all)"
+                      + (f", round {r + 1}" if a.rounds > 1 else ""), flush=True)  # fmt: skip
     finally:
         server.terminate()
         server.wait()
+    per = {name: statistics.median(values) for name, values in rounds.items()}
     if "floor" in per:
         for name, value in per.items():
-            if name != "floor":
-                print(f"{name} / floor: {value / per['floor']:.2f}")
+            if name == "floor":
+                continue
+            ratios = [v / f for v, f in zip(rounds[name], rounds["floor"], strict=True)]
+            each = f" (each round: {', '.join(f'{x:.2f}' for x in ratios)})" if a.rounds > 1 else ""
+            print(f"{name} / floor: {value / per['floor']:.2f}{each}")
     if a.out is not None:
-        a.out.write_text(json.dumps({"n": a.n, "c": a.c, "per_rollout": per}, indent=2) + "\n")
+        figures = {"n": a.n, "c": a.c, "per_rollout": per, "rounds": rounds}
+        a.out.write_text(json.dumps(figures, indent=2) + "\n")
     return 0
 
 
