@@ -242,7 +242,8 @@ class Environment(ClassicCallsMixin):
             response = await client.get_response(
                 prompt, model or state["model"], tools=tools, sampling_args=sampling
             )
-        response = model_response(response)  # a 0.3-style client returns a `vf.Response`
+        if type(response) is not ModelResponse:  # a 0.3-style client returns a `vf.Response`
+            response = model_response(response)
         usage = state["usage"]
         usage["input_tokens"] += response.usage["input_tokens"]
         usage["output_tokens"] += response.usage["output_tokens"]

@@ -268,7 +268,11 @@ class MultiTurnEnv(Environment):
         state["trajectory"].append(step)
         state["turn"] = len(state["trajectory"])  # dict-era environments read this
         # 0.1.2-0.1.5 environments, reward functions and `state_columns` read the raw replies
-        state.setdefault("responses", []).append(response)
+        responses = dict.get(state, "responses")
+        if type(responses) is list:  # (no empty list made for `setdefault` each turn)
+            responses.append(response)
+        else:
+            state.setdefault("responses", []).append(response)
         self.add_trajectory_step(state, step)
 
     def add_trajectory_step(self, state: State, step: TrajectoryStep) -> None:

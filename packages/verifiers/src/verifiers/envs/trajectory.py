@@ -43,7 +43,11 @@ def trajectory_step(
     state: State, prompt: Messages, response: ModelResponse, max_seq_len: int | None
 ) -> TrajectoryStep:
     """The trajectory step of one model turn: what was sent, what came back, its tokens."""
-    tokens = response_tokens(response, max_seq_len)
+    # (a reply of ours without token ids has none to read: no call)
+    if type(response) is ModelResponse and response.completion_ids is None:
+        tokens = None
+    else:
+        tokens = response_tokens(response, max_seq_len)
     text = response.text if isinstance(prompt, str) else None
     return {
         "prompt": prompt,

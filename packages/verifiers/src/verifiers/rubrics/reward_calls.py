@@ -156,7 +156,8 @@ async def score_single(
         else:
             func = spec.func
             try:
-                kwargs = call.select(avail)
+                # (a function taking **kwargs is given everything: no call to select)
+                kwargs = avail if call.params is None else call.select(avail)
                 if call.is_async:
                     raw = await func(**kwargs)
                 elif sync.on_loop(func):
