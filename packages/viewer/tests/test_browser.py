@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from selenium import webdriver
-from selenium.common.exceptions import WebDriverException
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 from verifiers_viewer.export import export
@@ -246,11 +246,14 @@ def test_a_live_run_shows_new_rollouts(browser, model, tmp_path) -> None:
         assert url, "vf-eval --view printed no URL"
         browser.get(url)
         total = lambda d: d.find_element(By.ID, "total").text  # noqa: E731
-        WebDriverWait(browser, 30, 0.2).until(lambda d: total(d) == "2")
+        # the live page redraws its summary as rollouts arrive: an element read while it is
+        # replaced is read again at the next poll
+        stale = (StaleElementReferenceException,)
+        WebDriverWait(browser, 30, 0.2, ignored_exceptions=stale).until(lambda d: total(d) == "2")
         assert "live" in browser.find_element(By.ID, "summary").text
         browser.save_screenshot(str(SHOTS / "live-before.png"))
         responder.gate.set()
-        WebDriverWait(browser, 60, 0.5).until(lambda d: total(d) == "6")
+        WebDriverWait(browser, 60, 0.5, ignored_exceptions=stale).until(lambda d: total(d) == "6")
         browser.save_screenshot(str(SHOTS / "live-after.png"))
         # The page shows a rollout once it is written, a moment before the run ends: a
         # Ctrl-C then would interrupt the run (and the viewer would keep serving for a second
