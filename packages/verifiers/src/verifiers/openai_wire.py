@@ -146,24 +146,15 @@ def _reply(
     data: dict[str, Any], choice: dict[str, Any], message: AssistantMessage, text: str | None
 ) -> ModelResponse:
     """The fields every completion body carries the same way, chat or text."""
-    usage = data.get("usage")
-    read = usage.get if usage else _NO_USAGE.get
-    version = data.get("policy_version")
     return ModelResponse(
-        message,
-        choice.get("finish_reason"),
-        {
-            "input_tokens": int(read("prompt_tokens") or 0),
-            "output_tokens": int(read("completion_tokens") or 0),
-        },
-        data.get("id"),
-        data.get("model"),
-        policy_version=None if version is None else _as_version(version),
+        message=message,
+        finish_reason=choice.get("finish_reason"),
+        usage=_usage((data.get("usage") or {}).get),
+        id=data.get("id"),
+        model=data.get("model"),
+        policy_version=_as_version(data.get("policy_version")),
         text=text,
     )
-
-
-_NO_USAGE: dict[str, Any] = {}
 
 
 def parse_chat_completion(data: Any) -> ModelResponse:

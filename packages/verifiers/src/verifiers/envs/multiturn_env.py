@@ -66,15 +66,16 @@ def _any_built_in_stop(env: MultiTurnEnv, state: State) -> bool:
     return limit is not None and limit > 0 and state["usage"]["output_tokens"] >= limit
 
 
-#: The built-in stop conditions' bodies, which one call (`_any_built_in_stop`) folds.
-BUILT_IN_STOP_FORMS = (
-    _has_error,
-    _has_final_env_response,
-    _max_turns_reached,
-    _prompt_too_long,
-    _max_total_completion_tokens_reached,
+fold_stop_forms(
+    [
+        _has_error,
+        _has_final_env_response,
+        _max_turns_reached,
+        _prompt_too_long,
+        _max_total_completion_tokens_reached,
+    ],
+    _any_built_in_stop,
 )
-fold_stop_forms(list(BUILT_IN_STOP_FORMS), _any_built_in_stop)
 
 
 def _render_state(env: MultiTurnEnv, state: State) -> None:
@@ -268,11 +269,7 @@ class MultiTurnEnv(Environment):
         state["trajectory"].append(step)
         state["turn"] = len(state["trajectory"])  # dict-era environments read this
         # 0.1.2-0.1.5 environments, reward functions and `state_columns` read the raw replies
-        responses = dict.get(state, "responses")
-        if type(responses) is list:  # (no empty list made for `setdefault` each turn)
-            responses.append(response)
-        else:
-            state.setdefault("responses", []).append(response)
+        state.setdefault("responses", []).append(response)
         self.add_trajectory_step(state, step)
 
     def add_trajectory_step(self, state: State, step: TrajectoryStep) -> None:

@@ -99,11 +99,7 @@ class StopConditions:
             # those a fold covers, in one call; the others one by one
             folds: list[Callable[[Any, State], Any]] = []
             rest = set(forms)
-            # the folds covering most of these conditions first, then those asking least
-            # beyond them (a check of conditions this environment lacks holds needlessly)
-            for covered, any_holds in sorted(
-                _FOLDS, key=lambda fold: (-len(fold[0] & rest), len(fold[0] - rest))
-            ):
+            for covered, any_holds in _FOLDS:
                 if len(covered & rest) > 1:
                     folds.append(any_holds)
                     rest -= covered

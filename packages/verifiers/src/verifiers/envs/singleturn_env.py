@@ -5,32 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from verifiers.decorators import stop
-from verifiers.envs.multiturn_env import BUILT_IN_STOP_FORMS, MultiTurnEnv
-from verifiers.envs.rollout_hooks import fold_stop_forms, plain_form
+from verifiers.envs.multiturn_env import MultiTurnEnv
+from verifiers.envs.rollout_hooks import plain_form
 from verifiers.state import State
 from verifiers.types import Messages
 
 
 def _answered(env: MultiTurnEnv, state: State) -> bool:
     return len(state["trajectory"]) >= 1 and not dict.get(state, "prompt_too_long")
-
-
-def _answered_or_any_built_in_stop(env: MultiTurnEnv, state: State) -> bool:
-    """Whether `_answered` or any of MultiTurnEnv's built-in conditions holds, in one call
-    (a single-turn rollout's every condition; `max_turns_reached` needs a turn taken)."""
-    get = dict.get
-    if (
-        get(state, "error") is not None
-        or get(state, "final_env_response") is not None
-        or get(state, "prompt_too_long")
-        or len(state["trajectory"]) >= 1
-    ):
-        return True
-    limit = env.max_total_completion_tokens
-    return limit is not None and limit > 0 and state["usage"]["output_tokens"] >= limit
-
-
-fold_stop_forms([*BUILT_IN_STOP_FORMS, _answered], _answered_or_any_built_in_stop)
 
 
 class SingleTurnEnv(MultiTurnEnv):

@@ -65,30 +65,6 @@ def rollout_available(
     return avail
 
 
-def state_available(
-    class_objects: Mapping[str, Any], providers: Iterable[ScoreObjectProvider], state: Any
-) -> dict[str, Any]:
-    """`rollout_available` of a state's own fields (`state_fields`), built in place: the
-    same keys, values and order, without the fields' intermediate dict (once per scored
-    rollout)."""
-    get: Any = type(state).get
-    if get is _STATE_GET and state.keys() >= _INPUT_FIELDS:
-        get = dict.get
-    input = get(state, "input")
-    avail = dict(input) if isinstance(input, dict) or isinstance(input, Mapping) else {}
-    avail.update(class_objects)
-    avail["prompt"] = get(state, "prompt")
-    avail["completion"] = get(state, "completion")
-    avail["answer"] = get(state, "answer", "")
-    avail["info"] = get(state, "info") or {}
-    avail["task"] = get(state, "task")
-    avail["example_id"] = get(state, "example_id")
-    avail["state"] = state
-    for provider in providers:
-        avail.update(provider(state))
-    return avail
-
-
 def group_available(
     class_objects: Mapping[str, Any],
     providers: Iterable[GroupScoreObjectProvider],

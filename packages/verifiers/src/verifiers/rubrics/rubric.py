@@ -32,7 +32,6 @@ from verifiers.rubrics.reward_calls import (
     rollout_available,
     run_reward_funcs,
     score_single,
-    state_available,
     state_fields,
 )
 from verifiers.rubrics.reward_registry import (
@@ -354,7 +353,11 @@ def _score_single(rubric: Rubric, state: Any) -> Awaitable[Score] | None:
 
 def _base_available_for(rubric: Rubric, state: Any) -> dict[str, Any]:
     """The base `available_for`'s work for one state."""
-    return state_available(rubric.class_objects, rubric.score_object_providers, state)
+    fields = state_fields(state)
+    input = fields.pop("input", None)
+    return rollout_available(
+        rubric.class_objects, rubric.score_object_providers, state, input, fields
+    )
 
 
 def _scoring(rubric: Rubric, states: list[dict[str, Any]]) -> Awaitable[list[Score]]:
